@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+# xkv: everything builds into $(BUILD) (out of tree). `make V=1` shows commands.
+# Each component adds its targets from a fragment beside its sources.
+
+BUILD	?= build
+CLANG	?= clang
+BPFTOOL	?= bpftool
+CFLAGS	?= -O2 -g
+LDFLAGS	?=
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# C11 with the GNU extensions that liburcu's headers use
+XKV_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wimplicit-fallthrough \
+	     -Iinclude -Iuserspace -I$(BUILD) $(CFLAGS) -MMD -MP
+XKV_LDLIBS = -lurcu-qsbr -lpthread
+
+BINS	:=
+TESTS	:=
+ASAN_TESTS :=
+BENCHES	:=
+
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+.PHONY: all deps test check test-asan asan-suites bench demo clean
+
+include userspace/userspace.mk
+include tests/unit/unit.mk
+-include bpf/bpf.mk
+-include loader/loader.mk
+-include tests/bpf/bpf.mk
+-include tests/net/net.mk
+-include tools/sim/sim.mk
+
+all: $(BINS)
+
+# The one-command entry points install what is missing first.
+deps:
+	$(Q)tools/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory check
+
+# Every suite, then the store suites again under AddressSanitizer.
+check: $(TESTS)
+	$(Q)tests/run-tests.sh $(TESTS)
+	$(Q)$(MAKE) --no-print-directory test-asan
+
+test-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" asan-suites
+	$(Q)tests/run-tests.sh $(ASAN_TESTS:$(BUILD)/%=$(BUILD)/asan/%)
+
+asan-suites: $(ASAN_TESTS)
+
+# Benchmarks print figures and ratios; they assert nothing about time.
+bench: $(BENCHES)
+	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XKV_CFLAGS) -c $< -o $@
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

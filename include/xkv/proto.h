@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The xkv wire protocol, defined once for the XDP program, the server, the client
+ * library and the tools. docs/PROTOCOL.md describes it byte by byte.
+ *
+ * Every datagram, request or reply, starts with struct xkv_hdr in network byte
+ * order. A request carries its key right after the header in every datagram, so
+ * that the XDP program can hash it and steer all datagrams of one request to the
+ * same worker without trusting a client-supplied hash. A value travels in one or
+ * more datagrams, each saying where its bytes go (frag_offset) and how many there
+ * are (frag_len).
+ */
+#ifndef XKV_PROTO_H
+#define XKV_PROTO_H
+
+#include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#define XKV_MAGIC	 0x584b /* "XK" */
+#define XKV_VERSION	 1
+#define XKV_DEFAULT_PORT 7411
+
+#define XKV_KEY_MIN   1
+#define XKV_KEY_MAX   250	      /* as memcached */
+#define XKV_VALUE_MAX (1u << 20)      /* 1 MiB */
+
+enum xkv_op {
+	XKV_OP_GET = 1,
+	XKV_OP_PUT = 2,
+	XKV_OP_DELETE = 3,
+	XKV_OP_REPLY = 0x80, /* or-ed into the request's op in its reply */
+};
+
+enum xkv_status {
+	XKV_S_OK = 0,
+	XKV_S_NOT_FOUND = 1,
+	XKV_S_TOO_LARGE = 2,
+	XKV_S_NO_MEMORY = 3,
+	XKV_S_BAD_REQUEST = 4,
+	XKV_S_BUSY = 5,
+	XKV_S_MAX = XKV_S_BUSY,
+};
+
+struct xkv_hdr {
+	__be16 magic;	    /* XKV_MAGIC */
+	__u8 version;	    /* XKV_VERSION */
+	__u8 op;	    /* enum xkv_op, | XKV_OP_REPLY in replies */
+	__u8 status;	    /* enum xkv_status in replies, 0 in requests */
+	__u8 flags;	    /* none defined: must be 0 */
+	__be16 key_len;	    /* key bytes after the header: 1..250 in requests, 0 in replies */
+	__be32 request_id;  /* chosen by the client, echoed in every reply datagram */
+	__be32 value_len;   /* bytes of the whole value, 0..XKV_VALUE_MAX */
+	__be32 frag_offset; /* where this datagram's value bytes start within the value */
+	__be32 frag_len;    /* value bytes in this datagram, after the key */
+	__be64 timestamp;   /* client clock, opaque to the server, echoed in the reply */
+};
+
+_Static_assert(sizeof(struct xkv_hdr) == 32, "the wire header is 32 bytes");
+
+/*
+ * Why a datagram is rejected. The same list names the XDP program's protocol drop
+ * counters and the userspace decoder's errors, so both say the same thing about
+ * the same bytes. X(enum suffix, name shown by the tools).
+ */
+#define XKV_PROTO_REASONS(X)                                                                       \
+	X(TRUNCATED, "truncated")                                                                  \
+	X(BAD_MAGIC, "bad_magic")                                                                  \
+	X(BAD_VERSION, "bad_version")                                                              \
+	X(BAD_FLAGS, "bad_flags")                                                                  \
+	X(BAD_OP, "bad_op")                                                                        \
+	X(BAD_STATUS, "bad_status")                                                                \
+	X(BAD_KEY_LEN, "bad_key_len")                                                              \
+	X(TOO_LARGE, "too_large")                                                                  \
+	X(BAD_LENGTH, "bad_length")                                                                \
+	X(BAD_FRAGMENT, "bad_fragment")
+
+#define XKV_REASON_ENUM(name, str) XKV_R_##name,
+enum xkv_reason {
+	XKV_R_OK = 0,
+	XKV_PROTO_REASONS(XKV_REASON_ENUM) XKV_R_PROTO_END, /* first reason free for others */
+};
+#undef XKV_REASON_ENUM
+
+static __always_inline __u16 xkv_be16(__be16 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap16(v);
+#else
+	return v;
+#endif
+}
+
+static __always_inline __u32 xkv_be32(__be32 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(v);
+#else
+	return v;
+#endif
+}
+
+static __always_inline __u64 xkv_be64(__be64 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap64(v);
+#else
+	return v;
+#endif
+}
+
+/*
+ * Checks a header against the datagram it came in: payload_len is the UDP payload
+ * length, header included. The caller has made sure that at least
+ * sizeof(struct xkv_hdr) bytes are readable when payload_len says so. Returns
+ * XKV_R_OK or the reason to reject. Pure arithmetic, so the verifier and the
+ * decoder run the same rules.
+ */
+static __always_inline enum xkv_reason xkv_hdr_check(const struct xkv_hdr *h, __u32 payload_len)
+{
+	__u32 key_len, value_len, frag_offset, frag_len;
+	__u8 op, reply;
+
+	if (payload_len < sizeof(*h))
+		return XKV_R_TRUNCATED;
+	if (xkv_be16(h->magic) != XKV_MAGIC)
+		return XKV_R_BAD_MAGIC;
+	if (h->version != XKV_VERSION)
+		return XKV_R_BAD_VERSION;
+	if (h->flags)
+		return XKV_R_BAD_FLAGS;
+
+	reply = h->op & XKV_OP_REPLY;
+	op = h->op & ~XKV_OP_REPLY;
+	if (op < XKV_OP_GET || op > XKV_OP_DELETE)
+		return XKV_R_BAD_OP;
+	if (reply ? h->status > XKV_S_MAX : h->status != 0)
+		return XKV_R_BAD_STATUS;
+
+	key_len = xkv_be16(h->key_len);
+	if (reply ? key_len != 0 : key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
+		return XKV_R_BAD_KEY_LEN;
+
+	value_len = xkv_be32(h->value_len);
+	frag_offset = xkv_be32(h->frag_offset);
+	frag_len = xkv_be32(h->frag_len);
+	if (value_len > XKV_VALUE_MAX)
+		return XKV_R_TOO_LARGE;
+	/* 64-bit sum: frag_len is the client's word and may be near 2^32 */
+	if ((__u64)sizeof(*h) + key_len + frag_len != payload_len)
+		return XKV_R_BAD_LENGTH;
+	if (frag_offset > value_len || frag_len > value_len - frag_offset)
+		return XKV_R_BAD_FRAGMENT;
+	/* an empty piece of a non-empty value makes reassembly wait for nothing */
+	if (frag_len == 0 && value_len != 0)
+		return XKV_R_BAD_FRAGMENT;
+	/* only PUT requests and GET replies carry a value */
+	if (value_len != 0 && (reply ? op != XKV_OP_GET : op != XKV_OP_PUT))
+		return XKV_R_BAD_FRAGMENT;
+	return XKV_R_OK;
+}
+
+#endif /* XKV_PROTO_H */

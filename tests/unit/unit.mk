@@ -1,0 +1,10 @@
+# Criterion suites for the userspace libraries; also run under AddressSanitizer.
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+
+$(UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libxkv.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS)
+
+TESTS += $(UNIT_TESTS)
+ASAN_TESTS += $(UNIT_TESTS)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages xkv builds, tests and runs with. Quiet and quick
+# when everything is already there, so `make test` can always call it.
+set -euo pipefail
+
+packages=(
+	make gcc clang llvm pkg-config bpftool libbpf-dev libxdp-dev xdp-tools
+	liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind
+	python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing ${missing[*]}; run as root or: apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+
+#include "proto/codec.h"
+
+enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg)
+{
+	const struct xkv_hdr *h = buf;
+	enum xkv_reason reason;
+
+	if (len > UINT32_MAX)
+		return XKV_R_BAD_LENGTH;
+	reason = xkv_hdr_check(h, (uint32_t)len);
+	if (reason != XKV_R_OK)
+		return reason;
+
+	msg->op = h->op;
+	msg->status = h->status;
+	msg->key_len = xkv_be16(h->key_len);
+	msg->request_id = xkv_be32(h->request_id);
+	msg->value_len = xkv_be32(h->value_len);
+	msg->frag_offset = xkv_be32(h->frag_offset);
+	msg->frag_len = xkv_be32(h->frag_len);
+	msg->timestamp = xkv_be64(h->timestamp);
+	msg->key = (const uint8_t *)buf + sizeof(*h);
+	msg->frag = (const uint8_t *)msg->key + msg->key_len;
+	return XKV_R_OK;
+}
+
+int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg)
+{
+	size_t len = sizeof(struct xkv_hdr) + (size_t)msg->key_len + msg->frag_len;
+	struct xkv_hdr h = {
+		.magic = xkv_be16(XKV_MAGIC),
+		.version = XKV_VERSION,
+		.op = msg->op,
+		.status = msg->status,
+		.key_len = xkv_be16(msg->key_len),
+		.request_id = xkv_be32(msg->request_id),
+		.value_len = xkv_be32(msg->value_len),
+		.frag_offset = xkv_be32(msg->frag_offset),
+		.frag_len = xkv_be32(msg->frag_len),
+		.timestamp = xkv_be64(msg->timestamp),
+	};
+	uint8_t *p = buf;
+
+	/* the receiver's rules, applied to the header as it would arrive */
+	if (len > UINT32_MAX || xkv_hdr_check(&h, (uint32_t)len) != XKV_R_OK)
+		return -EINVAL;
+	if (len > cap)
+		return -ENOSPC;
+	memcpy(p, &h, sizeof(h));
+	if (msg->key_len)
+		memcpy(p + sizeof(h), msg->key, msg->key_len);
+	if (msg->frag_len)
+		memcpy(p + sizeof(h) + msg->key_len, msg->frag, msg->frag_len);
+	return (int)len;
+}
+
+const char *xkv_reason_name(enum xkv_reason reason)
+{
+#define XKV_REASON_NAME(name, str) [XKV_R_##name] = str,
+	static const char *const names[XKV_R_PROTO_END] = {
+		[XKV_R_OK] = "ok",
+		XKV_PROTO_REASONS(XKV_REASON_NAME)
+	};
+#undef XKV_REASON_NAME
+
+	return (unsigned)reason < XKV_R_PROTO_END ? names[reason] : "unknown";
+}
+
+enum xkv_status xkv_status_from_errno(int err)
+{
+	switch (err) {
+	case 0:
+		return XKV_S_OK;
+	case -ENOENT:
+		return XKV_S_NOT_FOUND;
+	case -E2BIG:
+		return XKV_S_TOO_LARGE;
+	case -ENOMEM:
+		return XKV_S_NO_MEMORY;
+	case -EBUSY:
+	case -EAGAIN:
+		return XKV_S_BUSY;
+	default:
+		return XKV_S_BAD_REQUEST;
+	}
+}
+
+const char *xkv_status_name(enum xkv_status status)
+{
+	static const char *const names[] = {
+		[XKV_S_OK] = "ok",
+		[XKV_S_NOT_FOUND] = "not_found",
+		[XKV_S_TOO_LARGE] = "too_large",
+		[XKV_S_NO_MEMORY] = "no_memory",
+		[XKV_S_BAD_REQUEST] = "bad_request",
+		[XKV_S_BUSY] = "busy",
+	};
+
+	return (unsigned)status <= XKV_S_MAX ? names[status] : "unknown";
+}
