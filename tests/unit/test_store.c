@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/* The store, one thread: operations, limits, collisions, overflow and eviction. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xkv/hash.h>
+#include "store/store.h"
+
+static struct xkv_store *s;
+static uint8_t out[XKV_VALUE_MAX + 1];
+
+static void open_store(size_t limit, enum xkv_store_mode mode, uint32_t bucket_bits,
+		       uint32_t overflow)
+{
+	struct xkv_store_config cfg = {
+		.memory_limit = limit,
+		.mode = mode,
+		.bucket_bits = bucket_bits,
+		.overflow_buckets = overflow,
+	};
+
+	xkv_store_thread_online();
+	s = xkv_store_create(&cfg);
+	cr_assert_not_null(s, "store create: %s", strerror(errno));
+}
+
+static void close_store(void)
+{
+	xkv_store_destroy(s);
+	xkv_store_thread_offline();
+}
+
+static void setup_default(void)
+{
+	open_store(64 << 20, XKV_MODE_STORE, 8, 4);
+}
+
+static int put(const char *key, const void *value, uint32_t len)
+{
+	return xkv_store_put(s, key, strlen(key), xkv_hash(key, strlen(key)), value, len);
+}
+
+static int get(const char *key, uint32_t *len)
+{
+	return xkv_store_get(s, key, strlen(key), xkv_hash(key, strlen(key)), out, sizeof(out), len);
+}
+
+static int del(const char *key)
+{
+	return xkv_store_delete(s, key, strlen(key), xkv_hash(key, strlen(key)));
+}
+
+/* Puts, gets and deletes under a hash the test chooses, to place keys on purpose. */
+static int put_h(const char *key, uint64_t hash, const void *value, uint32_t len)
+{
+	return xkv_store_put(s, key, strlen(key), hash, value, len);
+}
+
+static int get_h(const char *key, uint64_t hash, uint32_t *len)
+{
+	return xkv_store_get(s, key, strlen(key), hash, out, sizeof(out), len);
+}
+
+static struct xkv_store_stats stats(void)
+{
+	struct xkv_store_stats st;
+
+	xkv_store_get_stats(s, &st);
+	return st;
+}
+
+static void assert_value(const char *key, const void *want, uint32_t want_len)
+{
+	uint32_t len = 0;
+
+	cr_assert_eq(get(key, &len), 0, "get %s", key);
+	cr_assert_eq(len, want_len, "%s: length %u, want %u", key, len, want_len);
+	cr_assert_eq(memcmp(out, want, len), 0, "%s: bytes differ", key);
+}
+
+TestSuite(store, .init = setup_default, .fini = close_store);
+
+Test(store, put_get_overwrite_delete)
+{
+	uint32_t len;
+
+	cr_assert_eq(get("k", &len), -ENOENT);
+	cr_assert_eq(put("k", "one", 3), 0);
+	assert_value("k", "one", 3);
+	cr_assert_eq(put("k", "two", 3), 0, "same size: rewritten in place");
+	assert_value("k", "two", 3);
+	cr_assert_eq(put("k", "a much longer value", 19), 0, "grows: a new item");
+	assert_value("k", "a much longer value", 19);
+	cr_assert_eq(put("k", "s", 1), 0, "shrinks: a new item");
+	assert_value("k", "s", 1);
+	cr_assert_eq(stats().items, 1);
+	cr_assert_eq(del("k"), 0);
+	cr_assert_eq(get("k", &len), -ENOENT);
+	cr_assert_eq(del("k"), -ENOENT);
+	cr_assert_eq(stats().items, 0);
+	cr_assert_eq(stats().bytes_used, 0, "every byte returns to the budget");
+}
+
+Test(store, many_keys)
+{
+	char key[32], val[64];
+
+	for (int i = 0; i < 20000; i++) {
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		snprintf(val, sizeof(val), "value-%d", i * 7);
+		cr_assert_eq(xkv_store_put(s, key, n, xkv_hash(key, n), val, strlen(val)), 0,
+			     "put %s", key);
+	}
+	for (int i = 0; i < 20000; i++) {
+		snprintf(key, sizeof(key), "key:%d", i);
+		snprintf(val, sizeof(val), "value-%d", i * 7);
+		assert_value(key, val, strlen(val));
+	}
+	cr_assert_eq(stats().items, 20000);
+}
+
+Test(store, empty_and_one_mib_values)
+{
+	static uint8_t big[XKV_VALUE_MAX + 1];
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 131 + 7);
+	cr_assert_eq(put("empty", "", 0), 0);
+	assert_value("empty", "", 0);
+	cr_assert_eq(put("big", big, XKV_VALUE_MAX), 0);
+	assert_value("big", big, XKV_VALUE_MAX);
+	cr_assert_eq(put("huge", big, XKV_VALUE_MAX + 1), -E2BIG);
+	cr_assert_eq(put("big", big + 1, XKV_VALUE_MAX), 0, "overwrite 1 MiB in place");
+	assert_value("big", big + 1, XKV_VALUE_MAX);
+}
+
+Test(store, key_length_limits)
+{
+	char k[252];
+
+	memset(k, 'k', sizeof(k));
+	cr_assert_eq(xkv_store_put(s, k, 0, xkv_hash(k, 0), "v", 1), -EINVAL);
+	cr_assert_eq(xkv_store_put(s, k, 251, xkv_hash(k, 251), "v", 1), -EINVAL);
+	cr_assert_eq(xkv_store_put(s, k, 250, xkv_hash(k, 250), "v", 1), 0);
+	cr_assert_eq(xkv_store_delete(s, k, 251, xkv_hash(k, 251)), -EINVAL);
+}
+
+Test(store, small_buffer_reports_the_length)
+{
+	uint32_t len = 0;
+	char small[4];
+
+	cr_assert_eq(put("k", "0123456789", 10), 0);
+	cr_assert_eq(xkv_store_get(s, "k", 1, xkv_hash("k", 1), small, sizeof(small), &len),
+		     -ENOBUFS);
+	cr_assert_eq(len, 10);
+}
+
+/* Two keys with one hash share partition, bucket and tag: only the key compare tells them apart. */
+Test(store, tag_collisions)
+{
+	const uint64_t h = 0x1234567890abcdefULL;
+	uint32_t len;
+
+	cr_assert_eq(put_h("alpha", h, "A", 1), 0);
+	cr_assert_eq(put_h("beta", h, "BB", 2), 0);
+	cr_assert_eq(get_h("alpha", h, &len), 0);
+	cr_assert_eq(len, 1);
+	cr_assert_eq(out[0], 'A');
+	cr_assert_eq(get_h("beta", h, &len), 0);
+	cr_assert_eq(len, 2);
+	cr_assert_eq(get_h("gamma", h, &len), -ENOENT);
+	cr_assert_eq(xkv_store_delete(s, "alpha", 5, h), 0);
+	cr_assert_eq(get_h("alpha", h, &len), -ENOENT);
+	cr_assert_eq(get_h("beta", h, &len), 0, "the other key survives");
+}
+
+/* 7 slots per bucket and 4 spares: one chain holds 35 items. */
+Test(store, bucket_overflow_chains_spares)
+{
+	const uint64_t h = 0xfeed000000000003ULL;
+	char key[16];
+	uint32_t len;
+
+	for (int i = 0; i < 35; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		cr_assert_eq(put_h(key, h, key, strlen(key)), 0, "item %d of the chain", i);
+	}
+	cr_assert_eq(stats().overflow_used, 4);
+	cr_assert_eq(put_h("one-too-many", h, "x", 1), -ENOMEM, "store mode: chain full");
+	for (int i = 0; i < 35; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		cr_assert_eq(get_h(key, h, &len), 0, "%s still there", key);
+		cr_assert_eq(memcmp(out, key, len), 0);
+	}
+	/* a hole anywhere in the chain is reused */
+	cr_assert_eq(xkv_store_delete(s, "c20", 3, h), 0);
+	cr_assert_eq(put_h("one-too-many", h, "x", 1), 0);
+}
+
+Test(store_modes, store_mode_answers_no_memory)
+{
+	char key[16], val[1024] = {0};
+	int stored = 0, err = 0;
+
+	open_store(64 << 10, XKV_MODE_STORE, 6, 2);
+	for (int i = 0; i < 1000 && !err; i++) {
+		snprintf(key, sizeof(key), "m%d", i);
+		err = put(key, val, sizeof(val));
+		stored += !err;
+	}
+	cr_assert_eq(err, -ENOMEM);
+	cr_assert(stored > 50 && stored < 64, "1 KiB items in 64 KiB: stored %d", stored);
+	cr_assert_leq(stats().bytes_used, 64 << 10);
+	for (int i = 0; i < stored; i++) {
+		snprintf(key, sizeof(key), "m%d", i);
+		assert_value(key, val, sizeof(val));
+	}
+	cr_assert_eq(put("m0", val, 8), 0, "an overwrite that shrinks frees room");
+	snprintf(key, sizeof(key), "m%d", stored);
+	cr_assert_eq(put(key, val, sizeof(val)), 0, "... for one more");
+	close_store();
+}
+
+/* Keys placed in one partition, each in its own bucket, so only the memory limit evicts. */
+static uint64_t hash_in_partition(uint32_t partition, uint32_t i)
+{
+	return (uint64_t)partition << 56 | (uint64_t)(i & 0xffff) << 32 | i;
+}
+
+static void key_name(char *key, size_t cap, int i)
+{
+	snprintf(key, cap, "e%d", i);
+}
+
+Test(store_modes, cache_mode_evicts_and_stays_in_budget)
+{
+	char key[16], val[1000] = {0};
+	uint32_t len;
+	int present = 0;
+
+	open_store(50 << 10, XKV_MODE_CACHE, 10, 0);
+	for (int i = 0; i < 500; i++) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(put_h(key, hash_in_partition(9, i), val, sizeof(val)), 0, "put %d", i);
+		cr_assert_leq(stats().bytes_used, 50 << 10);
+	}
+	for (int i = 0; i < 500; i++) {
+		key_name(key, sizeof(key), i);
+		present += get_h(key, hash_in_partition(9, i), &len) == 0;
+	}
+	cr_assert_eq((uint64_t)present, stats().items);
+	cr_assert(present > 40 && present < 50, "%d items of ~1 KiB in 50 KiB", present);
+	cr_assert_eq(stats().evictions, 500 - present);
+	cr_assert_eq(get_h("e499", hash_in_partition(9, 499), &len), 0, "the newest stays");
+	close_store();
+}
+
+Test(store_modes, cache_mode_cannot_evict_other_partitions)
+{
+	static uint8_t big[40 << 10];
+
+	open_store(64 << 10, XKV_MODE_CACHE, 4, 0);
+	cr_assert_eq(put_h("a", hash_in_partition(1, 1), big, sizeof(big)), 0);
+	cr_assert_eq(put_h("b", hash_in_partition(2, 1), big, sizeof(big)), -ENOMEM,
+		     "partition 2's writer may not evict partition 1's item");
+	cr_assert_eq(put_h("c", hash_in_partition(1, 2), big, sizeof(big)), 0,
+		     "partition 1's writer evicts its own");
+	cr_assert_eq(stats().evictions, 1);
+	close_store();
+}
+
+/* CLOCK: items read since the hand last passed survive; the others go first, in hand order. */
+Test(store_modes, eviction_order_is_clock)
+{
+	const int n = 40;
+	char key[16], val[1000] = {0};
+	size_t item;
+	uint32_t len;
+
+	open_store(1 << 20, XKV_MODE_CACHE, 10, 0);
+	cr_assert_eq(put_h("probe", hash_in_partition(3, 1000), val, sizeof(val)), 0);
+	item = stats().bytes_used;
+	xkv_store_destroy(s);
+	xkv_store_thread_offline();
+
+	open_store(n * item, XKV_MODE_CACHE, 10, 0);
+	for (int i = 0; i < n; i++) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(put_h(key, hash_in_partition(3, i), val, sizeof(val)), 0);
+	}
+	cr_assert_eq(stats().evictions, 0, "exactly full");
+	for (int i = 0; i < n; i += 2) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(get_h(key, hash_in_partition(3, i), &len), 0);
+	}
+	for (int i = 0; i < n / 2; i++) {
+		key_name(key, sizeof(key), n + i);
+		cr_assert_eq(put_h(key, hash_in_partition(3, n + i), val, sizeof(val)), 0);
+	}
+	cr_assert_eq(stats().evictions, n / 2);
+	for (int i = 0; i < n; i++) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(get_h(key, hash_in_partition(3, i), &len), i % 2 ? -ENOENT : 0,
+			     "%s: %s", key, i % 2 ? "unread, evicted" : "read, kept");
+	}
+	close_store();
+}
+
+/* A full chain in cache mode evicts within the chain, preferring an unread item. */
+Test(store_modes, cache_mode_full_chain_evicts_unread)
+{
+	const uint64_t h = 0xabc0000000000001ULL;
+	char key[16];
+	uint32_t len;
+
+	open_store(1 << 20, XKV_MODE_CACHE, 2, 0);
+	for (int i = 0; i < 7; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		cr_assert_eq(put_h(key, h, "v", 1), 0);
+	}
+	cr_assert_eq(get_h("c0", h, &len), 0);
+	cr_assert_eq(put_h("c7", h, "v", 1), 0, "cache mode makes room");
+	cr_assert_eq(get_h("c0", h, &len), 0, "read item kept");
+	cr_assert_eq(get_h("c1", h, &len), -ENOENT, "first unread item evicted");
+	cr_assert_eq(stats().items, 7);
+	cr_assert_eq(stats().evictions, 1);
+	close_store();
+}
+
+Test(store_modes, bad_config)
+{
+	struct xkv_store_config cfg = {.memory_limit = 1 << 20, .bucket_bits = 30};
+
+	cr_assert_null(xkv_store_create(&cfg));
+	cr_assert_eq(errno, EINVAL);
+	cfg.bucket_bits = 4;
+	cfg.mode = 7;
+	cr_assert_null(xkv_store_create(&cfg));
+	cr_assert_eq(errno, EINVAL);
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/* Item memory: allocation, the memory budget, and reclamation after readers let go. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_internal.h"
+
+uint32_t item_capacity_for(uint32_t value_len)
+{
+	return (value_len + 7) & ~7u;
+}
+
+size_t item_bytes(uint16_t key_len, uint32_t capacity)
+{
+	return sizeof(struct xkv_item) + key_len + capacity;
+}
+
+/* Rewriting in place saves an allocation, unless it would strand much of the old space. */
+bool item_fits(const struct xkv_item *item, uint32_t value_len)
+{
+	return value_len <= item->capacity && item->capacity <= 8 + value_len + value_len / 4;
+}
+
+struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
+			  uint32_t value_len)
+{
+	uint32_t capacity = item_capacity_for(value_len);
+	struct xkv_item *item = malloc(item_bytes(key_len, capacity));
+
+	if (!item)
+		return NULL;
+	/* a slot keeps 48 address bits next to the tag */
+	if ((uintptr_t)item & ~XKV_SLOT_PTR_MASK) {
+		free(item);
+		errno = ENOMEM;
+		return NULL;
+	}
+	item->capacity = capacity;
+	atomic_init(&item->value_len, value_len);
+	item->key_len = key_len;
+	atomic_init(&item->referenced, 0);
+	memcpy(item->data, key, key_len);
+	if (value_len)
+		memcpy(item->data + key_len, value, value_len);
+	return item;
+}
+
+void item_free(struct xkv_item *item)
+{
+	free(item);
+}
+
+static void item_free_rcu(struct rcu_head *head)
+{
+	item_free(caa_container_of(head, struct xkv_item, rcu));
+}
+
+/*
+ * Takes bytes from the shared budget. In cache mode a full budget makes the
+ * partition's own CLOCK hand evict: a writer only ever unlinks items of the
+ * partition it owns, so eviction keeps the single-writer rule.
+ */
+int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes)
+{
+	size_t used = atomic_load_explicit(&s->used, memory_order_relaxed);
+
+	for (;;) {
+		if (used + bytes <= s->limit) {
+			if (atomic_compare_exchange_weak_explicit(&s->used, &used, used + bytes,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				return 0;
+			continue;
+		}
+		if (s->mode != XKV_MODE_CACHE || clock_evict(s, partition))
+			return -ENOMEM;
+		used = atomic_load_explicit(&s->used, memory_order_relaxed);
+	}
+}
+
+void memory_release(struct xkv_store *s, size_t bytes)
+{
+	atomic_fetch_sub_explicit(&s->used, bytes, memory_order_relaxed);
+}
+
+/* The item is already unlinked; readers that found it before keep it until they pass a quiescent state. */
+void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
+{
+	memory_release(s, item_bytes(item->key_len, item->capacity));
+	counter_add(&s->part[partition].items, -1);
+	urcu_qsbr_call_rcu(&item->rcu, item_free_rcu);
+}

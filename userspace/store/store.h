@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The xkv store: MICA-style partitions of cache-line buckets.
+ *
+ * Concurrency contract (DESIGN.md invariants 1 and 2):
+ *  - At most one thread at a time calls put/delete for keys of one partition
+ *    (xkv_partition(hash)). The caller guarantees it: steering sends every write of
+ *    a partition to its one writer. The store does not lock.
+ *  - Any thread may call get at any time. Readers never block and never see a torn
+ *    value: each bucket has a version that writers make odd while they change it,
+ *    and readers retry when it moved.
+ *  - Item memory is reclaimed with quiescent-state-based RCU (liburcu QSBR): every
+ *    thread that calls into the store must be online (xkv_store_thread_online) and
+ *    must announce a quiescent state (xkv_store_quiescent) between requests, and go
+ *    offline before it blocks. A freed item stays readable until then.
+ */
+#ifndef XKV_STORE_H
+#define XKV_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum xkv_store_mode {
+	XKV_MODE_STORE, /* full: a write that needs memory fails with -ENOMEM */
+	XKV_MODE_CACHE, /* full: evict (CLOCK) within the writer's partition */
+};
+
+struct xkv_store_config {
+	size_t memory_limit;	   /* item bytes (header + key + value capacity) */
+	enum xkv_store_mode mode;
+	uint32_t bucket_bits;	   /* log2 of head buckets per partition */
+	uint32_t overflow_buckets; /* spare buckets per partition for chains */
+};
+
+struct xkv_store_stats {
+	uint64_t items;
+	uint64_t bytes_used;	   /* counted at insert and unlink, see xkv_store_create */
+	uint64_t bytes_limit;
+	uint64_t evictions;
+	uint64_t overflow_used;	   /* spare buckets linked into chains */
+};
+
+struct xkv_store;
+
+/*
+ * Returns a store or NULL with errno set. Memory is accounted when an item is
+ * linked or unlinked; the bytes of an unlinked item go back to the budget at once,
+ * though free() waits for the grace period. The overshoot is bounded by what
+ * readers hold between two quiescent states.
+ */
+struct xkv_store *xkv_store_create(const struct xkv_store_config *cfg);
+
+/* No thread may use the store any more. The caller must be online. */
+void xkv_store_destroy(struct xkv_store *s);
+
+/*
+ * Copies the value of key into buf. Returns 0, -ENOENT, or -ENOBUFS when cap is
+ * smaller than the value (nothing copied). *value_len is set on 0 and -ENOBUFS.
+ * hash is xkv_hash(key, key_len).
+ */
+int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  void *buf, size_t cap, uint32_t *value_len);
+
+/*
+ * Inserts or overwrites. Returns 0, -EINVAL (key length), -E2BIG (value over
+ * XKV_VALUE_MAX) or -ENOMEM (store mode full, bucket chain full, or nothing left
+ * to evict in this partition).
+ */
+int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  const void *value, uint32_t value_len);
+
+/* Returns 0 or -ENOENT. */
+int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash);
+
+void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *stats);
+
+/* Reclamation: see the contract above. */
+void xkv_store_thread_online(void);
+void xkv_store_thread_offline(void);
+void xkv_store_quiescent(void);
+
+#endif /* XKV_STORE_H */

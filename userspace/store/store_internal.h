@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* Layout shared by the store's files; nothing outside userspace/store/ sees it. */
+#ifndef XKV_STORE_INTERNAL_H
+#define XKV_STORE_INTERNAL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <urcu/urcu-qsbr.h>
+
+#include <xkv/hash.h>
+#include "store/store.h"
+
+#define XKV_CACHE_LINE	 64
+#define XKV_BUCKET_SLOTS 7
+#define XKV_SLOT_PTR_MASK ((1ULL << 48) - 1)
+
+struct xkv_item {
+	struct rcu_head rcu;		/* deferred free after a grace period */
+	uint32_t capacity;		/* value bytes allocated */
+	_Atomic uint32_t value_len;	/* rewritten in place under the bucket version */
+	uint16_t key_len;
+	_Atomic uint8_t referenced;	/* CLOCK bit: set by readers, cleared by the hand */
+	uint8_t data[] __attribute__((aligned(8))); /* key, then value */
+};
+
+/* One cache line: the chain's version, its link and seven tagged item addresses. */
+struct xkv_bucket {
+	union {
+		_Atomic uint32_t version; /* head bucket: odd while its chain is being written */
+		uint32_t head;		  /* overflow bucket: index of its chain's head */
+	};
+	_Atomic uint32_t next;		       /* next bucket of the chain; 0 ends it */
+	_Atomic uint64_t slot[XKV_BUCKET_SLOTS]; /* tag << 48 | item address; 0 is empty */
+};
+_Static_assert(sizeof(struct xkv_bucket) == XKV_CACHE_LINE, "a bucket is one cache line");
+
+/* State only a partition's writer changes; one line each so writers never share. */
+struct xkv_partition {
+	alignas(XKV_CACHE_LINE) uint32_t overflow_next; /* next spare bucket to hand out */
+	uint32_t clock_hand;				 /* flat slot index of the CLOCK hand */
+	_Atomic uint64_t items;				 /* read by stats */
+	_Atomic uint64_t evictions;
+};
+
+struct xkv_store {
+	struct xkv_bucket *buckets[XKV_PARTITIONS]; /* per partition: heads, then spares */
+	uint32_t bucket_mask;			    /* heads per partition - 1 */
+	uint32_t nbuckets;			    /* heads + spares per partition */
+	enum xkv_store_mode mode;
+	size_t limit;
+	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
+	struct xkv_partition part[XKV_PARTITIONS];
+};
+
+static inline struct xkv_item *slot_item(uint64_t slot)
+{
+	return (struct xkv_item *)(uintptr_t)(slot & XKV_SLOT_PTR_MASK);
+}
+
+static inline uint64_t slot_pack(uint16_t tag, const struct xkv_item *item)
+{
+	return (uint64_t)tag << 48 | (uintptr_t)item;
+}
+
+static inline uint16_t slot_tag(uint64_t slot)
+{
+	return (uint16_t)(slot >> 48);
+}
+
+static inline const uint8_t *item_key(const struct xkv_item *item)
+{
+	return item->data;
+}
+
+static inline uint8_t *item_value(struct xkv_item *item)
+{
+	return item->data + item->key_len;
+}
+
+static inline void counter_add(_Atomic uint64_t *c, int64_t delta)
+{
+	/* single writer: a plain load and store, atomic only so stats may read it */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
+			      memory_order_relaxed);
+}
+
+/* Writer side of the seqlock: the version is odd between begin and end. */
+static inline void bucket_write_begin(struct xkv_bucket *head)
+{
+	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
+
+	atomic_store_explicit(&head->version, v + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void bucket_write_end(struct xkv_bucket *head)
+{
+	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
+
+	atomic_store_explicit(&head->version, v + 1, memory_order_release);
+}
+
+/* items.c: allocation, accounting and deferred reclamation */
+size_t item_bytes(uint16_t key_len, uint32_t capacity);
+uint32_t item_capacity_for(uint32_t value_len);
+bool item_fits(const struct xkv_item *item, uint32_t value_len);
+struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
+			  uint32_t value_len);
+void item_free(struct xkv_item *item);
+int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes);
+void memory_release(struct xkv_store *s, size_t bytes);
+void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item);
+
+/* evict.c: CLOCK over one partition */
+int clock_evict(struct xkv_store *s, uint32_t partition);
+_Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head);
+
+#endif /* XKV_STORE_INTERNAL_H */

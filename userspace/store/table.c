@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/* The hash table: partitions of bucket chains, lock-free reads, one writer per partition. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_internal.h"
+
+#define XKV_BUCKET_BITS_MAX 24
+
+struct xkv_store *xkv_store_create(const struct xkv_store_config *cfg)
+{
+	uint32_t heads, nbuckets;
+	struct xkv_store *s;
+	size_t bytes;
+
+	if (cfg->bucket_bits > XKV_BUCKET_BITS_MAX ||
+	    (cfg->mode != XKV_MODE_STORE && cfg->mode != XKV_MODE_CACHE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	heads = 1u << cfg->bucket_bits;
+	nbuckets = heads + cfg->overflow_buckets;
+	if (nbuckets < heads || nbuckets > UINT32_MAX / XKV_BUCKET_SLOTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	s = aligned_alloc(XKV_CACHE_LINE, sizeof(*s));
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->bucket_mask = heads - 1;
+	s->nbuckets = nbuckets;
+	s->mode = cfg->mode;
+	s->limit = cfg->memory_limit;
+
+	bytes = (size_t)nbuckets * sizeof(struct xkv_bucket);
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
+		s->buckets[p] = aligned_alloc(XKV_CACHE_LINE, bytes);
+		if (!s->buckets[p])
+			goto out_free_buckets;
+		memset(s->buckets[p], 0, bytes);
+		s->part[p].overflow_next = heads;
+	}
+	return s;
+
+out_free_buckets:
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++)
+		free(s->buckets[p]);
+	free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void xkv_store_destroy(struct xkv_store *s)
+{
+	if (!s)
+		return;
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
+		for (uint32_t b = 0; b < s->nbuckets; b++) {
+			for (int i = 0; i < XKV_BUCKET_SLOTS; i++) {
+				uint64_t entry = atomic_load(&s->buckets[p][b].slot[i]);
+
+				if (entry)
+					item_free(slot_item(entry));
+			}
+		}
+		free(s->buckets[p]);
+	}
+	/* items unlinked earlier are still queued for a grace period */
+	urcu_qsbr_barrier();
+	free(s);
+}
+
+static struct xkv_bucket *bucket_of(struct xkv_store *s, uint64_t hash)
+{
+	return &s->buckets[xkv_partition(hash)][hash & s->bucket_mask];
+}
+
+static bool item_has_key(const struct xkv_item *item, const void *key, uint16_t key_len)
+{
+	return item->key_len == key_len && memcmp(item_key(item), key, key_len) == 0;
+}
+
+/* The slot holding key in the chain from head, or NULL. Readers and the writer share it. */
+static _Atomic uint64_t *chain_find(struct xkv_bucket *buckets, struct xkv_bucket *head,
+				    uint16_t tag, const void *key, uint16_t key_len)
+{
+	for (struct xkv_bucket *b = head;;) {
+		uint32_t next;
+
+		for (int i = 0; i < XKV_BUCKET_SLOTS; i++) {
+			uint64_t entry = atomic_load_explicit(&b->slot[i], memory_order_acquire);
+
+			if (entry && slot_tag(entry) == tag &&
+			    item_has_key(slot_item(entry), key, key_len))
+				return &b->slot[i];
+		}
+		next = atomic_load_explicit(&b->next, memory_order_acquire);
+		if (!next)
+			return NULL;
+		b = &buckets[next];
+	}
+}
+
+int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  void *buf, size_t cap, uint32_t *value_len)
+{
+	struct xkv_bucket *buckets = s->buckets[xkv_partition(hash)];
+	struct xkv_bucket *head = bucket_of(s, hash);
+	uint16_t tag = xkv_tag(hash);
+
+	for (;;) {
+		uint32_t version = atomic_load_explicit(&head->version, memory_order_acquire);
+		_Atomic uint64_t *slot;
+		struct xkv_item *item;
+		uint32_t len;
+		int err;
+
+		if (version & 1) { /* a writer is in this chain */
+			caa_cpu_relax();
+			continue;
+		}
+
+		slot = chain_find(buckets, head, tag, key, key_len);
+		if (!slot) {
+			err = -ENOENT;
+			goto validate;
+		}
+		item = slot_item(atomic_load_explicit(slot, memory_order_acquire));
+		if (!item) /* unlinked since chain_find: the version will have moved */
+			continue;
+		len = atomic_load_explicit(&item->value_len, memory_order_relaxed);
+		if (len > item->capacity) /* torn by an in-place rewrite */
+			continue;
+		*value_len = len;
+		if (len > cap) {
+			err = -ENOBUFS;
+			goto validate;
+		}
+		memcpy(buf, item_value(item), len);
+		if (s->mode == XKV_MODE_CACHE &&
+		    !atomic_load_explicit(&item->referenced, memory_order_relaxed))
+			atomic_store_explicit(&item->referenced, 1, memory_order_relaxed);
+		err = 0;
+validate:
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&head->version, memory_order_relaxed) == version)
+			return err;
+	}
+}
+
+static bool key_len_valid(uint16_t key_len)
+{
+	return key_len >= XKV_KEY_MIN && key_len <= XKV_KEY_MAX;
+}
+
+/* An empty slot in the chain, linking a spare bucket when every slot is taken. */
+static _Atomic uint64_t *chain_free_slot(struct xkv_store *s, uint32_t partition,
+					 struct xkv_bucket *head)
+{
+	struct xkv_bucket *buckets = s->buckets[partition];
+	struct xkv_partition *p = &s->part[partition];
+	struct xkv_bucket *b = head, *spare;
+	uint32_t spare_index;
+
+	for (;;) {
+		for (int i = 0; i < XKV_BUCKET_SLOTS; i++)
+			if (!atomic_load_explicit(&b->slot[i], memory_order_relaxed))
+				return &b->slot[i];
+		if (!b->next)
+			break;
+		b = &buckets[b->next];
+	}
+	if (p->overflow_next == s->nbuckets)
+		return NULL;
+	spare_index = p->overflow_next++;
+	spare = &buckets[spare_index];
+	spare->head = (uint32_t)(head - buckets);
+	/* the spare is empty, so readers may see it linked before the item is stored */
+	atomic_store_explicit(&b->next, spare_index, memory_order_release);
+	return &spare->slot[0];
+}
+
+int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  const void *value, uint32_t value_len)
+{
+	uint32_t partition = xkv_partition(hash);
+	struct xkv_bucket *buckets = s->buckets[partition];
+	struct xkv_bucket *head = bucket_of(s, hash);
+	uint16_t tag = xkv_tag(hash);
+	struct xkv_item *item, *old = NULL;
+	_Atomic uint64_t *slot;
+	size_t bytes;
+	int err;
+
+	if (!key_len_valid(key_len))
+		return -EINVAL;
+	if (value_len > XKV_VALUE_MAX)
+		return -E2BIG;
+
+	slot = chain_find(buckets, head, tag, key, key_len);
+	if (slot) {
+		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
+		if (item_fits(old, value_len)) {
+			bucket_write_begin(head);
+			memcpy(item_value(old), value, value_len);
+			atomic_store_explicit(&old->value_len, value_len, memory_order_relaxed);
+			bucket_write_end(head);
+			return 0;
+		}
+	}
+
+	bytes = item_bytes(key_len, item_capacity_for(value_len));
+	err = memory_reserve(s, partition, bytes);
+	if (err)
+		return err;
+	item = item_new(key, key_len, value, value_len);
+	if (!item) {
+		memory_release(s, bytes);
+		return -ENOMEM;
+	}
+
+	/* eviction may have moved things: look again */
+	slot = chain_find(buckets, head, tag, key, key_len);
+	old = slot ? slot_item(atomic_load_explicit(slot, memory_order_relaxed)) : NULL;
+	if (!slot)
+		slot = chain_free_slot(s, partition, head);
+	if (!slot && s->mode == XKV_MODE_CACHE) {
+		slot = chain_victim(buckets, head);
+		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
+		counter_add(&s->part[partition].evictions, 1);
+	}
+	if (!slot) {
+		item_free(item);
+		memory_release(s, bytes);
+		return -ENOMEM;
+	}
+
+	bucket_write_begin(head);
+	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_relaxed);
+	bucket_write_end(head);
+	counter_add(&s->part[partition].items, 1);
+	if (old)
+		item_retire(s, partition, old);
+	return 0;
+}
+
+int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash)
+{
+	uint32_t partition = xkv_partition(hash);
+	struct xkv_bucket *head = bucket_of(s, hash);
+	_Atomic uint64_t *slot;
+	struct xkv_item *item;
+
+	if (!key_len_valid(key_len))
+		return -EINVAL;
+	slot = chain_find(s->buckets[partition], head, xkv_tag(hash), key, key_len);
+	if (!slot)
+		return -ENOENT;
+	item = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
+	bucket_write_begin(head);
+	atomic_store_explicit(slot, 0, memory_order_relaxed);
+	bucket_write_end(head);
+	item_retire(s, partition, item);
+	return 0;
+}
+
+void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
+		st->items += atomic_load_explicit(&s->part[p].items, memory_order_relaxed);
+		st->evictions += atomic_load_explicit(&s->part[p].evictions, memory_order_relaxed);
+		st->overflow_used += s->part[p].overflow_next - (s->bucket_mask + 1);
+	}
+	st->bytes_used = atomic_load_explicit(&s->used, memory_order_relaxed);
+	st->bytes_limit = s->limit;
+}
+
+void xkv_store_thread_online(void)
+{
+	urcu_qsbr_register_thread();
+}
+
+void xkv_store_thread_offline(void)
+{
+	urcu_qsbr_unregister_thread();
+}
+
+void xkv_store_quiescent(void)
+{
+	urcu_qsbr_quiescent_state();
+}
