@@ -47,6 +47,11 @@ deps:
 test: deps
 	$(Q)$(MAKE) --no-print-directory check
 
+# Until the server exists (issue F3) the demo is the store benchmark.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/xkv-storebench
+	$(Q)$(BUILD)/xkv-storebench --seconds 0.5
+
 # Every suite, then the store suites again under AddressSanitizer.
 check: $(TESTS)
 	$(Q)tests/run-tests.sh $(TESTS)

@@ -7,4 +7,10 @@ $(BUILD)/libxkv.a: $(LIBXKV_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-BINS += $(BUILD)/libxkv.a
+# The store microbenchmark: ops/s per thread and instructions per operation.
+$(BUILD)/xkv-storebench: $(BUILD)/tools/storebench/storebench.o $(BUILD)/libxkv.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS)
+
+BINS += $(BUILD)/libxkv.a $(BUILD)/xkv-storebench
+BENCHES += $(BUILD)/xkv-storebench

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-storebench: GET-hit and PUT-overwrite throughput of the store per thread,
+ * and instructions per operation counted by callgrind (exact and repeatable on a
+ * shared machine, unlike a timer). It prints figures; it asserts nothing.
+ *
+ *   xkv-storebench [--threads N] [--keys N] [--seconds S] [--no-callgrind]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+#include <xkv/hash.h>
+#include "store/store.h"
+
+#define KEY_LEN	      16
+#define VALUE_LEN     64
+#define COUNTED_OPS   200000
+#define QUIESCE_EVERY 256
+
+struct bench {
+	struct xkv_store *store;
+	char (*keys)[KEY_LEN];
+	uint32_t nkeys;
+	uint32_t threads;
+	double seconds;
+};
+
+struct worker {
+	struct bench *b;
+	uint32_t id;
+	bool put;
+	uint64_t ops;
+	double elapsed;
+	pthread_t thread;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* What a worker does per request: hash the key, then the store operation. */
+/* noipa: callgrind must find these functions by name */
+__attribute__((noipa)) static int bench_get(struct xkv_store *s, const char *key, void *buf)
+{
+	uint32_t len;
+
+	return xkv_store_get(s, key, KEY_LEN, xkv_hash(key, KEY_LEN), buf, VALUE_LEN, &len);
+}
+
+__attribute__((noipa)) static int bench_put(struct xkv_store *s, const char *key,
+					       const void *value)
+{
+	return xkv_store_put(s, key, KEY_LEN, xkv_hash(key, KEY_LEN), value, VALUE_LEN);
+}
+
+/* PUTs respect invariant 1: thread t writes only keys of partitions p % threads == t. */
+static bool owns(const struct bench *b, uint32_t thread, const char *key)
+{
+	return xkv_partition(xkv_hash(key, KEY_LEN)) % b->threads == thread;
+}
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct bench *b = w->b;
+	uint8_t value[VALUE_LEN];
+	uint64_t rng = 0x2545f4914f6cdd1dULL * (w->id + 1), ops = 0;
+	uint32_t *mine = malloc(sizeof(*mine) * b->nkeys), nmine = 0;
+	double start, stop;
+
+	if (!mine)
+		return NULL;
+	for (uint32_t k = 0; k < b->nkeys; k++)
+		if (!w->put || owns(b, w->id, b->keys[k]))
+			mine[nmine++] = k;
+	memset(value, 0x5a, sizeof(value));
+
+	xkv_store_thread_online();
+	start = now();
+	stop = start + b->seconds;
+	while (nmine) {
+		for (int i = 0; i < QUIESCE_EVERY; i++) {
+			const char *key = b->keys[mine[xorshift(&rng) % nmine]];
+
+			if (w->put)
+				bench_put(b->store, key, value);
+			else
+				bench_get(b->store, key, value);
+		}
+		ops += QUIESCE_EVERY;
+		xkv_store_quiescent();
+		if (now() >= stop)
+			break;
+	}
+	w->elapsed = now() - start;
+	w->ops = ops;
+	xkv_store_thread_offline();
+	free(mine);
+	return NULL;
+}
+
+static void pin(pthread_t t, uint32_t id)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(id % (cpus > 0 ? cpus : 1), &set);
+	pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+static int measure_rate(struct bench *b, bool put)
+{
+	struct worker *w = calloc(b->threads, sizeof(*w));
+	double total = 0;
+
+	if (!w)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < b->threads; t++) {
+		w[t] = (struct worker){.b = b, .id = t, .put = put};
+		if (pthread_create(&w[t].thread, NULL, worker_run, &w[t])) {
+			b->threads = t;
+			break;
+		}
+		pin(w[t].thread, t);
+	}
+	for (uint32_t t = 0; t < b->threads; t++)
+		pthread_join(w[t].thread, NULL);
+	for (uint32_t t = 0; t < b->threads; t++) {
+		double rate = w[t].elapsed > 0 ? w[t].ops / w[t].elapsed : 0;
+
+		printf("  %-4s thread %u: %8.2f M ops/s\n", put ? "PUT" : "GET", t, rate / 1e6);
+		total += rate;
+	}
+	printf("  %-4s total   : %8.2f M ops/s (%u threads)\n", put ? "PUT" : "GET", total / 1e6,
+	       b->threads);
+	free(w);
+	return 0;
+}
+
+static int load_keys(struct bench *b)
+{
+	struct xkv_store_config cfg = {
+		.memory_limit = (size_t)b->nkeys * 256 + (64 << 20),
+		.mode = XKV_MODE_STORE,
+		.bucket_bits = 10,
+		.overflow_buckets = 256,
+	};
+	uint8_t value[VALUE_LEN] = {0};
+
+	b->keys = malloc((size_t)b->nkeys * KEY_LEN);
+	if (!b->keys)
+		return -ENOMEM;
+	b->store = xkv_store_create(&cfg);
+	if (!b->store)
+		return -errno;
+	for (uint32_t k = 0; k < b->nkeys; k++) {
+		char tmp[KEY_LEN + 1];
+		int err;
+
+		snprintf(tmp, sizeof(tmp), "key:%012u", k);
+		memcpy(b->keys[k], tmp, KEY_LEN);
+		err = bench_put(b->store, b->keys[k], value);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Under callgrind: exactly COUNTED_OPS operations of one kind, nothing else collected. */
+static int counted_run(struct bench *b, const char *op)
+{
+	uint8_t value[VALUE_LEN] = {0};
+	uint64_t rng = 42;
+
+	CALLGRIND_ZERO_STATS; /* forget the loading puts */
+	for (int i = 0; i < COUNTED_OPS; i++) {
+		const char *key = b->keys[xorshift(&rng) % b->nkeys];
+
+		if (!strcmp(op, "get"))
+			bench_get(b->store, key, value);
+		else
+			bench_put(b->store, key, value);
+		if (i % QUIESCE_EVERY == 0)
+			xkv_store_quiescent();
+	}
+	return 0;
+}
+
+/* Total instructions callgrind counted inside fn, from its output file. */
+static long long callgrind_count(const char *self, const char *op, const char *fn, uint32_t keys)
+{
+	char out[] = "/tmp/xkv-storebench-XXXXXX", toggle[64], outfile[96], nkeys[16];
+	long long total = -1;
+	char line[256];
+	FILE *f;
+	pid_t pid;
+	int fd, status;
+
+	fd = mkstemp(out);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	snprintf(toggle, sizeof(toggle), "--toggle-collect=%s", fn);
+	snprintf(outfile, sizeof(outfile), "--callgrind-out-file=%s", out);
+	snprintf(nkeys, sizeof(nkeys), "%u", keys);
+	pid = fork();
+	if (pid == 0) {
+		freopen("/dev/null", "w", stderr);
+		execlp("valgrind", "valgrind", "--tool=callgrind", "--collect-atstart=no", toggle,
+		       outfile, self, "--counted", op, "--keys", nkeys, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		goto out_unlink;
+	f = fopen(out, "r");
+	if (!f)
+		goto out_unlink;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "summary: %lld", &total) == 1 ||
+		    sscanf(line, "totals: %lld", &total) == 1)
+			break;
+	fclose(f);
+out_unlink:
+	unlink(out);
+	return total;
+}
+
+static void report_instructions(const char *self, uint32_t keys)
+{
+	static const struct {
+		const char *op, *fn, *what;
+		int target;
+	} rows[] = {
+		{"get", "xkv_store_get", "GET hit, store", 400},
+		{"get", "bench_get", "GET hit, hash + store", 0},
+		{"put", "xkv_store_put", "PUT overwrite, store", 600},
+		{"put", "bench_put", "PUT overwrite, hash + store", 0},
+	};
+
+	printf("instructions per operation (callgrind, %d ops, %u keys, %d B key, %d B value):\n",
+	       COUNTED_OPS, keys, KEY_LEN, VALUE_LEN);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		long long total;
+
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "  [%zu/%zu] counting %s ...\r", i + 1,
+				sizeof(rows) / sizeof(rows[0]), rows[i].what);
+		total = callgrind_count(self, rows[i].op, rows[i].fn, keys);
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "\033[K");
+		if (total < 0) {
+			printf("  %-28s: callgrind failed (is valgrind installed?)\n", rows[i].what);
+			continue;
+		}
+		printf("  %-28s: %6.1f", rows[i].what, (double)total / COUNTED_OPS);
+		if (rows[i].target)
+			printf("   (target <= %d: ratio %.2f)", rows[i].target,
+			       (double)total / COUNTED_OPS / rows[i].target);
+		printf("\n");
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: xkv-storebench [--threads N] [--keys N] [--seconds S] [--no-callgrind]\n"
+		   "GET-hit and PUT-overwrite rates per thread, %d B keys, %d B values,\n"
+		   "and instructions per operation under callgrind.\n",
+		KEY_LEN, VALUE_LEN);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"threads", required_argument, NULL, 't'},
+		{"keys", required_argument, NULL, 'k'},
+		{"seconds", required_argument, NULL, 's'},
+		{"no-callgrind", no_argument, NULL, 'n'},
+		{"counted", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct bench b = {.nkeys = 100000, .threads = 2, .seconds = 1.0};
+	const char *counted = NULL;
+	bool callgrind = true;
+	int opt, err;
+
+	while ((opt = getopt_long(argc, argv, "t:k:s:nh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			b.threads = strtoul(optarg, NULL, 0);
+			break;
+		case 'k':
+			b.nkeys = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			b.seconds = strtod(optarg, NULL);
+			break;
+		case 'n':
+			callgrind = false;
+			break;
+		case 'c':
+			counted = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!b.threads || !b.nkeys || b.seconds <= 0) {
+		usage(stderr);
+		return 2;
+	}
+
+	xkv_store_thread_online();
+	err = load_keys(&b);
+	if (err) {
+		fprintf(stderr, "xkv-storebench: loading %u keys: %s\n", b.nkeys, strerror(-err));
+		return 1;
+	}
+	if (counted)
+		return counted_run(&b, counted);
+
+	xkv_store_thread_offline();
+	printf("store throughput (%u keys, %d B key, %d B value, %.1f s per phase):\n", b.nkeys,
+	       KEY_LEN, VALUE_LEN, b.seconds);
+	measure_rate(&b, false);
+	measure_rate(&b, true);
+	if (callgrind)
+		report_instructions(argv[0], b.nkeys);
+	xkv_store_thread_online();
+	xkv_store_destroy(b.store);
+	free(b.keys);
+	return 0;
+}
