@@ -1,6 +1,6 @@
-# The userspace libraries: the store and the protocol codec, one static library.
+# The userspace libraries (store, protocol, request execution) as one static library.
 
-LIBXKV_SRCS := $(wildcard userspace/store/*.c userspace/proto/*.c)
+LIBXKV_SRCS := $(wildcard userspace/store/*.c userspace/proto/*.c) userspace/server/execute.c
 LIBXKV_OBJS := $(LIBXKV_SRCS:%.c=$(BUILD)/%.o)
 
 $(BUILD)/libxkv.a: $(LIBXKV_OBJS)

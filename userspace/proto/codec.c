@@ -28,7 +28,7 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg)
 	return XKV_R_OK;
 }
 
-int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg)
+int xkv_encode_hdr(void *buf, const struct xkv_msg *msg)
 {
 	size_t len = sizeof(struct xkv_hdr) + (size_t)msg->key_len + msg->frag_len;
 	struct xkv_hdr h = {
@@ -43,19 +43,31 @@ int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg)
 		.frag_len = xkv_be32(msg->frag_len),
 		.timestamp = xkv_be64(msg->timestamp),
 	};
-	uint8_t *p = buf;
 
 	/* the receiver's rules, applied to the header as it would arrive */
 	if (len > UINT32_MAX || xkv_hdr_check(&h, (uint32_t)len) != XKV_R_OK)
 		return -EINVAL;
-	if (len > cap)
+	memcpy(buf, &h, sizeof(h));
+	return (int)len;
+}
+
+int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg)
+{
+	uint8_t *p = buf;
+	struct xkv_hdr h;
+	int len;
+
+	len = xkv_encode_hdr(&h, msg);
+	if (len < 0)
+		return len;
+	if ((size_t)len > cap)
 		return -ENOSPC;
 	memcpy(p, &h, sizeof(h));
 	if (msg->key_len)
 		memcpy(p + sizeof(h), msg->key, msg->key_len);
 	if (msg->frag_len)
 		memcpy(p + sizeof(h) + msg->key_len, msg->frag, msg->frag_len);
-	return (int)len;
+	return len;
 }
 
 const char *xkv_reason_name(enum xkv_reason reason)

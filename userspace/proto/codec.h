@@ -34,6 +34,12 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg);
  */
 int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg);
 
+/*
+ * Writes only the header for msg into buf (32 bytes), for a caller that has put
+ * the key and value in place after it. Returns the datagram length or -EINVAL.
+ */
+int xkv_encode_hdr(void *buf, const struct xkv_msg *msg);
+
 /* Name of a protocol reason ("truncated", ...), "ok" for XKV_R_OK. */
 const char *xkv_reason_name(enum xkv_reason reason);
 

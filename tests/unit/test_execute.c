@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/* Request execution: every op's reply, values in pieces, and replies a full transport loses. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/execute.h"
+
+#define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
+#define FRAMES_MAX 1024
+
+/* A transport that keeps what it is asked to send. */
+struct capture {
+	struct xkv_tx tx;
+	uint8_t frames[FRAMES_MAX][FRAME];
+	size_t lens[FRAMES_MAX];
+	unsigned reserved, sent;
+	unsigned room; /* buffers it will hand out before refusing */
+};
+
+static void *capture_reserve(struct xkv_tx *tx, size_t *cap)
+{
+	struct capture *c = (struct capture *)tx;
+
+	if (c->reserved >= c->room || c->reserved == FRAMES_MAX)
+		return NULL;
+	*cap = FRAME;
+	return c->frames[c->reserved++];
+}
+
+static void capture_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+{
+	struct capture *c = (struct capture *)tx;
+
+	(void)peer;
+	cr_assert_eq(buf, c->frames[c->sent], "sent in the order reserved");
+	c->lens[c->sent++] = len;
+}
+
+static struct capture *cap;
+static struct xkv_store *store;
+static struct xkv_exec x;
+static const struct xkv_peer peer = {.port = 99};
+static uint32_t next_id = 1;
+
+static void setup(void)
+{
+	struct xkv_store_config cfg = {
+		.memory_limit = 8 << 20,
+		.bucket_bits = 6,
+		.overflow_buckets = 2,
+	};
+
+	cap = calloc(1, sizeof(*cap));
+	cap->tx = (struct xkv_tx){.reserve = capture_reserve, .send = capture_send};
+	cap->room = FRAMES_MAX;
+	xkv_store_thread_online();
+	store = xkv_store_create(&cfg);
+	cr_assert_not_null(store);
+	cr_assert_eq(xkv_exec_init(&x, store, &cap->tx), 0);
+}
+
+static void teardown(void)
+{
+	xkv_exec_fini(&x);
+	xkv_store_destroy(store);
+	xkv_store_thread_offline();
+	free(cap);
+}
+
+TestSuite(execute, .init = setup, .fini = teardown);
+
+static struct xkv_msg request(uint8_t op, const char *key, const void *value, uint32_t len)
+{
+	return (struct xkv_msg){
+		.op = op,
+		.key_len = strlen(key),
+		.key = key,
+		.request_id = next_id++,
+		.timestamp = 0xabcdef0123ULL,
+		.value_len = len,
+		.frag_len = len,
+		.frag = value,
+	};
+}
+
+/* Runs one request; returns the first reply datagram, checks that it answers req. */
+static struct xkv_msg run(const struct xkv_msg *req, unsigned want_datagrams)
+{
+	struct xkv_msg reply;
+
+	cap->reserved = cap->sent = 0;
+	xkv_execute(&x, &peer, req);
+	cr_assert_eq(cap->sent, want_datagrams, "reply datagrams: %u, want %u", cap->sent,
+		     want_datagrams);
+	cr_assert_eq(cap->reserved, cap->sent, "every reserved buffer was sent");
+	for (unsigned i = 0; i < cap->sent; i++) {
+		cr_assert_eq(xkv_decode(cap->frames[i], cap->lens[i], &reply), XKV_R_OK,
+			     "reply %u decodes", i);
+		cr_assert_eq(reply.op, req->op | XKV_OP_REPLY);
+		cr_assert_eq(reply.request_id, req->request_id);
+		cr_assert_eq(reply.timestamp, req->timestamp, "the timestamp is echoed");
+	}
+	xkv_decode(cap->frames[0], cap->lens[0], &reply);
+	return reply;
+}
+
+Test(execute, every_op)
+{
+	struct xkv_msg get = request(XKV_OP_GET, "k", NULL, 0);
+	struct xkv_msg put = request(XKV_OP_PUT, "k", "hello", 5);
+	struct xkv_msg del = request(XKV_OP_DELETE, "k", NULL, 0);
+	struct xkv_msg r;
+
+	cr_assert_eq(run(&get, 1).status, XKV_S_NOT_FOUND);
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	r = run(&get, 1);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(r.value_len, 5);
+	cr_assert_eq(memcmp(r.frag, "hello", 5), 0);
+	cr_assert_eq(run(&del, 1).status, XKV_S_OK);
+	cr_assert_eq(run(&del, 1).status, XKV_S_NOT_FOUND);
+	cr_assert_eq(run(&get, 1).status, XKV_S_NOT_FOUND);
+	cr_assert_eq(x.stats.requests[XKV_OP_GET], 3);
+	cr_assert_eq(x.stats.replies[XKV_S_NOT_FOUND], 3);
+}
+
+Test(execute, empty_value)
+{
+	struct xkv_msg put = request(XKV_OP_PUT, "e", "", 0);
+	struct xkv_msg get = request(XKV_OP_GET, "e", NULL, 0);
+	struct xkv_msg r;
+
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	r = run(&get, 1);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(r.value_len, 0);
+}
+
+/* Values that need several datagrams come back in pieces that tile the value exactly. */
+static void check_pieces(uint32_t len)
+{
+	static uint8_t value[XKV_VALUE_MAX], got[XKV_VALUE_MAX];
+	unsigned pieces = len <= FRAME - 32 ? 1 : (len + FRAME - 33) / (FRAME - 32);
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, len);
+	struct xkv_msg get = request(XKV_OP_GET, "big", NULL, 0);
+	uint32_t covered = 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		value[i] = (uint8_t)(i * 13 + len);
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	run(&get, pieces);
+	for (unsigned i = 0; i < pieces; i++) {
+		struct xkv_msg r;
+
+		xkv_decode(cap->frames[i], cap->lens[i], &r);
+		cr_assert_eq(r.value_len, len);
+		cr_assert_eq(r.frag_offset, covered, "piece %u in order", i);
+		memcpy(got + r.frag_offset, r.frag, r.frag_len);
+		covered += r.frag_len;
+	}
+	cr_assert_eq(covered, len);
+	cr_assert_eq(memcmp(got, value, len), 0, "%u bytes back, byte for byte", len);
+}
+
+Test(execute, values_in_pieces)
+{
+	check_pieces(FRAME - 32);     /* exactly one datagram */
+	check_pieces(FRAME - 32 + 1); /* one byte over */
+	check_pieces(100000);
+	cap->room = FRAMES_MAX;
+	check_pieces(XKV_VALUE_MAX / 2);
+}
+
+Test(execute, store_errors_become_statuses)
+{
+	static uint8_t big[XKV_VALUE_MAX];
+	struct xkv_msg put;
+	char key[16];
+	int puts = 0;
+
+	/* fill the 8 MiB store with 1 MiB values until it says no */
+	for (;;) {
+		snprintf(key, sizeof(key), "f%d", puts++);
+		put = request(XKV_OP_PUT, key, big, XKV_VALUE_MAX);
+		if (run(&put, 1).status != XKV_S_OK)
+			break;
+	}
+	cr_assert_eq(run(&put, 1).status, XKV_S_NO_MEMORY);
+	cr_assert_eq(puts, 8, "seven 1 MiB items and their headers fit in 8 MiB");
+}
+
+Test(execute, lost_replies_are_counted)
+{
+	static uint8_t value[10000];
+	struct xkv_msg put = request(XKV_OP_PUT, "v", value, sizeof(value));
+	struct xkv_msg get = request(XKV_OP_GET, "v", NULL, 0);
+
+	run(&put, 1);
+	cap->room = 3; /* of the 7 pieces only 3 find a buffer */
+	cap->reserved = cap->sent = 0;
+	xkv_execute(&x, &peer, &get);
+	cr_assert_eq(cap->sent, 3);
+	cr_assert_eq(x.stats.tx_dropped, 1, "the reply was cut short, and counted");
+	cap->room = 0;
+	cap->reserved = cap->sent = 0;
+	xkv_execute(&x, &peer, &get);
+	cr_assert_eq(cap->sent, 0);
+	cr_assert_eq(x.stats.tx_dropped, 2);
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xkv/hash.h>
+#include "server/execute.h"
+
+#define HDR sizeof(struct xkv_hdr)
+
+int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx)
+{
+	*x = (struct xkv_exec){.store = store, .tx = tx};
+	x->scratch = malloc(XKV_VALUE_MAX);
+	return x->scratch ? 0 : -ENOMEM;
+}
+
+void xkv_exec_fini(struct xkv_exec *x)
+{
+	free(x->scratch);
+	x->scratch = NULL;
+}
+
+static struct xkv_msg reply_to(const struct xkv_msg *req, enum xkv_status status)
+{
+	return (struct xkv_msg){
+		.op = (req->op & ~XKV_OP_REPLY) | XKV_OP_REPLY,
+		.status = status,
+		.request_id = req->request_id,
+		.timestamp = req->timestamp,
+	};
+}
+
+/* Sends the reply header (and whatever the caller placed after it in buf). */
+static void reply_send(struct xkv_exec *x, const struct xkv_peer *peer, void *buf,
+		       const struct xkv_msg *reply)
+{
+	int len = xkv_encode_hdr(buf, reply);
+
+	/* every reply is built from a valid request, so it encodes */
+	if (len < 0)
+		abort();
+	x->tx->send(x->tx, peer, buf, (size_t)len);
+	x->stats.datagrams++;
+}
+
+void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		      enum xkv_status status)
+{
+	struct xkv_msg reply = reply_to(req, status);
+	size_t cap;
+	void *buf;
+
+	x->stats.replies[status]++;
+	buf = x->tx->reserve(x->tx, &cap);
+	if (!buf) {
+		x->stats.tx_dropped++;
+		return;
+	}
+	reply_send(x, peer, buf, &reply);
+}
+
+/* Sends the value in x->scratch in as many pieces as it needs; first is already reserved. */
+static void reply_value_pieces(struct xkv_exec *x, const struct xkv_peer *peer,
+			       const struct xkv_msg *req, uint32_t len, void *first, size_t cap)
+{
+	struct xkv_msg reply = reply_to(req, XKV_S_OK);
+	uint32_t off = 0;
+	uint8_t *buf = first;
+
+	reply.value_len = len;
+	do { /* at least one datagram, also for an empty value */
+		if (!buf) {
+			buf = x->tx->reserve(x->tx, &cap);
+			if (!buf) {
+				x->stats.tx_dropped++;
+				return;
+			}
+		}
+		reply.frag_offset = off;
+		reply.frag_len = len - off < cap - HDR ? len - off : (uint32_t)(cap - HDR);
+		memcpy(buf + HDR, x->scratch + off, reply.frag_len);
+		reply_send(x, peer, buf, &reply);
+		off += reply.frag_len;
+		buf = NULL;
+	} while (off < len);
+}
+
+static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
+			const struct xkv_msg *req, uint64_t hash)
+{
+	struct xkv_msg reply = reply_to(req, XKV_S_OK);
+	bool in_scratch = false;
+	uint32_t len = 0;
+	uint8_t *buf;
+	size_t cap;
+	int err;
+
+	buf = x->tx->reserve(x->tx, &cap);
+	if (!buf) {
+		x->stats.tx_dropped++;
+		return;
+	}
+	/* the common case: the value fits one datagram and is copied straight into it */
+	err = xkv_store_get(x->store, req->key, req->key_len, hash, buf + HDR, cap - HDR, &len);
+	if (err == -ENOBUFS) {
+		err = xkv_store_get(x->store, req->key, req->key_len, hash, x->scratch,
+				    XKV_VALUE_MAX, &len);
+		in_scratch = true;
+	}
+	if (err) {
+		reply.status = xkv_status_from_errno(err);
+		x->stats.replies[reply.status]++;
+		reply_send(x, peer, buf, &reply);
+		return;
+	}
+	x->stats.replies[XKV_S_OK]++;
+	if (in_scratch) {
+		reply_value_pieces(x, peer, req, len, buf, cap);
+		return;
+	}
+	reply.value_len = len;
+	reply.frag_len = len;
+	reply_send(x, peer, buf, &reply);
+}
+
+void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req)
+{
+	uint64_t hash = xkv_hash(req->key, req->key_len);
+	uint8_t op = req->op & ~XKV_OP_REPLY;
+	int err;
+
+	x->stats.requests[op]++;
+	switch (op) {
+	case XKV_OP_GET:
+		execute_get(x, peer, req, hash);
+		return;
+	case XKV_OP_PUT:
+		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,
+				    req->value_len);
+		break;
+	case XKV_OP_DELETE:
+		err = xkv_store_delete(x->store, req->key, req->key_len, hash);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	xkv_reply_status(x, peer, req, xkv_status_from_errno(err));
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Executes one complete request against the store and sends its reply datagrams
+ * through whatever transport the worker uses (AF_XDP frames, a UDP socket).
+ * Knows the protocol and the store's API, nothing of packets below UDP.
+ */
+#ifndef XKV_EXECUTE_H
+#define XKV_EXECUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/codec.h"
+#include "proto/peer.h"
+#include "store/store.h"
+
+/* A transport's reply path, one per worker. */
+struct xkv_tx {
+	/* A buffer for one reply's UDP payload, *cap bytes (at least a header), or NULL. */
+	void *(*reserve)(struct xkv_tx *tx, size_t *cap);
+	/* Sends len bytes of the buffer reserve returned to peer. */
+	void (*send)(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
+};
+
+struct xkv_exec_stats {
+	uint64_t requests[XKV_OP_DELETE + 1]; /* by op */
+	uint64_t replies[XKV_S_MAX + 1];      /* by status */
+	uint64_t datagrams;		      /* reply datagrams sent */
+	uint64_t tx_dropped;		      /* replies lost: the transport had no buffer */
+};
+
+struct xkv_exec {
+	struct xkv_store *store;
+	struct xkv_tx *tx;
+	uint8_t *scratch; /* XKV_VALUE_MAX bytes: a value bigger than one datagram */
+	struct xkv_exec_stats stats;
+};
+
+int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);
+void xkv_exec_fini(struct xkv_exec *x);
+
+/*
+ * Executes req from peer. For a PUT, req->frag holds the whole value
+ * (frag_len == value_len): the caller has reassembled it if it came in pieces.
+ */
+void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req);
+
+/* Replies with status and no value, e.g. for a request refused before execution. */
+void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		      enum xkv_status status);
+
+#endif /* XKV_EXECUTE_H */
