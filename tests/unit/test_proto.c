@@ -294,7 +294,7 @@ Test(proto, reason_and_status_names)
 {
 	cr_assert_str_eq(xkv_reason_name(XKV_R_TRUNCATED), "truncated");
 	cr_assert_str_eq(xkv_reason_name(XKV_R_BAD_FRAGMENT), "bad_fragment");
-	cr_assert_str_eq(xkv_reason_name(XKV_R_PROTO_END), "unknown");
+	cr_assert_str_eq(xkv_reason_name(XKV_R_END), "unknown");
 	cr_assert_str_eq(xkv_status_name(XKV_S_NO_MEMORY), "no_memory");
 	cr_assert_eq(xkv_status_from_errno(-ENOENT), XKV_S_NOT_FOUND);
 	cr_assert_eq(xkv_status_from_errno(-E2BIG), XKV_S_TOO_LARGE);

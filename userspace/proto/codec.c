@@ -70,18 +70,6 @@ int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg)
 	return len;
 }
 
-const char *xkv_reason_name(enum xkv_reason reason)
-{
-#define XKV_REASON_NAME(name, str) [XKV_R_##name] = str,
-	static const char *const names[XKV_R_PROTO_END] = {
-		[XKV_R_OK] = "ok",
-		XKV_PROTO_REASONS(XKV_REASON_NAME)
-	};
-#undef XKV_REASON_NAME
-
-	return (unsigned)reason < XKV_R_PROTO_END ? names[reason] : "unknown";
-}
-
 enum xkv_status xkv_status_from_errno(int err)
 {
 	switch (err) {

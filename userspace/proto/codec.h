@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <xkv/maps.h> /* xkv_reason_name() for every reason */
 #include <xkv/proto.h>
 
 /* One datagram in host byte order; key and frag point into the datagram. */
@@ -39,9 +40,6 @@ int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg);
  * the key and value in place after it. Returns the datagram length or -EINVAL.
  */
 int xkv_encode_hdr(void *buf, const struct xkv_msg *msg);
-
-/* Name of a protocol reason ("truncated", ...), "ok" for XKV_R_OK. */
-const char *xkv_reason_name(enum xkv_reason reason);
 
 /* Reply status for a store error (0 or -errno). */
 enum xkv_status xkv_status_from_errno(int err);

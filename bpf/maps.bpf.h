@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every map of the XDP program, declared once. Key and value types come from
+ * include/xkv/maps.h so that userspace reads the same layout; names stay within
+ * 15 characters because bpfctl pins each map by name under
+ * /sys/fs/bpf/xkv/<iface>/.
+ */
+#ifndef XKV_MAPS_BPF_H
+#define XKV_MAPS_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xkv/maps.h"
+
+/* Port, worker count and policy: written by bpfctl (attach), read per packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_config);
+} xkv_config SEC(".maps");
+
+/* Packets dropped per reason, slot XKV_STAT_PASSED for passed: written by XDP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XKV_R_END);
+	__type(key, __u32);
+	__type(value, __u64);
+} xkv_stats SEC(".maps");
+
+/* Packets redirected to each worker: written by XDP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XKV_WORKERS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} xkv_steered SEC(".maps");
+
+/* Outstanding requests per worker: XDP adds on steer, workers (mmapped) subtract. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_WORKERS_MAX);
+	__type(key, __u32);
+	__type(value, struct xkv_qdepth);
+} xkv_qdepth SEC(".maps");
+
+/* Client networks allowed to send requests: written by bpfctl (attach --allow). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XKV_ALLOW_MAX);
+	__type(key, struct xkv_allow_key);
+	__type(value, __u8);
+} xkv_allow SEC(".maps");
+
+/* AF_XDP socket of each (rx queue, worker): written by the server's workers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XKV_XSKS_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} xkv_xsks SEC(".maps");
+
+#endif /* XKV_MAPS_BPF_H */

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The xkv XDP program: parse -> validate -> steer. Traffic that is not UDP to the
+ * configured port passes untouched; xkv requests go to the AF_XDP socket of the
+ * chosen worker on this rx queue; anything else aimed at the port is dropped and
+ * counted under a named reason (include/xkv/maps.h).
+ */
+#include "maps.bpf.h"
+#include "parse.h"
+#include "steer.h"
+
+static __always_inline void xkv_count(__u32 slot)
+{
+	__u64 *count = bpf_map_lookup_elem(&xkv_stats, &slot);
+
+	if (count)
+		*count += 1; /* per-CPU slot: no other writer */
+}
+
+static __always_inline int xkv_drop(__u32 reason)
+{
+	xkv_count(reason);
+	return XDP_DROP;
+}
+
+static __always_inline int xkv_pass(void)
+{
+	xkv_count(XKV_STAT_PASSED);
+	return XDP_PASS;
+}
+
+/* The UDP payload of a datagram whose IP and UDP lengths agree with each other and the packet. */
+static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xkv_config *cfg,
+					     struct xkv_hdr *hdr, __u32 payload_len)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 key[XKV_KEY_MAX + 6]; /* rounded up to 8 bytes */
+	__u32 key_len, worker, slot;
+	enum xkv_reason reason;
+	__u64 *steered;
+
+	if (payload_len < sizeof(*hdr) || (void *)(hdr + 1) > data_end)
+		return xkv_drop(XKV_R_TRUNCATED);
+	reason = xkv_hdr_check(hdr, payload_len);
+	if (reason != XKV_R_OK)
+		return xkv_drop(reason);
+	if (hdr->op & XKV_OP_REPLY)
+		return xkv_drop(XKV_R_REPLY_TO_SERVER);
+
+	key_len = xkv_be16(hdr->key_len);
+	/* xkv_hdr_check proved 1..XKV_KEY_MAX; the verifier must see the bound on this register */
+	barrier_var(key_len);
+	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
+		return xkv_drop(XKV_R_BAD_KEY_LEN);
+	if (bpf_xdp_load_bytes(ctx, (void *)(hdr + 1) - (void *)(long)ctx->data, key, key_len))
+		return xkv_drop(XKV_R_TRUNCATED);
+
+	worker = xkv_choose_worker(cfg, hdr->op, xkv_partition(xkv_hash(key, key_len)));
+	slot = ctx->rx_queue_index * cfg->workers + worker;
+	/* an empty slot would make the redirect fail silently: count it instead */
+	if (!bpf_map_lookup_elem(&xkv_xsks, &slot))
+		return xkv_drop(XKV_R_NO_SOCKET);
+	xkv_depth_add(worker);
+	steered = bpf_map_lookup_elem(&xkv_steered, &worker);
+	if (steered)
+		*steered += 1;
+	return bpf_redirect_map(&xkv_xsks, slot, XDP_DROP);
+}
+
+SEC("xdp")
+int xkv_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	const struct xkv_config *shared;
+	struct xkv_config cfg;
+	struct xkv_udp_view v;
+	__u32 zero = 0;
+
+	shared = bpf_map_lookup_elem(&xkv_config, &zero);
+	if (!shared)
+		return xkv_pass();
+	/* each field read once: a concurrent update can't change a value after its check */
+	cfg = *(volatile const struct xkv_config *)shared;
+	if (!cfg.port || !xkv_parse_udp(data, data_end, &v) || v.udp->dest != bpf_htons(cfg.port))
+		return xkv_pass();
+
+	if (cfg.workers < 1 || cfg.workers > XKV_WORKERS_MAX || cfg.policy >= XKV_POLICY_END)
+		return xkv_drop(XKV_R_BAD_CONFIG);
+	if (!bpf_map_lookup_elem(&xkv_allow, &v.src))
+		return xkv_drop(XKV_R_NOT_ALLOWED);
+	if (v.ip_len_bad)
+		return xkv_drop(XKV_R_BAD_IP_LEN);
+	/* xkv never needs IP fragments (docs/LOADER.md): one is an attack or a bug */
+	if (v.fragment)
+		return xkv_drop(XKV_R_IP_FRAGMENT);
+	if (bpf_ntohs(v.udp->len) != v.ip_payload_len)
+		return xkv_drop(XKV_R_BAD_UDP_LEN);
+	return xkv_steer_request(ctx, &cfg, (struct xkv_hdr *)(v.udp + 1),
+				 v.ip_payload_len - sizeof(struct udphdr));
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

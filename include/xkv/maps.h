@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Keys and values of the maps the XDP program shares with userspace, defined once
+ * for both sides. bpf/maps.bpf.h declares the maps; userspace/bpfctl pins them
+ * under /sys/fs/bpf/xkv/<iface>/<map name>. docs/LOADER.md shows how to read each
+ * one with bpftool.
+ */
+#ifndef XKV_MAPS_H
+#define XKV_MAPS_H
+
+#include <linux/types.h>
+#include "proto.h"
+
+#define XKV_WORKERS_MAX 64
+#define XKV_QUEUES_MAX	64
+/* one socket per (rx queue, worker): index rx_queue * workers + worker */
+#define XKV_XSKS_MAX	(XKV_QUEUES_MAX * XKV_WORKERS_MAX)
+#define XKV_ALLOW_MAX	1024 /* client networks in the allowlist */
+
+/*
+ * Why the XDP program drops a packet, beyond the protocol reasons of proto.h,
+ * numbered on from XKV_R_PROTO_END. X(enum suffix, name shown by the tools).
+ */
+#define XKV_PKT_REASONS(X)                                                                         \
+	X(NOT_ALLOWED, "not_allowed")         /* source not in the allowlist */                    \
+	X(IP_FRAGMENT, "ip_fragment")         /* first fragment of a datagram to the port */       \
+	X(BAD_IP_LEN, "bad_ip_len")           /* IP length beyond the packet or below headers */   \
+	X(BAD_UDP_LEN, "bad_udp_len")         /* UDP length disagrees with the IP length */        \
+	X(REPLY_TO_SERVER, "reply_to_server") /* a reply sent to the server port */                \
+	X(BAD_CONFIG, "bad_config")           /* config map holds no usable worker count/policy */ \
+	X(NO_SOCKET, "no_socket")             /* no AF_XDP socket in the chosen XSKMAP slot */
+
+#define XKV_REASON_ENUM(name, str) XKV_R_##name,
+enum xkv_pkt_reason {
+	XKV_R_PKT_START = XKV_R_PROTO_END - 1, /* so that the first one is XKV_R_PROTO_END */
+	XKV_PKT_REASONS(XKV_REASON_ENUM) XKV_R_END, /* number of stats slots */
+};
+#undef XKV_REASON_ENUM
+
+/* XKV_R_OK never counts a drop, so its stats slot counts packets passed to the stack */
+#define XKV_STAT_PASSED XKV_R_OK
+
+/* Steering policies, chosen in the config map at run time. X(enum suffix, name). */
+#define XKV_POLICIES(X)                                                                            \
+	X(EREW, "erew") /* every request to the partition's static owner */                       \
+	X(CREW, "crew") /* writes to the static owner, reads to the less loaded of two */
+
+#define XKV_POLICY_ENUM(name, str) XKV_POLICY_##name,
+enum xkv_policy {
+	XKV_POLICIES(XKV_POLICY_ENUM) XKV_POLICY_END,
+};
+#undef XKV_POLICY_ENUM
+
+/* The single entry of the config map; written by bpfctl, read by XDP per packet. */
+struct xkv_config {
+	__u16 port;    /* UDP port of xkv requests, host order; 0: not configured, pass all */
+	__u8 policy;   /* enum xkv_policy */
+	__u8 pad0;     /* must be 0 */
+	__u32 workers; /* 1..XKV_WORKERS_MAX worker threads per rx queue */
+};
+
+_Static_assert(sizeof(struct xkv_config) == 8, "config layout is shared with BPF");
+
+/* One worker's queue depth, alone on its cache line so workers don't false-share. */
+struct xkv_qdepth {
+	__u64 depth;  /* requests steered (XDP adds) minus requests completed (worker subtracts) */
+	__u8 pad[56]; /* to 64 bytes */
+};
+
+_Static_assert(sizeof(struct xkv_qdepth) == 64, "one cache line per worker");
+
+/*
+ * Allowlist key: an LPM-trie key over IPv6 addresses; IPv4 networks are stored
+ * IPv4-mapped (::ffff:a.b.c.d, prefix length + 96) so one trie serves both.
+ */
+struct xkv_allow_key {
+	__u32 prefixlen; /* bits of addr that must match, 0..128 */
+	__u8 addr[16];	 /* network byte order */
+};
+
+_Static_assert(sizeof(struct xkv_allow_key) == 20, "LPM key: prefix length + IPv6 address");
+
+#define XKV_V4MAPPED_PREFIX 96 /* bits before the IPv4 address in ::ffff:a.b.c.d */
+
+#ifndef __bpf__
+/* Name of a stats slot, for the tools: both reason lists, then "passed" for slot 0. */
+static inline const char *xkv_reason_name(__u32 reason)
+{
+#define XKV_REASON_NAME(name, str) [XKV_R_##name] = str,
+	static const char *const names[XKV_R_END] = {
+		[XKV_STAT_PASSED] = "passed",
+		XKV_PROTO_REASONS(XKV_REASON_NAME) XKV_PKT_REASONS(XKV_REASON_NAME)};
+#undef XKV_REASON_NAME
+	return reason < XKV_R_END ? names[reason] : "unknown";
+}
+
+static inline const char *xkv_policy_name(__u32 policy)
+{
+#define XKV_POLICY_NAME(name, str) [XKV_POLICY_##name] = str,
+	static const char *const names[XKV_POLICY_END] = {XKV_POLICIES(XKV_POLICY_NAME)};
+#undef XKV_POLICY_NAME
+	return policy < XKV_POLICY_END ? names[policy] : "unknown";
+}
+#endif /* !__bpf__ */
+
+#endif /* XKV_MAPS_H */

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# BPF_PROG_RUN tests (Criterion) and the per-packet benchmark of the XDP program.
+
+XDP_FIXTURE_OBJS := $(BUILD)/tests/bpf/fixture.o $(BUILD)/tests/bpf/packet.o $(BPFCTL_OBJS)
+
+$(BUILD)/tests/bpf/fixture.o $(BUILD)/tests/bpf/test_xdp.o: $(BUILD)/xkv.skel.h
+$(BUILD)/tests/bpf/bench_xdp.o: $(BUILD)/xkv.skel.h $(BUILD)/xdp_pass.skel.h
+
+$(BUILD)/test-xdp: $(BUILD)/tests/bpf/test_xdp.o $(XDP_FIXTURE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BPF_LDLIBS)
+
+$(BUILD)/bench-xdp: $(BUILD)/tests/bpf/bench_xdp.o $(XDP_FIXTURE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
+
+TESTS += $(BUILD)/test-xdp
+BENCHES += $(BUILD)/bench-xdp

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Crafted frames for the XDP tests and the benchmark. A spec left zero describes
+ * a valid xkv GET of the key "key" from 10.0.0.1 over IPv4 to PKT_PORT; each
+ * field changes one thing, so a table row reads as "valid, except ...".
+ * Specs hold no pointers: Criterion runs each test in a freshly executed
+ * process, where addresses differ.
+ */
+#ifndef XKV_TEST_PACKET_H
+#define XKV_TEST_PACKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "xkv/proto.h"
+
+#define PKT_PORT     7411
+#define PKT_SIZE_MAX 2048
+
+struct pkt_spec {
+	bool ipv6;
+	bool vlan;	    /* one 802.1Q tag */
+	bool qinq;	    /* an 802.1ad tag, then an 802.1Q tag: more than XDP parses */
+	__u8 ip_opts;	    /* IPv4 option bytes (NOPs), a multiple of 4 */
+	__u16 ethertype;    /* 0: IPv4 or IPv6 as ipv6 says */
+	__u8 n_ext;	    /* IPv6 extension headers, 8 bytes each ... */
+	__u8 ext[6];	    /* ... of these types, in order */
+	__u16 frag;	    /* IPv4 frag_off, or the IPv6 fragment header's offset|M, host order */
+	__u8 l4;	    /* IP protocol; 0: UDP */
+	char src[40];	    /* source address; "": 10.0.0.1 or fd00::1 */
+	__u16 dport;	    /* 0: PKT_PORT */
+	int ip_len_delta;   /* lie of the IP length field */
+	int udp_len_delta;  /* lie of the UDP length field */
+	__u16 trailer;	    /* link padding after the IP packet */
+	__u16 cut;	    /* keep only this many bytes of the frame (0: all) */
+	__u16 payload;	    /* keep this many bytes of UDP payload, lengths agreeing (0: all) */
+	bool no_payload;    /* an empty UDP datagram */
+	/* the xkv header: 0 means the valid value */
+	__u16 magic;
+	__u8 version;
+	__u8 op; /* 0: XKV_OP_GET */
+	__u8 status;
+	__u8 flags;
+	char key[XKV_KEY_MAX + 1]; /* "": "key" */
+	__u16 key_len;		   /* bytes of key; 0: strlen(key) */
+	__u16 key_fill;		   /* instead of key, this many bytes of 'k' */
+	bool no_key;		   /* a key of 0 bytes */
+	int key_len_delta;
+	__u32 value_len;
+	__u32 frag_offset;
+	__u32 frag_len; /* value bytes after the key */
+	int frag_len_delta;
+};
+
+/* Where the parts of a built frame start. */
+struct pkt_layout {
+	size_t len;	    /* whole frame */
+	size_t l4_end;	    /* end of the UDP header (or whatever l4 header stands there) */
+};
+
+/* Builds the frame into buf (PKT_SIZE_MAX bytes). */
+void pkt_build(const struct pkt_spec *spec, __u8 *buf, struct pkt_layout *layout);
+
+/* The key the spec puts in the packet (up to 250 bytes into key); returns its length. */
+size_t pkt_key(const struct pkt_spec *spec, __u8 *key);
+
+#endif /* XKV_TEST_PACKET_H */

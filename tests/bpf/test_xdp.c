@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The XDP program under BPF_PROG_RUN: each crafted packet must get its verdict
+ * and grow exactly its one counter (a drop reason, "passed", or one worker's
+ * steered count), and steering must agree with include/xkv/hash.h.
+ */
+#include <stdlib.h>
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <bpf/bpf.h>
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include "xkv/hash.h"
+#include "fixture.h"
+#include "packet.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define WORKERS	      4
+#define STEERED	      (-1) /* expected counter: one worker's steered count */
+
+#define IPV4_MF	       0x2000
+#define IPV6_FRAG_MORE 0x0001
+#define BODY	       100 /* value bytes of a one-datagram PUT */
+
+static const struct xkv_config erew = {.port = PKT_PORT, .workers = WORKERS};
+static const struct xkv_config crew = {
+	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_CREW};
+
+struct row {
+	char name[32];
+	struct pkt_spec pkt;
+	__u32 verdict;
+	int counter; /* stats slot, or STEERED */
+};
+
+static const struct row rows[] = {
+	/* every op, every way of carrying it */
+	{"get", {0}, XDP_REDIRECT, STEERED},
+	{"put", {.op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY}, XDP_REDIRECT, STEERED},
+	{"put_middle_piece",
+	 {.op = XKV_OP_PUT, .value_len = 5000, .frag_offset = 1400, .frag_len = 1200},
+	 XDP_REDIRECT,
+	 STEERED},
+	{"put_empty_value", {.op = XKV_OP_PUT}, XDP_REDIRECT, STEERED},
+	{"delete", {.op = XKV_OP_DELETE}, XDP_REDIRECT, STEERED},
+	{"key_1_byte", {.key = "k"}, XDP_REDIRECT, STEERED},
+	{"key_250_bytes", {.key_fill = 250}, XDP_REDIRECT, STEERED},
+	{"ipv4_options", {.ip_opts = 8}, XDP_REDIRECT, STEERED},
+	{"ipv4_options_40", {.ip_opts = 40, .op = XKV_OP_DELETE}, XDP_REDIRECT, STEERED},
+	{"vlan", {.vlan = true}, XDP_REDIRECT, STEERED},
+	{"vlan_ipv6", {.vlan = true, .ipv6 = true}, XDP_REDIRECT, STEERED},
+	{"ipv6", {.ipv6 = true}, XDP_REDIRECT, STEERED},
+	{"ipv6_put",
+	 {.ipv6 = true, .op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY},
+	 XDP_REDIRECT,
+	 STEERED},
+	{"ipv6_hopopts_dstopts",
+	 {.ipv6 = true, .n_ext = 2, .ext = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS}},
+	 XDP_REDIRECT,
+	 STEERED},
+	{"ipv6_4_ext_headers",
+	 {.ipv6 = true,
+	  .n_ext = 4,
+	  .ext = {IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS}},
+	 XDP_REDIRECT,
+	 STEERED},
+	{"link_padding", {.trailer = 20}, XDP_REDIRECT, STEERED},
+
+	/* not xkv: passed untouched */
+	{"other_port", {.dport = PKT_PORT + 1}, XDP_PASS, XKV_STAT_PASSED},
+	{"ipv6_other_port", {.ipv6 = true, .dport = 53}, XDP_PASS, XKV_STAT_PASSED},
+	{"tcp", {.l4 = IPPROTO_TCP}, XDP_PASS, XKV_STAT_PASSED},
+	{"icmp", {.l4 = IPPROTO_ICMP}, XDP_PASS, XKV_STAT_PASSED},
+	{"ipv6_esp", {.ipv6 = true, .l4 = IPPROTO_ESP}, XDP_PASS, XKV_STAT_PASSED},
+	{"arp", {.ethertype = ETH_P_ARP}, XDP_PASS, XKV_STAT_PASSED},
+	{"two_vlan_tags", {.qinq = true}, XDP_PASS, XKV_STAT_PASSED},
+	{"ipv4_later_fragment", {.frag = 185}, XDP_PASS, XKV_STAT_PASSED},
+	{"ipv4_last_fragment", {.frag = 185 | IPV4_MF}, XDP_PASS, XKV_STAT_PASSED},
+	{"ipv6_later_fragment",
+	 {.ipv6 = true, .n_ext = 1, .ext = {IPPROTO_FRAGMENT}, .frag = 1480},
+	 XDP_PASS,
+	 XKV_STAT_PASSED},
+	{"ipv6_5_ext_headers",
+	 {.ipv6 = true,
+	  .n_ext = 5,
+	  .ext = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_ROUTING,
+		  IPPROTO_DSTOPTS}},
+	 XDP_PASS,
+	 XKV_STAT_PASSED},
+
+	/* malformed below xkv */
+	{"ipv4_first_fragment", {.frag = IPV4_MF}, XDP_DROP, XKV_R_IP_FRAGMENT},
+	{"ipv6_first_fragment",
+	 {.ipv6 = true, .n_ext = 1, .ext = {IPPROTO_FRAGMENT}, .frag = IPV6_FRAG_MORE},
+	 XDP_DROP,
+	 XKV_R_IP_FRAGMENT},
+	{"ipv6_atomic_fragment",
+	 {.ipv6 = true, .n_ext = 1, .ext = {IPPROTO_FRAGMENT}},
+	 XDP_DROP,
+	 XKV_R_IP_FRAGMENT},
+	{"disallowed_ipv4", {.src = "192.0.2.1"}, XDP_DROP, XKV_R_NOT_ALLOWED},
+	{"disallowed_ipv6", {.ipv6 = true, .src = "2001:db8::1"}, XDP_DROP, XKV_R_NOT_ALLOWED},
+	{"disallowed_and_malformed", {.src = "192.0.2.1", .magic = 1}, XDP_DROP, XKV_R_NOT_ALLOWED},
+	{"ip_len_beyond_packet", {.ip_len_delta = 1}, XDP_DROP, XKV_R_BAD_IP_LEN},
+	{"ip_len_below_headers", {.ip_len_delta = -40}, XDP_DROP, XKV_R_BAD_IP_LEN},
+	{"ipv6_len_beyond_packet", {.ipv6 = true, .ip_len_delta = 1}, XDP_DROP, XKV_R_BAD_IP_LEN},
+	{"ip_len_short_of_udp", {.ip_len_delta = -1}, XDP_DROP, XKV_R_BAD_UDP_LEN},
+	{"udp_len_long", {.udp_len_delta = 1}, XDP_DROP, XKV_R_BAD_UDP_LEN},
+	{"udp_len_short", {.udp_len_delta = -1}, XDP_DROP, XKV_R_BAD_UDP_LEN},
+	{"udp_len_below_header", {.udp_len_delta = -40}, XDP_DROP, XKV_R_BAD_UDP_LEN},
+	{"ipv6_udp_len_long", {.ipv6 = true, .udp_len_delta = 1}, XDP_DROP, XKV_R_BAD_UDP_LEN},
+
+	/* malformed xkv */
+	{"udp_empty", {.no_payload = true}, XDP_DROP, XKV_R_TRUNCATED},
+	{"header_31_bytes", {.payload = 31}, XDP_DROP, XKV_R_TRUNCATED},
+	{"bad_magic", {.magic = 0x4b58}, XDP_DROP, XKV_R_BAD_MAGIC},
+	{"version_2", {.version = 2}, XDP_DROP, XKV_R_BAD_VERSION},
+	{"version_255", {.version = 255}, XDP_DROP, XKV_R_BAD_VERSION},
+	{"flags", {.flags = 1}, XDP_DROP, XKV_R_BAD_FLAGS},
+	{"op_4", {.op = 4}, XDP_DROP, XKV_R_BAD_OP},
+	{"op_127", {.op = 127}, XDP_DROP, XKV_R_BAD_OP},
+	{"request_with_status", {.status = XKV_S_NOT_FOUND}, XDP_DROP, XKV_R_BAD_STATUS},
+	{"key_0_bytes", {.no_key = true}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	{"key_251_bytes", {.key_fill = 251}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	{"key_len_says_more", {.key_len_delta = 1}, XDP_DROP, XKV_R_BAD_LENGTH},
+	{"key_len_says_less", {.key_len_delta = -1}, XDP_DROP, XKV_R_BAD_LENGTH},
+	{"value_too_large",
+	 {.op = XKV_OP_PUT, .value_len = XKV_VALUE_MAX + 1, .frag_len = BODY},
+	 XDP_DROP,
+	 XKV_R_TOO_LARGE},
+	{"frag_len_says_more",
+	 {.op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY, .frag_len_delta = 1},
+	 XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"frag_len_near_2_32",
+	 {.op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY, .frag_len_delta = -BODY - 1},
+	 XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"piece_beyond_value",
+	 {.op = XKV_OP_PUT, .value_len = BODY, .frag_offset = 50, .frag_len = 60},
+	 XDP_DROP,
+	 XKV_R_BAD_FRAGMENT},
+	{"empty_piece", {.op = XKV_OP_PUT, .value_len = BODY}, XDP_DROP, XKV_R_BAD_FRAGMENT},
+	{"get_with_value", {.value_len = 10, .frag_len = 10}, XDP_DROP, XKV_R_BAD_FRAGMENT},
+	{"reply_get", {.op = XKV_OP_GET | XKV_OP_REPLY, .no_key = true}, XDP_DROP,
+	 XKV_R_REPLY_TO_SERVER},
+	{"reply_put", {.op = XKV_OP_PUT | XKV_OP_REPLY, .no_key = true}, XDP_DROP,
+	 XKV_R_REPLY_TO_SERVER},
+	{"reply_with_key", {.op = XKV_OP_GET | XKV_OP_REPLY}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+};
+
+static __u32 owner_of(const struct pkt_spec *spec, __u32 workers)
+{
+	__u8 key[XKV_KEY_MAX + 1];
+	size_t len = pkt_key(spec, key);
+
+	return xkv_partition_owner(xkv_partition(xkv_hash(key, len)), workers);
+}
+
+/*
+ * Runs one packet and checks its verdict and that exactly the expected counter grew
+ * by one. Returns the worker it was steered to, or -1.
+ */
+static int expect_packet(struct fixture *f, const char *name, const struct pkt_spec *spec,
+			 __u32 verdict, int counter)
+{
+	struct bpfctl_stats before, after;
+	__u8 pkt[PKT_SIZE_MAX];
+	struct pkt_layout layout;
+	int worker = -1;
+	__u32 got;
+
+	pkt_build(spec, pkt, &layout);
+	cr_assert_eq(fixture_stats(f, &before), 0);
+	cr_assert_eq(xdp_run(bpf_program__fd(f->skel->progs.xkv_xdp), pkt, layout.len, 1, &got,
+			     NULL),
+		     0, "%s: BPF_PROG_RUN", name);
+	cr_assert_eq(fixture_stats(f, &after), 0);
+	cr_expect_eq(got, verdict, "%s: verdict %u, expected %u", name, got, verdict);
+	for (int slot = 0; slot < XKV_R_END; slot++) {
+		__u64 grown = after.slots[slot] - before.slots[slot];
+
+		cr_expect_eq(grown, slot == counter, "%s: counter %s grew by %llu", name,
+			     xkv_reason_name(slot), (unsigned long long)grown);
+	}
+	for (int w = 0; w < XKV_WORKERS_MAX; w++) {
+		__u64 grown = after.steered[w] - before.steered[w];
+
+		if (grown == 1 && worker < 0)
+			worker = w;
+		else
+			cr_expect_eq(grown, 0, "%s: worker %d steered count grew by %llu", name, w,
+				     (unsigned long long)grown);
+	}
+	cr_expect_eq(worker >= 0, counter == STEERED, "%s: steered to worker %d", name, worker);
+	return worker;
+}
+
+ParameterizedTestParameters(xdp, packets)
+{
+	return cr_make_param_array(struct row, rows, ARRAY_SIZE(rows));
+}
+
+/* Each row under EREW: a steered packet reaches its key's static owner and adds to its depth. */
+ParameterizedTest(const struct row *row, xdp, packets)
+{
+	struct fixture f;
+	int worker;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0, "load the XDP program");
+	worker = expect_packet(&f, row->name, &row->pkt, row->verdict, row->counter);
+	if (worker >= 0) {
+		cr_expect_eq(worker, owner_of(&row->pkt, WORKERS), "%s: not the owner", row->name);
+		cr_expect_eq(fixture_depth(&f, worker), 1, "%s: queue depth", row->name);
+	}
+	fixture_close(&f);
+}
+
+/* Cut a valid frame after each byte: inside the headers it is not (yet) xkv, after them the
+ * IP length lies. Then cut the UDP payload itself, with honest lengths. */
+Test(xdp, truncation_at_every_byte)
+{
+	static const struct pkt_spec bases[] = {
+		{0},
+		{.vlan = true, .ip_opts = 12, .op = XKV_OP_PUT, .value_len = 8, .frag_len = 8},
+		{.ipv6 = true, .n_ext = 2, .ext = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS}},
+	};
+	struct pkt_layout layout;
+	__u8 pkt[PKT_SIZE_MAX];
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	for (size_t b = 0; b < ARRAY_SIZE(bases); b++) {
+		struct pkt_spec spec = bases[b];
+		char name[64];
+
+		pkt_build(&spec, pkt, &layout);
+		/* BPF_PROG_RUN refuses frames shorter than an Ethernet header */
+		for (size_t cut = ETH_HLEN; cut < layout.len; cut++) {
+			bool in_headers = cut < layout.l4_end;
+
+			spec.cut = cut;
+			snprintf(name, sizeof(name), "base %zu cut at %zu", b, cut);
+			expect_packet(&f, name, &spec, in_headers ? XDP_PASS : XDP_DROP,
+				      in_headers ? XKV_STAT_PASSED : XKV_R_BAD_IP_LEN);
+		}
+		spec.cut = 0;
+		for (spec.payload = 1; spec.payload < layout.len - layout.l4_end; spec.payload++) {
+			bool in_header = spec.payload < sizeof(struct xkv_hdr);
+
+			snprintf(name, sizeof(name), "base %zu payload of %u", b, spec.payload);
+			expect_packet(&f, name, &spec, XDP_DROP,
+				      in_header ? XKV_R_TRUNCATED : XKV_R_BAD_LENGTH);
+		}
+	}
+	fixture_close(&f);
+}
+
+/* The program and userspace put many keys of every length in the same partition. */
+Test(xdp, partition_agrees_with_userspace)
+{
+	const struct xkv_config cfg = {.port = PKT_PORT, .workers = 7};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &cfg, cfg.workers), 0);
+	srand(7411);
+	for (int i = 0; i < 2000; i++) {
+		struct pkt_spec spec = {.op = XKV_OP_PUT, .key_len = 1 + i % XKV_KEY_MAX};
+
+		for (int k = 0; k < spec.key_len; k++)
+			spec.key[k] = rand();
+		cr_assert_eq(expect_packet(&f, "random key", &spec, XDP_REDIRECT, STEERED),
+			     owner_of(&spec, cfg.workers), "key %d of %u bytes", i, spec.key_len);
+	}
+	fixture_close(&f);
+}
+
+/* Under both policies every write of a key goes to one worker, its static owner. */
+Test(xdp, writes_stay_with_the_owner)
+{
+	const struct xkv_config *policies[] = {&erew, &crew};
+	struct fixture f;
+
+	for (size_t p = 0; p < ARRAY_SIZE(policies); p++) {
+		cr_assert_eq(fixture_open(&f, policies[p], WORKERS), 0);
+		for (int k = 0; k < 50; k++) {
+			for (int n = 0; n < 6; n++) {
+				struct pkt_spec spec = {
+					.op = n % 2 ? XKV_OP_DELETE : XKV_OP_PUT,
+					.value_len = n % 2 ? 0 : BODY,
+					.frag_len = n % 2 ? 0 : BODY,
+				};
+
+				snprintf(spec.key, sizeof(spec.key), "user:%d", k);
+				cr_assert_eq(expect_packet(&f, spec.key, &spec, XDP_REDIRECT,
+							   STEERED),
+					     owner_of(&spec, WORKERS), "%s write %d, policy %s",
+					     spec.key, n, xkv_policy_name(policies[p]->policy));
+			}
+		}
+		fixture_close(&f);
+	}
+}
+
+/* Sends n GETs of one key and counts where they went. */
+static void count_reads(struct fixture *f, int n, __u32 per_worker[WORKERS])
+{
+	const struct pkt_spec spec = {.key = "hot"};
+
+	memset(per_worker, 0, WORKERS * sizeof(per_worker[0]));
+	for (int i = 0; i < n; i++) {
+		int w = expect_packet(f, "hot GET", &spec, XDP_REDIRECT, STEERED);
+
+		cr_assert(w >= 0 && w < WORKERS);
+		per_worker[w]++;
+	}
+}
+
+/* EREW keeps reads of a key on its owner; CREW spreads them by queue depth. */
+Test(xdp, reads_spread_under_crew)
+{
+	const __u32 owner = owner_of(&(struct pkt_spec){.key = "hot"}, WORKERS);
+	__u32 per_worker[WORKERS], used = 0;
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	count_reads(&f, 200, per_worker);
+	cr_expect_eq(per_worker[owner], 200, "EREW reads went elsewhere than the owner");
+	fixture_close(&f);
+
+	cr_assert_eq(fixture_open(&f, &crew, WORKERS), 0);
+	count_reads(&f, 400, per_worker);
+	for (int w = 0; w < WORKERS; w++)
+		used += per_worker[w] > 0;
+	cr_expect_geq(used, 3, "CREW reads reached only %u workers", used);
+	/* depth grows with every read steered: the owner can't keep more than about half */
+	cr_expect_lt(per_worker[owner], 300, "owner took %u of 400 reads", per_worker[owner]);
+	fixture_close(&f);
+}
+
+/* CREW's second choice follows the shared depths that workers maintain. */
+Test(xdp, crew_reads_avoid_a_busy_owner)
+{
+	const __u32 owner = owner_of(&(struct pkt_spec){.key = "hot"}, WORKERS);
+	struct xkv_qdepth busy = {.depth = 1000};
+	__u32 per_worker[WORKERS];
+	struct fixture f;
+	int fd;
+
+	cr_assert_eq(fixture_open(&f, &crew, WORKERS), 0);
+	fd = bpf_map__fd(f.skel->maps.xkv_qdepth);
+	cr_assert_eq(bpf_map_update_elem(fd, &owner, &busy, BPF_ANY), 0);
+	count_reads(&f, 50, per_worker);
+	cr_expect_eq(per_worker[owner], 0, "a read went to the busy owner");
+
+	for (__u32 w = 0; w < WORKERS; w++)
+		cr_assert_eq(bpf_map_update_elem(fd, &w, &busy, BPF_ANY), 0);
+	busy.depth = 0;
+	cr_assert_eq(bpf_map_update_elem(fd, &owner, &busy, BPF_ANY), 0);
+	count_reads(&f, 50, per_worker);
+	cr_expect_eq(per_worker[owner], 50, "reads left the idle owner");
+	fixture_close(&f);
+}
+
+/* Port, workers and policy are read per packet: a new config applies to the next one. */
+Test(xdp, config_changes_apply_at_once)
+{
+	struct xkv_config cfg = erew;
+	const struct pkt_spec to_old = {0}, to_new = {.dport = PKT_PORT + 1};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &cfg, 64), 0);
+	expect_packet(&f, "old port", &to_old, XDP_REDIRECT, STEERED);
+	cfg.port = PKT_PORT + 1;
+	cr_assert_eq(fixture_config(&f, &cfg), 0);
+	expect_packet(&f, "old port after change", &to_old, XDP_PASS, XKV_STAT_PASSED);
+	expect_packet(&f, "new port", &to_new, XDP_REDIRECT, STEERED);
+
+	cfg.workers = 13;
+	cr_assert_eq(fixture_config(&f, &cfg), 0);
+	cr_expect_eq(expect_packet(&f, "13 workers", &to_new, XDP_REDIRECT, STEERED),
+		     owner_of(&to_new, 13));
+	fixture_close(&f);
+}
+
+/* A config that userspace should never write still fails closed, and counted. */
+Test(xdp, unusable_config)
+{
+	const struct xkv_config bad[] = {
+		{.port = PKT_PORT, .workers = 0},
+		{.port = PKT_PORT, .workers = XKV_WORKERS_MAX + 1},
+		{.port = PKT_PORT, .workers = 1, .policy = XKV_POLICY_END},
+	};
+	const struct xkv_config unconfigured = {0};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		cr_assert_eq(fixture_config(&f, &bad[i]), 0);
+		expect_packet(&f, "bad config", &(struct pkt_spec){0}, XDP_DROP,
+			      XKV_R_BAD_CONFIG);
+	}
+	cr_assert_eq(fixture_config(&f, &unconfigured), 0);
+	expect_packet(&f, "port 0", &(struct pkt_spec){0}, XDP_PASS, XKV_STAT_PASSED);
+	fixture_close(&f);
+}
+
+/* A worker without a socket in the XSKMAP: the packet is counted, and no depth leaks. */
+Test(xdp, empty_socket_slot)
+{
+	const struct xkv_config cfg = {.port = PKT_PORT, .workers = 8};
+	struct pkt_spec spec = {.key = "k0"};
+	struct fixture f;
+	__u32 owner;
+
+	cr_assert_eq(fixture_open(&f, &cfg, 4), 0);
+	for (int i = 1; owner_of(&spec, cfg.workers) < 4; i++)
+		snprintf(spec.key, sizeof(spec.key), "k%d", i);
+	owner = owner_of(&spec, cfg.workers);
+	expect_packet(&f, spec.key, &spec, XDP_DROP, XKV_R_NO_SOCKET);
+	cr_expect_eq(fixture_depth(&f, owner), 0);
+	fixture_close(&f);
+}

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: MIT
+# The loader on a veth pair in throwaway namespaces (root). The test is a script:
+# make writes a launcher that hands it the binaries of this build.
+
+$(BUILD)/test-netns: tests/net/netns.sh $(BUILD)/xkv-loader $(BUILD)/bpf/xdp_pass.bpf.o
+	$(call msg,GEN,$@)
+	$(Q)printf '#!/bin/sh\nexec %s %s %s\n' $(abspath tests/net/netns.sh) \
+		$(abspath $(BUILD)/xkv-loader) $(abspath $(BUILD)/bpf/xdp_pass.bpf.o) > $@
+	$(Q)chmod +x $@
+
+TESTS += $(BUILD)/test-netns

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attach, detach and inspect the xkv XDP program on one interface: shared by
+ * xkv-loader and the server, so both attach the same way. Functions return 0 or
+ * -errno and say why through pr_warn (log.h); none exits or prints otherwise.
+ *
+ * The maps are pinned by name under BPFCTL_PIN_ROOT/<iface>/ and outlive the
+ * process, as does the netlink attachment: a later attach finds and reuses or
+ * replaces them, and detach removes both.
+ */
+#ifndef XKV_BPFCTL_H
+#define XKV_BPFCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include "xkv/maps.h"
+
+#define BPFCTL_BPFFS	 "/sys/fs/bpf"
+#define BPFCTL_PIN_ROOT	 BPFCTL_BPFFS "/xkv"
+#define BPFCTL_PROG_NAME "xkv_xdp" /* how status recognises our program */
+#define BPFCTL_MAPS_MAX	 8	   /* maps of the program, with room to grow */
+#define BPFCTL_NAME_MAX	 16	   /* BPF object names, NUL included */
+
+enum bpfctl_mode {
+	BPFCTL_MODE_NONE,   /* nothing attached */
+	BPFCTL_MODE_NATIVE, /* in the driver */
+	BPFCTL_MODE_SKB,    /* generic, after the skb is built */
+	BPFCTL_MODE_OTHER,  /* offloaded or several programs: not ours to handle */
+};
+
+struct bpfctl_attach_opts {
+	const char *ifname;
+	enum bpfctl_mode mode; /* NATIVE or SKB */
+	struct xkv_config config;
+	const struct xkv_allow_key *allow; /* the whole allowlist; empty drops all xkv traffic */
+	size_t n_allow;
+	bool force; /* replace another XDP program */
+};
+
+struct bpfctl_status {
+	char ifname[IF_NAMESIZE];
+	unsigned int ifindex; /* 0: the interface is gone (stale pins) */
+	__u32 prog_id;	      /* 0: no XDP program */
+	char prog_name[BPFCTL_NAME_MAX];
+	bool ours; /* the attached program is xkv's */
+	enum bpfctl_mode mode;
+	bool has_config; /* config read from the pinned map */
+	struct xkv_config config;
+	unsigned int n_pins;
+	char pins[BPFCTL_MAPS_MAX][BPFCTL_NAME_MAX]; /* pinned map names */
+};
+
+struct bpfctl_stats {
+	__u64 slots[XKV_R_END];		   /* drops per reason; XKV_STAT_PASSED: passed */
+	__u64 steered[XKV_WORKERS_MAX]; /* packets redirected to each worker */
+};
+
+/* Loads, pins, configures and attaches; if xkv is already attached, updates its config. */
+int bpfctl_attach(const struct bpfctl_attach_opts *opts);
+
+/* Detaches xkv (another program only with force) and removes the pins; 0 if nothing was there. */
+int bpfctl_detach(const char *ifname, bool force);
+
+int bpfctl_status(const char *ifname, struct bpfctl_status *st);
+
+/* Status of every interface of this network namespace with xkv attached or pinned. */
+int bpfctl_status_all(struct bpfctl_status *st, size_t max, size_t *n);
+
+int bpfctl_stats(const char *ifname, struct bpfctl_stats *stats);
+
+/* Sums the per-CPU counters of the two stats maps. */
+int bpfctl_stats_read(int stats_fd, int steered_fd, struct bpfctl_stats *stats);
+
+/* Writes the config map, checking the values first. */
+int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
+
+/* Makes the allowlist map hold exactly these networks. */
+int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n);
+
+/* "10.0.0.0/8", "fd00::/8" or a plain address; IPv4 becomes IPv4-mapped. */
+int bpfctl_parse_cidr(const char *text, struct xkv_allow_key *key);
+
+/* The enum xkv_policy value of a name, or -EINVAL. */
+int bpfctl_parse_policy(const char *name);
+
+const char *bpfctl_mode_name(enum bpfctl_mode mode);
+
+/* Opens a pinned map of the interface by name: an fd, or -errno. */
+int bpfctl_map_open(const char *ifname, const char *map_name);
+
+#endif /* XKV_BPFCTL_H */
