@@ -260,17 +260,42 @@ Test(store_modes, cache_mode_evicts_and_stays_in_budget)
 	close_store();
 }
 
-Test(store_modes, cache_mode_cannot_evict_other_partitions)
+Test(store_modes, cache_mode_evicts_only_its_own_partition)
 {
 	static uint8_t big[40 << 10];
 
 	open_store(64 << 10, XKV_MODE_CACHE, 4, 0);
 	cr_assert_eq(put_h("a", hash_in_partition(1, 1), big, sizeof(big)), 0);
 	cr_assert_eq(put_h("b", hash_in_partition(2, 1), big, sizeof(big)), -ENOMEM,
-		     "partition 2's writer may not evict partition 1's item");
+		     "partition 2's writer may not evict partition 1's item, and 80 KiB is past "
+		     "the 1/8 it may borrow");
 	cr_assert_eq(put_h("c", hash_in_partition(1, 2), big, sizeof(big)), 0,
 		     "partition 1's writer evicts its own");
 	cr_assert_eq(stats().evictions, 1);
+	close_store();
+}
+
+/* A write to an empty partition borrows; the next writes elsewhere pay the debt back. */
+Test(store_modes, cache_mode_borrows_then_repays)
+{
+	char key[16], val[1000] = {0};
+	const size_t limit = 64 << 10;
+	uint32_t len;
+	int i;
+
+	open_store(limit, XKV_MODE_CACHE, 8, 0);
+	for (i = 0; stats().evictions == 0; i++) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(put_h(key, hash_in_partition(1, i), val, sizeof(val)), 0);
+	}
+	cr_assert_eq(put_h("other", hash_in_partition(2, 1), val, sizeof(val)), 0,
+		     "nothing to evict in partition 2: it borrows");
+	cr_assert_gt(stats().bytes_used, limit);
+	cr_assert_leq(stats().bytes_used, limit + limit / 8);
+	key_name(key, sizeof(key), i);
+	cr_assert_eq(put_h(key, hash_in_partition(1, i), val, sizeof(val)), 0);
+	cr_assert_leq(stats().bytes_used, limit, "partition 1's next write repaid the debt");
+	cr_assert_eq(get_h("other", hash_in_partition(2, 1), &len), 0);
 	close_store();
 }
 

@@ -59,24 +59,42 @@ static void item_free_rcu(struct rcu_head *head)
 /*
  * Takes bytes from the shared budget. In cache mode a full budget makes the
  * partition's own CLOCK hand evict: a writer only ever unlinks items of the
- * partition it owns, so eviction keeps the single-writer rule.
+ * partition it owns, so eviction keeps the single-writer rule. A partition with
+ * nothing left to evict may borrow up to 1/XKV_CACHE_SLACK of the limit; writers of
+ * other partitions pay it back (memory_repay) on their next writes.
  */
 int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes)
 {
 	size_t used = atomic_load_explicit(&s->used, memory_order_relaxed);
+	bool can_evict = s->mode == XKV_MODE_CACHE;
 
 	for (;;) {
-		if (used + bytes <= s->limit) {
-			if (atomic_compare_exchange_weak_explicit(&s->used, &used, used + bytes,
-								  memory_order_relaxed,
-								  memory_order_relaxed))
-				return 0;
-			continue;
+		size_t limit = s->limit;
+
+		if (used + bytes > limit && can_evict) {
+			can_evict = clock_evict(s, partition) == 0;
+			if (can_evict) {
+				used = atomic_load_explicit(&s->used, memory_order_relaxed);
+				continue;
+			}
 		}
-		if (s->mode != XKV_MODE_CACHE || clock_evict(s, partition))
+		if (used + bytes > limit && s->mode == XKV_MODE_CACHE)
+			limit += limit / XKV_CACHE_SLACK;
+		if (used + bytes > limit)
 			return -ENOMEM;
-		used = atomic_load_explicit(&s->used, memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(&s->used, &used, used + bytes,
+							  memory_order_relaxed, memory_order_relaxed))
+			return 0;
 	}
+}
+
+void memory_repay(struct xkv_store *s, uint32_t partition)
+{
+	if (s->mode != XKV_MODE_CACHE)
+		return;
+	while (atomic_load_explicit(&s->used, memory_order_relaxed) > s->limit)
+		if (clock_evict(s, partition))
+			return;
 }
 
 void memory_release(struct xkv_store *s, size_t bytes)

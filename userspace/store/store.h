@@ -22,7 +22,7 @@
 
 enum xkv_store_mode {
 	XKV_MODE_STORE, /* full: a write that needs memory fails with -ENOMEM */
-	XKV_MODE_CACHE, /* full: evict (CLOCK) within the writer's partition */
+	XKV_MODE_CACHE, /* full: evict (CLOCK) within the writer's partition, see put */
 };
 
 struct xkv_store_config {
@@ -63,8 +63,12 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 
 /*
  * Inserts or overwrites. Returns 0, -EINVAL (key length), -E2BIG (value over
- * XKV_VALUE_MAX) or -ENOMEM (store mode full, bucket chain full, or nothing left
- * to evict in this partition).
+ * XKV_VALUE_MAX) or -ENOMEM (store mode full, or bucket chain full).
+ *
+ * Cache mode evicts only within the key's partition (the writer owns no other).
+ * A write to a partition with nothing left to evict borrows up to 1/8 of the
+ * limit; while the store is over its limit, every write evicts items of its own
+ * partition to pay it back. Only a write that fits neither gets -ENOMEM.
  */
 int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  const void *value, uint32_t value_len);
@@ -75,8 +79,10 @@ int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uin
 void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *stats);
 
 /* Reclamation: see the contract above. */
-void xkv_store_thread_online(void);
-void xkv_store_thread_offline(void);
-void xkv_store_quiescent(void);
+void xkv_store_thread_online(void);  /* once per thread, before its first call */
+void xkv_store_thread_offline(void); /* once per thread, after its last call */
+void xkv_store_quiescent(void);	     /* between requests: holds no item pointer */
+void xkv_store_thread_sleep(void);   /* before blocking: grace periods go on without us */
+void xkv_store_thread_wake(void);    /* after blocking, before the next call */
 
 #endif /* XKV_STORE_H */

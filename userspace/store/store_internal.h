@@ -109,7 +109,9 @@ bool item_fits(const struct xkv_item *item, uint32_t value_len);
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 			  uint32_t value_len);
 void item_free(struct xkv_item *item);
+#define XKV_CACHE_SLACK 8 /* cache mode may overshoot the limit by 1/8 while it evicts */
 int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes);
+void memory_repay(struct xkv_store *s, uint32_t partition); /* evicts while over the limit */
 void memory_release(struct xkv_store *s, size_t bytes);
 void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item);
 

@@ -200,6 +200,7 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 	if (value_len > XKV_VALUE_MAX)
 		return -E2BIG;
 
+	memory_repay(s, partition);
 	slot = chain_find(buckets, head, tag, key, key_len);
 	if (slot) {
 		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
@@ -292,4 +293,14 @@ void xkv_store_thread_offline(void)
 void xkv_store_quiescent(void)
 {
 	urcu_qsbr_quiescent_state();
+}
+
+void xkv_store_thread_sleep(void)
+{
+	urcu_qsbr_thread_offline();
+}
+
+void xkv_store_thread_wake(void)
+{
+	urcu_qsbr_thread_online();
 }
