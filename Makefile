@@ -32,6 +32,7 @@ BENCHES	:=
 
 include userspace/userspace.mk
 include tests/unit/unit.mk
+include tests/server/server.mk
 -include bpf/bpf.mk
 -include loader/loader.mk
 -include tests/bpf/bpf.mk

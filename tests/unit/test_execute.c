@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xkv/hash.h>
 #include "server/execute.h"
 
 #define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
@@ -92,7 +93,7 @@ static struct xkv_msg run(const struct xkv_msg *req, unsigned want_datagrams)
 	struct xkv_msg reply;
 
 	cap->reserved = cap->sent = 0;
-	xkv_execute(&x, &peer, req);
+	xkv_execute(&x, &peer, req, xkv_hash(req->key, req->key_len));
 	cr_assert_eq(cap->sent, want_datagrams, "reply datagrams: %u, want %u", cap->sent,
 		     want_datagrams);
 	cr_assert_eq(cap->reserved, cap->sent, "every reserved buffer was sent");
@@ -201,12 +202,12 @@ Test(execute, lost_replies_are_counted)
 	run(&put, 1);
 	cap->room = 3; /* of the 7 pieces only 3 find a buffer */
 	cap->reserved = cap->sent = 0;
-	xkv_execute(&x, &peer, &get);
+	xkv_execute(&x, &peer, &get, xkv_hash(get.key, get.key_len));
 	cr_assert_eq(cap->sent, 3);
 	cr_assert_eq(x.stats.tx_dropped, 1, "the reply was cut short, and counted");
 	cap->room = 0;
 	cap->reserved = cap->sent = 0;
-	xkv_execute(&x, &peer, &get);
+	xkv_execute(&x, &peer, &get, xkv_hash(get.key, get.key_len));
 	cr_assert_eq(cap->sent, 0);
 	cr_assert_eq(x.stats.tx_dropped, 2);
 }

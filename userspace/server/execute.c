@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xkv/hash.h>
 #include "server/execute.h"
 
 #define HDR sizeof(struct xkv_hdr)
@@ -125,9 +124,9 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	reply_send(x, peer, buf, &reply);
 }
 
-void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req)
+void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		 uint64_t hash)
 {
-	uint64_t hash = xkv_hash(req->key, req->key_len);
 	uint8_t op = req->op & ~XKV_OP_REPLY;
 	int err;
 

@@ -40,10 +40,12 @@ int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx
 void xkv_exec_fini(struct xkv_exec *x);
 
 /*
- * Executes req from peer. For a PUT, req->frag holds the whole value
- * (frag_len == value_len): the caller has reassembled it if it came in pieces.
+ * Executes req from peer; hash is xkv_hash() of its key. For a PUT, req->frag
+ * holds the whole value (frag_len == value_len): the caller has reassembled it if
+ * it came in pieces.
  */
-void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req);
+void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		 uint64_t hash);
 
 /* Replies with status and no value, e.g. for a request refused before execution. */
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Steering for the io_uring backend: an SK_REUSEPORT program on the group of UDP
+ * sockets the workers bind to the xkv port. It picks the worker's socket with the
+ * same policy code as the XDP program (steer.h), so writes to a partition reach
+ * only its owner (invariant 1) without XDP. Malformed requests are dropped and
+ * counted under the same reasons.
+ */
+#include "maps.bpf.h"
+#include "steer.h"
+#include <linux/udp.h>
+
+/* The workers' sockets, by worker index: written by the server at start. */
+struct {
+	__uint(type, BPF_MAP_TYPE_REUSEPORT_SOCKARRAY);
+	__uint(max_entries, XKV_WORKERS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} xkv_socks SEC(".maps");
+
+static __always_inline int reuse_drop(__u32 reason)
+{
+	__u64 *count = bpf_map_lookup_elem(&xkv_stats, &reason);
+
+	if (count)
+		*count += 1; /* per-CPU slot: no other writer */
+	return SK_DROP;
+}
+
+SEC("sk_reuseport")
+int xkv_reuseport(struct sk_reuseport_md *md)
+{
+	__u8 key[XKV_KEY_MAX + 6]; /* rounded up to 8 bytes */
+	const struct xkv_config *shared;
+	struct xkv_config cfg;
+	enum xkv_reason reason;
+	struct xkv_hdr hdr;
+	struct udphdr udp;
+	__u32 zero = 0, worker, key_len, payload_len;
+
+	shared = bpf_map_lookup_elem(&xkv_config, &zero);
+	if (!shared)
+		return reuse_drop(XKV_R_BAD_CONFIG);
+	cfg = *(volatile const struct xkv_config *)shared;
+	if (cfg.workers < 1 || cfg.workers > XKV_WORKERS_MAX || cfg.policy >= XKV_POLICY_END)
+		return reuse_drop(XKV_R_BAD_CONFIG);
+
+	/* md->data is the UDP header; the kernel checked its length against the IP header */
+	if (bpf_skb_load_bytes(md, 0, &udp, sizeof(udp)))
+		return reuse_drop(XKV_R_BAD_UDP_LEN);
+	payload_len = xkv_be16(udp.len) - sizeof(udp); /* below 8 wraps: bad_length */
+	if (payload_len < sizeof(hdr) || bpf_skb_load_bytes(md, sizeof(udp), &hdr, sizeof(hdr)))
+		return reuse_drop(XKV_R_TRUNCATED);
+	reason = xkv_hdr_check(&hdr, payload_len);
+	if (reason != XKV_R_OK)
+		return reuse_drop(reason);
+	if (hdr.op & XKV_OP_REPLY)
+		return reuse_drop(XKV_R_REPLY_TO_SERVER);
+
+	key_len = xkv_be16(hdr.key_len);
+	barrier_var(key_len); /* the verifier must see the bound on this register */
+	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
+		return reuse_drop(XKV_R_BAD_KEY_LEN);
+	if (bpf_skb_load_bytes(md, sizeof(udp) + sizeof(hdr), key, key_len))
+		return reuse_drop(XKV_R_TRUNCATED);
+
+	worker = xkv_choose_worker(&cfg, hdr.op, xkv_partition(xkv_hash(key, key_len)));
+	if (bpf_sk_select_reuseport(md, &xkv_socks, &worker, 0))
+		return reuse_drop(XKV_R_NO_SOCKET);
+	xkv_depth_add(worker);
+	return SK_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "server_proc.h"
+
+#define START_TIMEOUT_MS 5000
+#define STOP_TIMEOUT_MS	 5000
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+const char *server_addr(const struct server_proc *s)
+{
+	static char addr[32];
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", s->port);
+	return addr;
+}
+
+static int wait_until_answering(struct server_proc *s)
+{
+	struct xkv_client_opts opts = {.timeout_ms = 50, .retries = -1};
+	struct xkv_client *c = xkv_client_open(server_addr(s), &opts);
+	int err = -ETIMEDOUT;
+
+	if (!c)
+		return -errno;
+	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 50) {
+		void *v = NULL;
+		uint32_t len;
+
+		err = xkv_client_get(c, "ping", 4, &v, &len);
+		free(v);
+		if (err == 0 || err == -ENOENT)
+			break;
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+			s->pid = 0;
+			err = -ECHILD;
+			break;
+		}
+		sleep_ms(50);
+	}
+	xkv_client_close(c);
+	return err == -ENOENT ? 0 : err;
+}
+
+int server_start(struct server_proc *s, const char *const *args)
+{
+	const char *argv[32] = {XKV_SERVER_BIN};
+	char port[8];
+	size_t n = 1;
+	int err;
+
+	/* a port of our own: tests of several binaries may run at the same time */
+	s->port = (uint16_t)(20000 + (getpid() * 7 + time(NULL)) % 30000);
+	snprintf(port, sizeof(port), "%u", s->port);
+	snprintf(s->out_path, sizeof(s->out_path), "/tmp/xkv-test-server-%d.out", getpid());
+	while (args && *args && n < 28)
+		argv[n++] = *args++;
+	argv[n++] = "--port";
+	argv[n++] = port;
+	argv[n] = NULL;
+
+	s->pid = fork();
+	if (s->pid < 0)
+		return -errno;
+	if (s->pid == 0) {
+		if (!freopen(s->out_path, "w", stdout))
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	err = wait_until_answering(s);
+	if (err)
+		server_stop(s);
+	return err;
+}
+
+int server_stop(struct server_proc *s)
+{
+	int status;
+
+	if (s->pid <= 0)
+		return -1;
+	kill(s->pid, SIGTERM);
+	for (int waited = 0; waited < STOP_TIMEOUT_MS; waited += 10) {
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			s->pid = 0;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		sleep_ms(10);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &status, 0);
+	s->pid = 0;
+	return -1;
+}
+
+long server_counter(const struct server_proc *s, const char *what)
+{
+	FILE *f = fopen(s->out_path, "r");
+	size_t wlen = strlen(what);
+	long total = -1;
+	char line[512];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		for (char *p = strstr(line, what); p; p = strstr(p + 1, what)) {
+			long v;
+
+			if ((p == line || p[-1] == ' ') && p[wlen] == ':' &&
+			    sscanf(p + wlen + 1, "%ld", &v) == 1)
+				total = (total < 0 ? 0 : total) + v;
+		}
+	}
+	fclose(f);
+	return total;
+}

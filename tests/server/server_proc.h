@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Starts an xkv-server for a test, and always stops it by its PID. */
+#ifndef XKV_TEST_SERVER_PROC_H
+#define XKV_TEST_SERVER_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct server_proc {
+	pid_t pid;
+	uint16_t port;
+	char out_path[64]; /* its stdout: the counters it prints when it stops */
+};
+
+/* Starts XKV_SERVER_BIN with args (NULL-terminated) plus --port; waits until it answers. */
+int server_start(struct server_proc *s, const char *const *args);
+
+/* SIGTERM, wait; returns its exit status, or -1 if it had to be killed. Idempotent. */
+int server_stop(struct server_proc *s);
+
+/* After server_stop: the sum of every "<what>: N" line of its output, -1 if none. */
+long server_counter(const struct server_proc *s, const char *what);
+
+/* "127.0.0.1:PORT" */
+const char *server_addr(const struct server_proc *s);
+
+#endif /* XKV_TEST_SERVER_PROC_H */

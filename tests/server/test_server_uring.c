@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-server with the io_uring backend on loopback, driven through the client
+ * library: data integrity at every size, concurrency, hostile traffic, memory
+ * limits, restart and a clean stop. Each test starts its own server and stops it
+ * by PID, also when an assertion fails.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "proto/codec.h"
+#include "server_proc.h"
+
+static struct server_proc srv;
+static struct xkv_client *cli;
+
+static void stop_all(void)
+{
+	xkv_client_close(cli);
+	cli = NULL;
+	server_stop(&srv);
+	if (!getenv("XKV_KEEP_OUTPUT"))
+		unlink(srv.out_path);
+}
+
+static void start(const char *const *args)
+{
+	int err = server_start(&srv, args);
+
+	cr_assert_eq(err, 0, "server did not start: %s", strerror(-err));
+	cli = xkv_client_open(server_addr(&srv), NULL);
+	cr_assert_not_null(cli);
+}
+
+TestSuite(server_uring, .fini = stop_all, .timeout = 120);
+
+/* Deterministic content, so a value can be checked without keeping it. */
+static void fill(uint8_t *v, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (uint32_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		v[i] = (uint8_t)x;
+	}
+}
+
+/* Mostly small values, and every size that crosses a datagram boundary or the limit. */
+static uint32_t size_of_key(int i)
+{
+	static const uint32_t big[] = {1440, 1441, 1472, 2880, 100000, 500000, XKV_VALUE_MAX};
+
+	if (i % 200 == 0)
+		return big[(i / 200) % (sizeof(big) / sizeof(big[0]))];
+	return (uint32_t)(i * 37) % 300;
+}
+
+Test(server_uring, ten_thousand_keys_byte_for_byte)
+{
+	static const char *const args[] = {"--workers", "2", "--memory", "512M", "--mode",
+					   "store", NULL};
+	static uint8_t want[XKV_VALUE_MAX];
+	const int keys = 10000;
+	char key[32];
+
+	start(args);
+	for (int i = 0; i < keys; i++) {
+		uint32_t len = size_of_key(i);
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		fill(want, len, i);
+		cr_assert_eq(xkv_client_put(cli, key, n, want, len), 0, "put %s (%u B)", key, len);
+	}
+	for (int i = 0; i < keys; i++) {
+		uint32_t len = size_of_key(i), got_len;
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+		void *got;
+
+		fill(want, len, i);
+		cr_assert_eq(xkv_client_get(cli, key, n, &got, &got_len), 0, "get %s", key);
+		cr_assert_eq(got_len, len, "%s: %u bytes back, want %u", key, got_len, len);
+		cr_assert_eq(memcmp(got, want, len), 0, "%s: bytes differ", key);
+		free(got);
+	}
+	for (int i = 0; i < keys; i += 2) {
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		cr_assert_eq(xkv_client_delete(cli, key, n), 0);
+	}
+	for (int i = 0; i < 100; i++) {
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+		uint32_t len;
+		void *got = NULL;
+
+		cr_assert_eq(xkv_client_get(cli, key, n, &got, &len), i % 2 ? 0 : -ENOENT);
+		free(got);
+	}
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	cr_assert_eq(server_counter(&srv, "store items"), keys / 2);
+}
+
+struct client_thread {
+	pthread_t thread;
+	int id, errors;
+};
+
+static void *client_run(void *arg)
+{
+	struct client_thread *t = arg;
+	struct xkv_client *c = xkv_client_open(server_addr(&srv), NULL);
+	uint8_t want[2000];
+	char key[32];
+
+	if (!c) {
+		t->errors++;
+		return NULL;
+	}
+	for (int i = 0; i < 500; i++) {
+		uint32_t len = (uint32_t)(i * 13 + t->id) % sizeof(want), got_len;
+		int n = snprintf(key, sizeof(key), "t%d:%d", t->id, i % 50);
+		void *got;
+
+		fill(want, len, t->id * 1000 + i);
+		if (xkv_client_put(c, key, n, want, len)) {
+			t->errors++;
+			continue;
+		}
+		if (xkv_client_get(c, key, n, &got, &got_len)) {
+			t->errors++;
+			continue;
+		}
+		t->errors += got_len != len || memcmp(got, want, len);
+		free(got);
+	}
+	xkv_client_close(c);
+	return NULL;
+}
+
+Test(server_uring, concurrent_clients)
+{
+	static const char *const args[] = {"--workers", "2", NULL};
+	struct client_thread t[6];
+
+	start(args);
+	for (int i = 0; i < 6; i++) {
+		t[i] = (struct client_thread){.id = i};
+		pthread_create(&t[i].thread, NULL, client_run, &t[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i].thread, NULL);
+		cr_assert_eq(t[i].errors, 0, "client %d saw %d wrong answers", i, t[i].errors);
+	}
+	cr_assert_eq(server_stop(&srv), 0);
+	/* invariant 1: six clients spread by the kernel, yet each partition had one writer */
+	cr_assert_eq(server_counter(&srv, "put"), 6 * 500);
+	cr_assert_eq(server_counter(&srv, "foreign_writes"), 0);
+}
+
+/*
+ * Sends what the client library never would. Not connect()ed: steering drops a
+ * malformed datagram as if no socket were there, the kernel answers ICMP port
+ * unreachable, and a connected socket would fail its next send with ECONNREFUSED.
+ */
+static void raw_send(int fd, const void *buf, size_t len)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(srv.port)};
+
+	inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&addr, sizeof(addr)),
+		     (ssize_t)len);
+}
+
+static size_t valid_put(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len)
+{
+	static const uint8_t value[1400];
+	struct xkv_msg m = {
+		.op = XKV_OP_PUT,
+		.key = "hostile",
+		.key_len = 7,
+		.request_id = id,
+		.value_len = value_len,
+		.frag_len = frag_len,
+		.frag = value,
+	};
+
+	return (size_t)xkv_encode(buf, 2048, &m);
+}
+
+Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
+{
+	static const char *const args[] = {"--workers", "1", NULL};
+	const int rounds = 200;
+	uint8_t buf[2048];
+	int fd, answered = 0;
+
+	start(args);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	for (int i = 0; i < rounds; i++) {
+		size_t len;
+		char key[16];
+		void *got;
+		uint32_t got_len;
+		int n = snprintf(key, sizeof(key), "good%d", i);
+
+		for (size_t b = 0; b < 64; b++)
+			buf[b] = (uint8_t)rand();
+		buf[0] = 0; /* never "X": random bytes are bad magic */
+		raw_send(fd, buf, 64);
+
+		len = valid_put(buf, i, 5, 5);
+		raw_send(fd, buf, 20); /* truncated inside the header */
+		buf[2] = 9;
+		raw_send(fd, buf, len); /* bad version */
+		buf[2] = XKV_VERSION;
+		raw_send(fd, buf, len - 1); /* frag_len says one byte more than came */
+
+		/* the first piece of a 1 MiB value, whose other pieces never come */
+		len = valid_put(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		raw_send(fd, buf, len);
+
+		/* and a good request in between */
+		cr_assert_eq(xkv_client_put(cli, key, n, "ok", 2), 0);
+		cr_assert_eq(xkv_client_get(cli, key, n, &got, &got_len), 0);
+		answered += got_len == 2 && !memcmp(got, "ok", 2);
+		free(got);
+	}
+	close(fd);
+	cr_assert_eq(answered, rounds);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "dropped bad_magic"), rounds);
+	cr_assert_eq(server_counter(&srv, "dropped truncated"), rounds);
+	cr_assert_eq(server_counter(&srv, "dropped bad_version"), rounds);
+	cr_assert_eq(server_counter(&srv, "dropped bad_length"), rounds);
+	/* 64 MiB of reassembly room holds 64 of the unfinished 1 MiB values; the rest are refused */
+	cr_assert_eq(server_counter(&srv, "refused_pieces"), rounds - 64);
+	cr_assert_eq(server_counter(&srv, "status busy"), rounds - 64);
+}
+
+Test(server_uring, store_mode_answers_no_memory)
+{
+	static const char *const args[] = {"--workers", "1", "--memory", "1M", "--mode", "store",
+					   NULL};
+	static uint8_t v[10000];
+	int err = 0, stored = 0;
+	char key[16];
+
+	start(args);
+	while (!err && stored < 1000) {
+		int n = snprintf(key, sizeof(key), "m%d", stored);
+
+		err = xkv_client_put(cli, key, n, v, sizeof(v));
+		stored += !err;
+	}
+	cr_assert_eq(err, -ENOMEM);
+	cr_assert(stored > 80 && stored < 105, "10 KB values in 1 MiB: %d", stored);
+	cr_assert_eq(xkv_client_delete(cli, "m0", 2), 0);
+	cr_assert_eq(xkv_client_put(cli, key, strlen(key), v, sizeof(v)), 0, "room again");
+}
+
+/* 8 MiB holds ~3 items of 10 KB per partition: enough for each writer to evict its own */
+Test(server_uring, cache_mode_evicts)
+{
+	static const char *const args[] = {"--workers", "1", "--memory", "8M", "--mode", "cache",
+					   NULL};
+	static uint8_t v[10000];
+	char key[16];
+
+	start(args);
+	for (int i = 0; i < 3000; i++) {
+		int n = snprintf(key, sizeof(key), "c%d", i);
+
+		cr_assert_eq(xkv_client_put(cli, key, n, v, sizeof(v)), 0, "put %d", i);
+	}
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_gt(server_counter(&srv, "store evictions"), 2000);
+	cr_assert_leq(server_counter(&srv, "store bytes_used"), (8 << 20) + (8 << 20) / 8,
+		      "within the limit and the 1/8 a writer may borrow");
+}
+
+Test(server_uring, restart_serves_again_and_stop_is_clean)
+{
+	static const char *const args[] = {"--workers", "2", NULL};
+	void *got = NULL;
+	uint32_t len;
+	pid_t pid;
+
+	start(args);
+	cr_assert_eq(xkv_client_put(cli, "k", 1, "v1", 2), 0);
+	xkv_client_close(cli);
+	cli = NULL;
+	pid = srv.pid;
+	cr_assert_eq(server_stop(&srv), 0, "SIGTERM: exit 0");
+	cr_assert(kill(pid, 0) == -1 && errno == ESRCH, "no process left");
+
+	start(args); /* the same port is free again at once */
+	cr_assert_eq(xkv_client_get(cli, "k", 1, &got, &len), -ENOENT, "memory only");
+	cr_assert_eq(xkv_client_put(cli, "k", 1, "v2", 2), 0);
+	cr_assert_eq(xkv_client_get(cli, "k", 1, &got, &len), 0);
+	cr_assert_eq(memcmp(got, "v2", 2), 0);
+	free(got);
+}

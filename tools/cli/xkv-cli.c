@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-cli: one request from the command line.
+ *
+ *   xkv-cli [--server HOST[:PORT]] [--timeout MS] [--retries N] get KEY
+ *   xkv-cli ... put KEY VALUE | put KEY @FILE | del KEY
+ *
+ * Exit codes: 0 done (or found), 1 not found, 2 any error (on stderr).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xkv/proto.h>
+#include "client/client.h"
+
+enum { EXIT_FOUND = 0, EXIT_NOT_FOUND = 1, EXIT_ERROR = 2 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: xkv-cli [options] get KEY\n"
+		"       xkv-cli [options] put KEY VALUE\n"
+		"       xkv-cli [options] put KEY @FILE\n"
+		"       xkv-cli [options] del KEY\n"
+		"options:\n"
+		"  -s, --server HOST[:PORT]  server address (default 127.0.0.1:%d)\n"
+		"  -t, --timeout MS          per attempt (default 500)\n"
+		"  -r, --retries N           attempts after the first (default 2)\n"
+		"  -h, --help\n"
+		"exit codes: 0 done or found, 1 not found, 2 error\n",
+		XKV_DEFAULT_PORT);
+}
+
+/* Reads FILE whole; values are at most 1 MiB, so one more byte tells it is too big. */
+static int read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return -errno;
+	buf = malloc(XKV_VALUE_MAX + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(buf, 1, XKV_VALUE_MAX + 1, f);
+	if (ferror(f)) {
+		fclose(f);
+		free(buf);
+		return -EIO;
+	}
+	fclose(f);
+	if (n > XKV_VALUE_MAX) {
+		free(buf);
+		return -E2BIG;
+	}
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+static int run(struct xkv_client *c, int argc, char **argv)
+{
+	const char *cmd = argv[0], *key = argv[1];
+	size_t key_len = strlen(key);
+	void *value = NULL;
+	uint32_t value_len;
+	int err;
+
+	if (!strcmp(cmd, "get") && argc == 2) {
+		err = xkv_client_get(c, key, key_len, &value, &value_len);
+		if (!err && fwrite(value, 1, value_len, stdout) != value_len)
+			err = -EIO;
+		free(value);
+		return err;
+	}
+	if (!strcmp(cmd, "del") && argc == 2)
+		return xkv_client_delete(c, key, key_len);
+	if (!strcmp(cmd, "put") && argc == 3) {
+		const char *arg = argv[2];
+		char *data = NULL;
+		size_t len = strlen(arg);
+
+		if (arg[0] == '@') {
+			err = read_file(arg + 1, &data, &len);
+			if (err) {
+				fprintf(stderr, "xkv-cli: %s: %s\n", arg + 1,
+					err == -E2BIG ? "larger than 1 MiB" : strerror(-err));
+				return -ECANCELED;
+			}
+		}
+		err = xkv_client_put(c, key, key_len, data ? data : arg, len);
+		free(data);
+		return err;
+	}
+	return -ENOTSUP;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"server", required_argument, NULL, 's'}, {"timeout", required_argument, NULL, 't'},
+		{"retries", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct xkv_client_opts copts = {0};
+	const char *server = "127.0.0.1";
+	struct xkv_client *c;
+	int opt, err;
+
+	while ((opt = getopt_long(argc, argv, "+s:t:r:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			server = optarg;
+			break;
+		case 't':
+			copts.timeout_ms = atoi(optarg);
+			break;
+		case 'r':
+			copts.retries = atoi(optarg) ? atoi(optarg) : -1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_FOUND;
+		default:
+			usage(stderr);
+			return EXIT_ERROR;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_ERROR;
+	}
+
+	c = xkv_client_open(server, &copts);
+	if (!c) {
+		fprintf(stderr, "xkv-cli: cannot reach %s: %s\n", server, strerror(errno));
+		return EXIT_ERROR;
+	}
+	err = run(c, argc, argv);
+	xkv_client_close(c);
+	switch (err) {
+	case 0:
+		return EXIT_FOUND;
+	case -ENOENT:
+		return EXIT_NOT_FOUND;
+	case -ECANCELED: /* already explained */
+		return EXIT_ERROR;
+	case -ENOTSUP:
+		usage(stderr);
+		return EXIT_ERROR;
+	case -ETIMEDOUT:
+		fprintf(stderr, "xkv-cli: %s: no reply from %s\n", argv[0], server);
+		return EXIT_ERROR;
+	default:
+		fprintf(stderr, "xkv-cli: %s: %s\n", argv[0],
+			err == -ENOMEM	 ? "server out of memory"
+			: err == -EBUSY	 ? "server busy, try again"
+			: err == -E2BIG	 ? "value too large (max 1 MiB)"
+			: err == -EINVAL ? "bad request (key must be 1..250 bytes)"
+					 : strerror(-err));
+		return EXIT_ERROR;
+	}
+}

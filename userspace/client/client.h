@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The xkv client library: blocking GET/PUT/DELETE over UDP with timeouts and
+ * retries. Values of any size up to 1 MiB are split into datagrams and put back
+ * together. One client is one socket; use one per thread.
+ */
+#ifndef XKV_CLIENT_H
+#define XKV_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct xkv_client_opts {
+	int timeout_ms;	      /* per attempt; 0: 500 */
+	int retries;	      /* attempts after the first; -1: none, 0: 2 */
+	uint32_t max_payload; /* UDP payload per datagram; 0: 1472 (Ethernet MTU, IPv4) */
+};
+
+struct xkv_client;
+
+/* server is HOST[:PORT] or [V6ADDR]:PORT; port defaults to XKV_DEFAULT_PORT. NULL + errno. */
+struct xkv_client *xkv_client_open(const char *server, const struct xkv_client_opts *opts);
+void xkv_client_close(struct xkv_client *c);
+
+/*
+ * Each returns 0, or: -ENOENT (not found), -E2BIG (too large), -ENOMEM (server
+ * out of memory), -EINVAL (bad request, e.g. key length), -EBUSY (server busy),
+ * -ETIMEDOUT (no reply after every retry), -EPROTO (a reply that makes no sense),
+ * or another -errno from the socket.
+ */
+int xkv_client_get(struct xkv_client *c, const void *key, size_t key_len, void **value,
+		   uint32_t *value_len); /* *value is malloc'ed; free() it */
+int xkv_client_put(struct xkv_client *c, const void *key, size_t key_len, const void *value,
+		   size_t value_len);
+int xkv_client_delete(struct xkv_client *c, const void *key, size_t key_len);
+
+#endif /* XKV_CLIENT_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel steering for the io_uring backend: the SK_REUSEPORT program of
+ * bpf/reuseport.bpf.c over the workers' UDP sockets, its config, and the queue
+ * depths it shares with the workers.
+ */
+#ifndef XKV_REUSEPORT_H
+#define XKV_REUSEPORT_H
+
+#include <stdint.h>
+#include <xkv/maps.h>
+
+struct reuseport_bpf;
+
+struct xkv_reuseport {
+	struct reuseport_bpf *skel;
+	struct xkv_qdepth *qdepth; /* mmapped: the program adds, workers subtract */
+	size_t qdepth_len;
+};
+
+/* Loads the program with its config. Returns 0 or -errno. */
+int xkv_reuseport_load(struct xkv_reuseport *r, uint16_t port, uint32_t workers,
+		       enum xkv_policy policy);
+
+/*
+ * Makes fd (bound, SO_REUSEPORT) worker's socket. The first call also attaches the
+ * program to the group, so no datagram is ever spread by the kernel's own hash.
+ */
+int xkv_reuseport_add(struct xkv_reuseport *r, uint32_t worker, int fd);
+
+/* Requests the program counted as dropped, by reason (sums over CPUs). */
+uint64_t xkv_reuseport_dropped(const struct xkv_reuseport *r, uint32_t reason);
+
+void xkv_reuseport_close(struct xkv_reuseport *r);
+
+#endif /* XKV_REUSEPORT_H */

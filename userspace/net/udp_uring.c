@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "net/udp_uring.h"
+
+static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
+static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
+
+static void slot_init(struct xkv_uring_slot *s, uint8_t *buf, size_t len)
+{
+	s->iov = (struct iovec){.iov_base = buf, .iov_len = len};
+	s->msg = (struct msghdr){
+		.msg_name = &s->addr,
+		.msg_namelen = sizeof(s->addr),
+		.msg_iov = &s->iov,
+		.msg_iovlen = 1,
+	};
+}
+
+static void rx_post(struct xkv_uring *u, uint32_t i)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->rx_ring);
+
+	/* the ring has a slot per receive, so there is always room */
+	slot_init(&u->rx[i], u->rx_bufs + (size_t)i * XKV_URING_RX_BUF, XKV_URING_RX_BUF);
+	/* MSG_TRUNC: the result is the datagram's real length, so truncation shows */
+	io_uring_prep_recvmsg(sqe, u->fd, &u->rx[i].msg, MSG_TRUNC);
+	io_uring_sqe_set_data64(sqe, i);
+}
+
+static int socket_open(uint16_t port)
+{
+	struct sockaddr_in6 addr = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+	int fd, one = 1, zero = 0, rcvbuf = XKV_URING_SOCKET_BUF;
+
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* room for a whole 1 MiB value in pieces; FORCE passes rmem_max when root */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int xkv_uring_open(struct xkv_uring *u, uint16_t port)
+{
+	int err;
+
+	memset(u, 0, sizeof(*u));
+	u->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
+	u->fd = socket_open(port);
+	if (u->fd < 0)
+		return u->fd;
+	u->rx_bufs = malloc((size_t)XKV_URING_RX_DEPTH * XKV_URING_RX_BUF);
+	u->tx_bufs = malloc((size_t)XKV_URING_TX_DEPTH * XKV_URING_TX_BUF);
+	if (!u->rx_bufs || !u->tx_bufs) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	err = io_uring_queue_init(XKV_URING_RX_DEPTH, &u->rx_ring, 0);
+	if (err)
+		goto out_free;
+	err = io_uring_queue_init(XKV_URING_TX_DEPTH, &u->tx_ring, 0);
+	if (err)
+		goto out_exit_rx;
+	for (uint32_t i = 0; i < XKV_URING_TX_DEPTH; i++)
+		u->tx_free[u->ntx_free++] = i;
+	for (uint32_t i = 0; i < XKV_URING_RX_DEPTH; i++)
+		rx_post(u, i);
+	err = io_uring_submit(&u->rx_ring);
+	if (err < 0)
+		goto out_exit_tx;
+	return 0;
+
+out_exit_tx:
+	io_uring_queue_exit(&u->tx_ring);
+out_exit_rx:
+	io_uring_queue_exit(&u->rx_ring);
+out_free:
+	free(u->rx_bufs);
+	free(u->tx_bufs);
+	close(u->fd);
+	return err;
+}
+
+void xkv_uring_close(struct xkv_uring *u)
+{
+	/* closing the rings cancels the posted receives before their buffers go */
+	io_uring_queue_exit(&u->rx_ring);
+	io_uring_queue_exit(&u->tx_ring);
+	close(u->fd);
+	free(u->rx_bufs);
+	free(u->tx_bufs);
+}
+
+/* Takes back the buffers of finished sends; waits for one if wait and none are back. */
+static void tx_reap(struct xkv_uring *u, bool wait)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	if (u->tx_unsubmitted) {
+		io_uring_submit(&u->tx_ring);
+		u->tx_unsubmitted = 0;
+	}
+	if (wait && io_uring_wait_cqe(&u->tx_ring, &cqe))
+		return;
+	io_uring_for_each_cqe(&u->tx_ring, head, cqe) {
+		if (cqe->res < 0)
+			u->tx_errors++;
+		u->tx_free[u->ntx_free++] = (uint32_t)io_uring_cqe_get_data64(cqe);
+		n++;
+	}
+	io_uring_cq_advance(&u->tx_ring, n);
+}
+
+static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
+{
+	struct xkv_uring *u = (struct xkv_uring *)tx;
+
+	if (!u->ntx_free)
+		tx_reap(u, true);
+	if (!u->ntx_free)
+		return NULL;
+	*cap = XKV_URING_TX_BUF;
+	return u->tx_bufs + (size_t)u->tx_free[--u->ntx_free] * XKV_URING_TX_BUF;
+}
+
+static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+{
+	struct xkv_uring *u = (struct xkv_uring *)tx;
+	uint32_t i = (uint32_t)(((uint8_t *)buf - u->tx_bufs) / XKV_URING_TX_BUF);
+	struct xkv_uring_slot *s = &u->txs[i];
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->tx_ring);
+
+	if (!sqe) {
+		io_uring_submit(&u->tx_ring);
+		u->tx_unsubmitted = 0;
+		sqe = io_uring_get_sqe(&u->tx_ring);
+	}
+	slot_init(s, buf, len);
+	s->addr = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = peer->port};
+	memcpy(&s->addr.sin6_addr, peer->addr, sizeof(peer->addr));
+	io_uring_prep_sendmsg(sqe, u->fd, &s->msg, 0);
+	io_uring_sqe_set_data64(sqe, i);
+	u->tx_unsubmitted++;
+}
+
+static void peer_from(struct xkv_peer *peer, const struct sockaddr_in6 *addr)
+{
+	memset(peer, 0, sizeof(*peer));
+	memcpy(peer->addr, &addr->sin6_addr, sizeof(peer->addr));
+	peer->port = addr->sin6_port;
+}
+
+int xkv_uring_wait(struct xkv_uring *u, int timeout_ms)
+{
+	struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
+				       .tv_nsec = (timeout_ms % 1000) * 1000000L};
+	struct io_uring_cqe *cqe;
+	int err;
+
+	err = io_uring_submit_and_wait_timeout(&u->rx_ring, &cqe, 1, &ts, NULL);
+	return err < 0 && err != -ETIME && err != -EINTR ? err : 0;
+}
+
+unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
+		uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
+		struct xkv_uring_slot *s = &u->rx[i];
+		struct xkv_peer peer;
+
+		if (cqe->res > XKV_URING_RX_BUF) {
+			u->rx_truncated++;
+		} else if (cqe->res >= 0) {
+			peer_from(&peer, &s->addr);
+			fn(ctx, &peer, s->iov.iov_base, (size_t)cqe->res);
+		}
+		rx_post(u, i);
+		n++;
+	}
+	io_uring_cq_advance(&u->rx_ring, n);
+	/* one submit for every reply this batch queued, then take back finished buffers */
+	tx_reap(u, false);
+	return n;
+}

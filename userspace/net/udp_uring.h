@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The io_uring backend's transport: one kernel UDP socket per worker, all bound to
+ * the server port with SO_REUSEPORT, requests received and replies sent through
+ * io_uring (one ring for each direction, so waiting for a free reply buffer never
+ * consumes a request). For machines and interfaces without XDP, loopback included.
+ */
+#ifndef XKV_UDP_URING_H
+#define XKV_UDP_URING_H
+
+#include <liburing.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "proto/peer.h"
+#include "server/execute.h"
+
+#define XKV_URING_RX_DEPTH 256 /* receives kept posted */
+#define XKV_URING_TX_DEPTH 1024 /* reply buffers; a 1 MiB reply takes ~720 */
+#define XKV_URING_RX_BUF   2048 /* larger datagrams are truncated and dropped */
+#define XKV_URING_TX_BUF   1472 /* reply payload: fits a 1500-byte MTU over IPv4 */
+#define XKV_URING_SOCKET_BUF (8 << 20) /* receive buffer: a 1 MiB value is ~720 datagrams */
+
+struct xkv_uring_slot {
+	struct msghdr msg;
+	struct iovec iov;
+	struct sockaddr_in6 addr;
+};
+
+typedef void (*xkv_datagram_fn)(void *ctx, const struct xkv_peer *peer, const void *data,
+				size_t len);
+
+struct xkv_uring {
+	struct xkv_tx tx; /* the executor's reply path; first, so the two convert */
+	int fd;
+	struct io_uring rx_ring, tx_ring;
+	uint8_t *rx_bufs, *tx_bufs;
+	struct xkv_uring_slot rx[XKV_URING_RX_DEPTH], txs[XKV_URING_TX_DEPTH];
+	uint32_t tx_free[XKV_URING_TX_DEPTH]; /* indices of idle reply buffers */
+	uint32_t ntx_free;
+	uint32_t tx_unsubmitted;
+	uint64_t rx_truncated; /* datagrams over XKV_URING_RX_BUF */
+	uint64_t tx_errors;    /* sends the kernel failed */
+};
+
+/*
+ * Opens the socket (IPv6, dual-stack, SO_REUSEPORT) on port, joins the group of
+ * sockets already bound there. Returns 0 or -errno.
+ */
+int xkv_uring_open(struct xkv_uring *u, uint16_t port);
+void xkv_uring_close(struct xkv_uring *u);
+
+/* Submits posted work and waits up to timeout_ms for a request. Returns 0 or -errno. */
+int xkv_uring_wait(struct xkv_uring *u, int timeout_ms);
+
+/* Hands each received request to fn, sends the replies fn queued; returns how many. */
+unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx);
+
+#endif /* XKV_UDP_URING_H */

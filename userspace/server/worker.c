@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdatomic.h>
+
+#include <xkv/hash.h>
+
+#include "server/worker.h"
+
+int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
+		    struct xkv_store *store, struct xkv_tx *tx,
+		    const struct xkv_reasm_config *reasm)
+{
+	int err;
+
+	*w = (struct xkv_worker){.id = id, .nworkers = nworkers};
+	err = xkv_exec_init(&w->exec, store, tx);
+	if (err)
+		return err;
+	w->reasm = xkv_reasm_create(reasm);
+	if (!w->reasm) {
+		xkv_exec_fini(&w->exec);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void xkv_worker_fini(struct xkv_worker *w)
+{
+	xkv_reasm_destroy(w->reasm);
+	xkv_exec_fini(&w->exec);
+}
+
+static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
+			    const struct xkv_msg *m)
+{
+	uint64_t hash = xkv_hash(m->key, m->key_len);
+
+	/* invariant 1, watched: steering must bring a partition's writes to its owner only */
+	if (m->op != XKV_OP_GET && xkv_partition_owner(xkv_partition(hash), w->nworkers) != w->id)
+		w->stats.foreign_writes++;
+	xkv_execute(&w->exec, peer, m, hash);
+}
+
+static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m)
+{
+	struct xkv_reasm_msg *whole;
+	int ret = xkv_reasm_add(w->reasm, peer, m, w->now_ns, &whole);
+
+	if (ret == XKV_REASM_COMPLETE) {
+		execute_request(w, &whole->peer, &whole->head);
+		xkv_reasm_release(w->reasm, whole);
+		return;
+	}
+	if (ret == XKV_REASM_PENDING)
+		return;
+	/* no room is passing (retry); a contradiction or a scattered message is not */
+	w->stats.refused_pieces++;
+	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
+}
+
+void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *data, size_t len)
+{
+	struct xkv_worker *w = ctx;
+	enum xkv_reason reason;
+	struct xkv_msg m;
+
+	w->stats.datagrams++;
+	if (w->depth)
+		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
+	reason = xkv_decode(data, len, &m);
+	if (reason != XKV_R_OK) {
+		w->stats.dropped[reason]++;
+		return;
+	}
+	if (m.op & XKV_OP_REPLY) {
+		w->stats.replies_to_server++;
+		return;
+	}
+	if (m.op == XKV_OP_PUT && m.frag_len != m.value_len) {
+		put_piece(w, peer, &m);
+		return;
+	}
+	execute_request(w, peer, &m);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A worker's protocol path, whatever the transport: decode, refuse and count what
+ * is malformed, reassemble values in pieces, execute. One per worker thread.
+ */
+#ifndef XKV_WORKER_H
+#define XKV_WORKER_H
+
+#include <stdint.h>
+
+#include "proto/reassembly.h"
+#include "server/execute.h"
+
+struct xkv_worker_stats {
+	uint64_t datagrams;
+	uint64_t dropped[XKV_R_PROTO_END]; /* malformed, by protocol reason */
+	uint64_t replies_to_server;	   /* a reply op sent to the server port */
+	uint64_t refused_pieces;	   /* pieces reassembly refused (answered) */
+	uint64_t foreign_writes;	   /* writes to a partition this worker does not own */
+};
+
+struct xkv_worker {
+	struct xkv_exec exec;
+	struct xkv_reasm *reasm;
+	struct xkv_worker_stats stats;
+	uint64_t now_ns;	/* the time of the batch being handled */
+	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
+	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
+};
+
+int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
+		    struct xkv_store *store, struct xkv_tx *tx,
+		    const struct xkv_reasm_config *reasm);
+void xkv_worker_fini(struct xkv_worker *w);
+
+/*
+ * One datagram from peer (an xkv_datagram_fn with w as its context). Steering
+ * counted it in *depth; this takes it off.
+ */
+void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
+
+#endif /* XKV_WORKER_H */
