@@ -273,8 +273,9 @@ static void print_status_text(const struct bpfctl_status *st)
 		printf(" (stale pins: the next attach or detach removes them)");
 	printf("\n");
 	if (st->has_config)
-		printf("  policy %s, workers %u, port %u\n", xkv_policy_name(st->config.policy),
-		       st->config.workers, st->config.port);
+		printf("  policy %s, workers %u, port %u, attached by %s\n",
+		       xkv_policy_name(st->config.policy), st->config.workers, st->config.port,
+		       st->config.owner == XKV_OWNER_SERVER ? "xkv-server" : "xkv-loader");
 	if (st->n_pins) {
 		printf("  pinned under %s/%s:", BPFCTL_PIN_ROOT, st->ifname);
 		for (unsigned int i = 0; i < st->n_pins; i++)
@@ -290,8 +291,9 @@ static void print_status_json(const struct bpfctl_status *st)
 	       st->ifname, st->ifindex, st->prog_id, st->prog_name, st->ours ? "true" : "false",
 	       bpfctl_mode_name(st->mode));
 	if (st->has_config)
-		printf(",\"policy\":\"%s\",\"workers\":%u,\"port\":%u",
-		       xkv_policy_name(st->config.policy), st->config.workers, st->config.port);
+		printf(",\"policy\":\"%s\",\"workers\":%u,\"port\":%u,\"attached_by\":\"%s\"",
+		       xkv_policy_name(st->config.policy), st->config.workers, st->config.port,
+		       st->config.owner == XKV_OWNER_SERVER ? "server" : "loader");
 	printf(",\"pin_dir\":\"%s/%s\",\"pins\":[", BPFCTL_PIN_ROOT, st->ifname);
 	for (unsigned int i = 0; i < st->n_pins; i++)
 		printf("%s\"%s\"", i ? "," : "", st->pins[i]);

@@ -9,13 +9,21 @@ $(BUILD)/libxkv.a: $(LIBXKV_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-SERVER_OBJS := $(addprefix $(BUILD)/userspace/, server/main.o net/udp_uring.o net/reuseport.o)
+BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+
+# Attach, pin, status: shared by the loader and the server, so both attach the same way.
+BPFCTL_OBJS := $(BUILD)/userspace/bpfctl/bpfctl.o $(BUILD)/userspace/bpfctl/log.o
+$(BPFCTL_OBJS): $(BUILD)/xkv.skel.h
+
+SERVER_OBJS := $(addprefix $(BUILD)/userspace/, server/main.o server/backend_uring.o \
+	       server/backend_xdp.o net/udp_uring.o net/reuseport.o net/xsk.o net/packet.o)
 
 $(BUILD)/userspace/net/reuseport.o: $(BUILD)/reuseport.skel.h
 
-$(BUILD)/xkv-server: $(SERVER_OBJS) $(BUILD)/libxkv.a
+# BPFCTL_OBJS (loader/loader.mk): the server attaches the way the loader does
+$(BUILD)/xkv-server: $(SERVER_OBJS) $(BPFCTL_OBJS) $(BUILD)/libxkv.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -luring -lbpf -lelf -lz
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
 
 $(BUILD)/xkv-cli: $(BUILD)/tools/cli/xkv-cli.o $(BUILD)/libxkv.a
 	$(call msg,LINK,$@)

@@ -51,11 +51,17 @@ enum xkv_policy {
 };
 #undef XKV_POLICY_ENUM
 
+/* Who attached the program: the loader's attachment outlives servers; a server's is its own. */
+enum xkv_owner {
+	XKV_OWNER_LOADER = 0,
+	XKV_OWNER_SERVER = 1,
+};
+
 /* The single entry of the config map; written by bpfctl, read by XDP per packet. */
 struct xkv_config {
 	__u16 port;    /* UDP port of xkv requests, host order; 0: not configured, pass all */
 	__u8 policy;   /* enum xkv_policy */
-	__u8 pad0;     /* must be 0 */
+	__u8 owner;    /* enum xkv_owner: who attached, and so who detaches; XDP ignores it */
 	__u32 workers; /* 1..XKV_WORKERS_MAX worker threads per rx queue */
 };
 

@@ -1,14 +1,27 @@
-# The server end to end over loopback (io_uring backend), through the client library.
-# Each suite runs the xkv-server of its own build, so the ASan run tests an ASan server.
+# The server end to end, through the client library: the io_uring backend over
+# loopback, the XDP backend over veth between two namespaces. Each suite runs the
+# xkv-server of its own build, so the ASan run tests an ASan server.
 
-SERVER_TESTS := $(BUILD)/tests/test_server_uring
+SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp
 
-$(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server -DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"'
+$(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
+	-DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"' \
+	-DXKV_LOADER_BIN='"$(abspath $(BUILD))/xkv-loader"'
 
 $(SERVER_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/server/%.o $(BUILD)/tests/server/server_proc.o \
-		 $(BUILD)/libxkv.a | $(BUILD)/xkv-server
+		 $(BUILD)/libxkv.a | $(BUILD)/xkv-server $(BUILD)/xkv-loader
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $(filter-out $(BUILD)/xkv-server,$^) -o $@ -lcriterion $(XKV_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS)
 
-TESTS += $(SERVER_TESTS)
-ASAN_TESTS += $(SERVER_TESTS)
+# run-in-netns.sh makes the namespaces for the XDP suite and removes them after
+$(BUILD)/tests/run-server-xdp: tests/server/run-in-netns.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" \
+		"$(abspath $(BUILD))/tests/test_server_xdp" > $@
+	$(Q)chmod +x $@
+
+$(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp
+
+SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp
+TESTS += $(SERVER_RUNS)
+ASAN_TESTS += $(SERVER_RUNS)

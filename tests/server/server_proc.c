@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +26,25 @@ static void sleep_ms(int ms)
 
 const char *server_addr(const struct server_proc *s)
 {
-	static char addr[32];
+	static char addr[64];
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", s->port);
+	snprintf(addr, sizeof(addr), "%s:%u", s->host ? s->host : "127.0.0.1", s->port);
 	return addr;
+}
+
+int netns_enter(const char *name)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET))
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 static int wait_until_answering(struct server_proc *s)
@@ -65,7 +82,8 @@ int server_start(struct server_proc *s, const char *const *args)
 	int err;
 
 	/* a port of our own: tests of several binaries may run at the same time */
-	s->port = (uint16_t)(20000 + (getpid() * 7 + time(NULL)) % 30000);
+	if (!s->port)
+		s->port = (uint16_t)(20000 + (getpid() * 7 + time(NULL)) % 30000);
 	snprintf(port, sizeof(port), "%u", s->port);
 	snprintf(s->out_path, sizeof(s->out_path), "/tmp/xkv-test-server-%d.out", getpid());
 	while (args && *args && n < 28)
@@ -78,7 +96,7 @@ int server_start(struct server_proc *s, const char *const *args)
 	if (s->pid < 0)
 		return -errno;
 	if (s->pid == 0) {
-		if (!freopen(s->out_path, "w", stdout))
+		if (!freopen(s->out_path, "w", stdout) || (s->netns && netns_enter(s->netns)))
 			_exit(126);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);

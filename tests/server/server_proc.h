@@ -8,13 +8,21 @@
 #include <sys/types.h>
 
 struct server_proc {
+	const char *netns; /* set before start: run it in this network namespace, or NULL */
+	const char *host;  /* set before start: its address as the client sees it; NULL: 127.0.0.1 */
+	uint16_t port;	   /* set before start, or 0 for one of its own */
 	pid_t pid;
-	uint16_t port;
 	char out_path[64]; /* its stdout: the counters it prints when it stops */
 };
 
-/* Starts XKV_SERVER_BIN with args (NULL-terminated) plus --port; waits until it answers. */
+/*
+ * Starts XKV_SERVER_BIN with args (NULL-terminated) plus --port; waits until it
+ * answers a GET sent from the calling process's network namespace.
+ */
 int server_start(struct server_proc *s, const char *const *args);
+
+/* Enters the network namespace /run/netns/name (this thread). Returns 0 or -errno. */
+int netns_enter(const char *name);
 
 /* SIGTERM, wait; returns its exit status, or -1 if it had to be killed. Idempotent. */
 int server_stop(struct server_proc *s);
@@ -22,7 +30,7 @@ int server_stop(struct server_proc *s);
 /* After server_stop: the sum of every "<what>: N" line of its output, -1 if none. */
 long server_counter(const struct server_proc *s, const char *what);
 
-/* "127.0.0.1:PORT" */
+/* "HOST:PORT" */
 const char *server_addr(const struct server_proc *s);
 
 #endif /* XKV_TEST_SERVER_PROC_H */

@@ -261,8 +261,12 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 	__u32 zero = 0;
 	int err;
 
-	if (!cfg->port || cfg->pad0) {
+	if (!cfg->port) {
 		pr_warn("config: port must be 1..65535\n");
+		return -EINVAL;
+	}
+	if (cfg->owner > XKV_OWNER_SERVER) {
+		pr_warn("config: unknown owner %u\n", cfg->owner);
 		return -EINVAL;
 	}
 	if (cfg->workers < 1 || cfg->workers > XKV_WORKERS_MAX) {

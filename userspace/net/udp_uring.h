@@ -28,9 +28,6 @@ struct xkv_uring_slot {
 	struct sockaddr_in6 addr;
 };
 
-typedef void (*xkv_datagram_fn)(void *ctx, const struct xkv_peer *peer, const void *data,
-				size_t len);
-
 struct xkv_uring {
 	struct xkv_tx tx; /* the executor's reply path; first, so the two convert */
 	int fd;

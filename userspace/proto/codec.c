@@ -6,24 +6,28 @@
 
 enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg)
 {
-	const struct xkv_hdr *h = buf;
 	enum xkv_reason reason;
+	struct xkv_hdr h;
 
 	if (len > UINT32_MAX)
 		return XKV_R_BAD_LENGTH;
-	reason = xkv_hdr_check(h, (uint32_t)len);
+	if (len < sizeof(h))
+		return XKV_R_TRUNCATED;
+	/* a copy: in a frame the header sits at any alignment (offset 42 behind Ethernet/IPv4/UDP) */
+	memcpy(&h, buf, sizeof(h));
+	reason = xkv_hdr_check(&h, (uint32_t)len);
 	if (reason != XKV_R_OK)
 		return reason;
 
-	msg->op = h->op;
-	msg->status = h->status;
-	msg->key_len = xkv_be16(h->key_len);
-	msg->request_id = xkv_be32(h->request_id);
-	msg->value_len = xkv_be32(h->value_len);
-	msg->frag_offset = xkv_be32(h->frag_offset);
-	msg->frag_len = xkv_be32(h->frag_len);
-	msg->timestamp = xkv_be64(h->timestamp);
-	msg->key = (const uint8_t *)buf + sizeof(*h);
+	msg->op = h.op;
+	msg->status = h.status;
+	msg->key_len = xkv_be16(h.key_len);
+	msg->request_id = xkv_be32(h.request_id);
+	msg->value_len = xkv_be32(h.value_len);
+	msg->frag_offset = xkv_be32(h.frag_offset);
+	msg->frag_len = xkv_be32(h.frag_len);
+	msg->timestamp = xkv_be64(h.timestamp);
+	msg->key = (const uint8_t *)buf + sizeof(h);
 	msg->frag = (const uint8_t *)msg->key + msg->key_len;
 	return XKV_R_OK;
 }

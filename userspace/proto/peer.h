@@ -4,6 +4,7 @@
 #define XKV_PEER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -17,5 +18,9 @@ static inline bool xkv_peer_equal(const struct xkv_peer *a, const struct xkv_pee
 {
 	return memcmp(a, b, sizeof(*a)) == 0;
 }
+
+/* A transport hands each datagram's UDP payload, and who sent it, to one of these. */
+typedef void (*xkv_datagram_fn)(void *ctx, const struct xkv_peer *peer, const void *data,
+				size_t len);
 
 #endif /* XKV_PEER_H */

@@ -6,6 +6,8 @@
 
 #include "server/worker.h"
 
+#define XKV_WORKER_EXPIRY_NS 100000000ULL /* 100 ms between looks at timeouts */
+
 int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 		    struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm)
@@ -28,6 +30,15 @@ void xkv_worker_fini(struct xkv_worker *w)
 {
 	xkv_reasm_destroy(w->reasm);
 	xkv_exec_fini(&w->exec);
+}
+
+void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
+{
+	w->now_ns = now_ns;
+	if (now_ns < w->next_expiry)
+		return;
+	xkv_reasm_expire(w->reasm, now_ns);
+	w->next_expiry = now_ns + XKV_WORKER_EXPIRY_NS;
 }
 
 static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,

@@ -24,6 +24,7 @@ struct xkv_worker {
 	struct xkv_reasm *reasm;
 	struct xkv_worker_stats stats;
 	uint64_t now_ns;	/* the time of the batch being handled */
+	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
 };
@@ -32,6 +33,9 @@ int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 		    struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm);
 void xkv_worker_fini(struct xkv_worker *w);
+
+/* Once per batch: the time, and now and then the reassembly timeouts. */
+void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);
 
 /*
  * One datagram from peer (an xkv_datagram_fn with w as its context). Steering

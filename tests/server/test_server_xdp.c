@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-server with the XDP backend, end to end over a veth pair between two network
+ * namespaces (made by run-in-netns.sh, which passes their names in XKV_* variables).
+ * The server runs in the server namespace; each test enters the client namespace.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "proto/codec.h"
+#include "server_proc.h"
+
+static struct server_proc srv, other;
+static struct xkv_client *cli;
+static char allow[64];
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert_not_null(v, "%s unset: run this test through tests/server/run-in-netns.sh",
+			   name);
+	return v;
+}
+
+static void setup(void)
+{
+	srv = (struct server_proc){.netns = env("XKV_NS_SERVER"), .host = env("XKV_SERVER_IP")};
+	other = srv;
+	snprintf(allow, sizeof(allow), "%s/32", env("XKV_CLIENT_IP"));
+	cr_assert_eq(netns_enter(env("XKV_NS_CLIENT")), 0, "entering the client namespace");
+}
+
+static void teardown(void)
+{
+	xkv_client_close(cli);
+	cli = NULL;
+	server_stop(&srv);
+	server_stop(&other);
+	unlink(srv.out_path);
+}
+
+TestSuite(server_xdp, .init = setup, .fini = teardown, .timeout = 180);
+
+/* Starts an XDP-backend server on the veth with extra args (NULL-terminated). */
+static void start_xdp(const char *workers, const char *const *extra)
+{
+	const char *args[24] = {"--backend", "xdp", "--iface", env("XKV_IFACE"), "--workers",
+				workers, "--allow", allow};
+	size_t n = 8;
+	int err;
+
+	while (extra && *extra)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	err = server_start(&srv, args);
+	cr_assert_eq(err, 0, "XDP server did not start: %s", strerror(-err));
+	cli = xkv_client_open(server_addr(&srv), NULL);
+	cr_assert_not_null(cli);
+}
+
+static void fill(uint8_t *v, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (uint32_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		v[i] = (uint8_t)x;
+	}
+}
+
+static uint32_t size_of_key(int i)
+{
+	static const uint32_t big[] = {1440, 1441, 1472, 2880, 100000, 500000, XKV_VALUE_MAX};
+
+	if (i % 200 == 0)
+		return big[(i / 200) % (sizeof(big) / sizeof(big[0]))];
+	return (uint32_t)(i * 37) % 300;
+}
+
+/* Frames: none lost, none in flight, once the server has stopped. */
+static void assert_frames_idle(void)
+{
+	cr_assert_eq(server_counter(&srv, "frames_unaccounted"), 0, "a UMEM frame leaked");
+	cr_assert_eq(server_counter(&srv, "frames_in_tx"), 0);
+	cr_assert_eq(server_counter(&srv, "frames_idle") + server_counter(&srv, "frames_in_fill"),
+		     server_counter(&srv, "frames_total"));
+}
+
+Test(server_xdp, ten_thousand_keys_byte_for_byte)
+{
+	static const char *const extra[] = {"--memory", "512M", "--mode", "store", NULL};
+	static uint8_t want[XKV_VALUE_MAX];
+	const int keys = 10000;
+	char key[32];
+
+	start_xdp("1", extra);
+	for (int i = 0; i < keys; i++) {
+		uint32_t len = size_of_key(i);
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		fill(want, len, i);
+		cr_assert_eq(xkv_client_put(cli, key, n, want, len), 0, "put %s (%u B)", key, len);
+	}
+	for (int i = 0; i < keys; i++) {
+		uint32_t len = size_of_key(i), got_len;
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+		void *got;
+
+		fill(want, len, i);
+		cr_assert_eq(xkv_client_get(cli, key, n, &got, &got_len), 0, "get %s", key);
+		cr_assert_eq(got_len, len, "%s: %u bytes back, want %u", key, got_len, len);
+		cr_assert_eq(memcmp(got, want, len), 0, "%s: bytes differ", key);
+		free(got);
+	}
+	for (int i = 0; i < keys; i += 2) {
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		cr_assert_eq(xkv_client_delete(cli, key, n), 0);
+		cr_assert_eq(xkv_client_delete(cli, key, n), -ENOENT);
+	}
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	cr_assert_eq(server_counter(&srv, "store items"), keys / 2);
+	cr_assert_eq(server_counter(&srv, "tx_dropped"), 0);
+	assert_frames_idle();
+}
+
+struct client_thread {
+	pthread_t thread;
+	int id, errors;
+};
+
+static void *client_run(void *arg)
+{
+	struct client_thread *t = arg;
+	struct xkv_client *c = xkv_client_open(server_addr(&srv), NULL);
+	uint8_t want[3000];
+	char key[32];
+
+	if (!c) {
+		t->errors++;
+		return NULL;
+	}
+	for (int i = 0; i < 300; i++) {
+		uint32_t len = (uint32_t)(i * 13 + t->id) % sizeof(want), got_len;
+		int n = snprintf(key, sizeof(key), "t%d:%d", t->id, i % 40);
+		void *got;
+
+		fill(want, len, t->id * 1000 + i);
+		if (xkv_client_put(c, key, n, want, len) ||
+		    xkv_client_get(c, key, n, &got, &got_len)) {
+			t->errors++;
+			continue;
+		}
+		t->errors += got_len != len || memcmp(got, want, len);
+		free(got);
+	}
+	xkv_client_close(c);
+	return NULL;
+}
+
+Test(server_xdp, concurrent_clients_one_writer_per_partition)
+{
+	struct client_thread t[4];
+
+	start_xdp("2", NULL);
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct client_thread){.id = i};
+		pthread_create(&t[i].thread, NULL, client_run, &t[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i].thread, NULL);
+		cr_assert_eq(t[i].errors, 0, "client %d saw %d wrong answers", i, t[i].errors);
+	}
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "put"), 4 * 300);
+	cr_assert_eq(server_counter(&srv, "foreign_writes"), 0, "invariant 1");
+	assert_frames_idle();
+}
+
+/* A datagram from an address of ours, to the server; returns the encoded length. */
+static void send_from(const char *src_ip, const void *buf, size_t len)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(srv.port)};
+	struct sockaddr_in from = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	inet_pton(AF_INET, srv.host, &to.sin_addr);
+	inet_pton(AF_INET, src_ip, &from.sin_addr);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
+	close(fd);
+}
+
+static size_t put_datagram(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len)
+{
+	static const uint8_t value[1400];
+	struct xkv_msg m = {
+		.op = XKV_OP_PUT,
+		.key = "hostile",
+		.key_len = 7,
+		.request_id = id,
+		.value_len = value_len,
+		.frag_len = frag_len,
+		.frag = value,
+	};
+
+	return (size_t)xkv_encode(buf, 2048, &m);
+}
+
+Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
+{
+	const char *me = env("XKV_CLIENT_IP"), *stranger = env("XKV_STRANGER_IP");
+	const int rounds = 200;
+	uint8_t buf[2048];
+	int answered = 0;
+
+	start_xdp("1", NULL);
+	for (int i = 0; i < rounds; i++) {
+		char key[16];
+		void *got;
+		uint32_t got_len;
+		int n = snprintf(key, sizeof(key), "good%d", i);
+		size_t len;
+
+		for (size_t b = 0; b < 64; b++)
+			buf[b] = (uint8_t)rand();
+		buf[0] = 0;
+		send_from(me, buf, 64); /* random bytes */
+		len = put_datagram(buf, i, 5, 5);
+		send_from(me, buf, 20); /* truncated in the header */
+		send_from(stranger, buf, len); /* a good request from outside the allowlist */
+		buf[2] = 9;
+		send_from(me, buf, len); /* bad version */
+		buf[2] = XKV_VERSION;
+		send_from(me, buf, len - 1); /* frag_len lies */
+		len = put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		send_from(me, buf, len); /* the first piece of a 1 MiB value, never finished */
+
+		cr_assert_eq(xkv_client_put(cli, key, n, "ok", 2), 0);
+		cr_assert_eq(xkv_client_get(cli, key, n, &got, &got_len), 0);
+		answered += got_len == 2 && !memcmp(got, "ok", 2);
+		free(got);
+	}
+	cr_assert_eq(answered, rounds);
+	cr_assert_eq(server_stop(&srv), 0);
+	/* the XDP program drops and counts what is malformed before any worker sees it */
+	cr_assert_eq(server_counter(&srv, "steering dropped bad_magic"), rounds);
+	cr_assert_eq(server_counter(&srv, "steering dropped truncated"), rounds);
+	cr_assert_eq(server_counter(&srv, "steering dropped not_allowed"), rounds);
+	cr_assert_eq(server_counter(&srv, "steering dropped bad_version"), rounds);
+	cr_assert_eq(server_counter(&srv, "steering dropped bad_length"), rounds);
+	cr_assert_eq(server_counter(&srv, "refused_pieces"), rounds - 64);
+	assert_frames_idle();
+}
+
+/* The same bytes in, the same bytes out, whichever backend serves them. */
+static void replies_to_stream(const char *host, uint16_t port, uint8_t (*out)[2048],
+			      ssize_t *lens, int count)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct timeval tv = {.tv_sec = 1};
+	uint8_t req[2048];
+
+	inet_pton(AF_INET, host, &to.sin_addr);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < count; i++) {
+		static const uint8_t ops[] = {XKV_OP_PUT, XKV_OP_GET, XKV_OP_GET, XKV_OP_DELETE};
+		char key[16], value[64];
+		struct xkv_msg m = {
+			.op = ops[i % 4],
+			.key = key,
+			.key_len = (uint16_t)snprintf(key, sizeof(key), "s%d", (i / 4) % 7),
+			.request_id = (uint32_t)i,
+			.timestamp = 1000u + i,
+		};
+		int len;
+
+		if (m.op == XKV_OP_PUT) {
+			m.frag = value;
+			m.value_len = m.frag_len = (uint32_t)snprintf(value, sizeof(value), "v%d", i);
+		}
+		len = xkv_encode(req, sizeof(req), &m);
+		cr_assert_gt(len, 0);
+		cr_assert_eq(send(fd, req, len, 0), len);
+		lens[i] = recv(fd, out[i], sizeof(out[i]), 0);
+		cr_assert_gt(lens[i], 0, "reply %d from port %u", i, port);
+	}
+	close(fd);
+}
+
+Test(server_xdp, xdp_and_uring_backends_answer_alike)
+{
+	enum { COUNT = 200 };
+	static uint8_t xdp[COUNT][2048], uring[COUNT][2048];
+	static ssize_t xdp_len[COUNT], uring_len[COUNT];
+	const char *uring_args[] = {"--backend", "uring", "--workers", "1", NULL};
+
+	start_xdp("1", NULL);
+	other.port = srv.port + 1;
+	cr_assert_eq(server_start(&other, uring_args), 0);
+	replies_to_stream(srv.host, srv.port, xdp, xdp_len, COUNT);
+	replies_to_stream(other.host, other.port, uring, uring_len, COUNT);
+	for (int i = 0; i < COUNT; i++) {
+		cr_assert_eq(xdp_len[i], uring_len[i], "reply %d: lengths differ", i);
+		cr_assert_eq(memcmp(xdp[i], uring[i], xdp_len[i]), 0, "reply %d: bytes differ", i);
+	}
+}
+
+Test(server_xdp, sigkill_then_restart_then_sigterm_leaves_nothing)
+{
+	char pins[128], cmd[256];
+	struct stat st;
+	void *got = NULL;
+	uint32_t len;
+
+	start_xdp("1", NULL);
+	cr_assert_eq(xkv_client_put(cli, "k", 1, "v", 1), 0);
+	kill(srv.pid, SIGKILL); /* leaves the program attached and the maps pinned */
+	server_stop(&srv);
+	xkv_client_close(cli);
+	cli = NULL;
+
+	start_xdp("1", NULL); /* finds the stale attachment and takes over */
+	cr_assert_eq(xkv_client_get(cli, "k", 1, &got, &len), -ENOENT, "a new, empty store");
+	cr_assert_eq(xkv_client_put(cli, "k", 1, "v2", 2), 0);
+	cr_assert_eq(server_stop(&srv), 0);
+
+	snprintf(pins, sizeof(pins), "/sys/fs/bpf/xkv/%s", env("XKV_IFACE"));
+	cr_assert_neq(stat(pins, &st), 0, "pins removed");
+	snprintf(cmd, sizeof(cmd), "ip -n %s link show %s | grep -q xdp", env("XKV_NS_SERVER"),
+		 env("XKV_IFACE"));
+	cr_assert_neq(system(cmd), 0, "no XDP program left on the interface");
+}
+
+/* The loader's attachment outlives a server that reused it. */
+Test(server_xdp, a_loader_attachment_is_reused_and_left)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "nsenter --net=/run/netns/%s %s attach --iface %s --allow %s >/dev/null 2>&1",
+		 env("XKV_NS_SERVER"), XKV_LOADER_BIN, env("XKV_IFACE"), allow);
+	cr_assert_eq(system(cmd), 0, "xkv-loader attach");
+	start_xdp("1", NULL);
+	cr_assert_eq(xkv_client_put(cli, "k", 1, "v", 1), 0);
+	cr_assert_eq(server_stop(&srv), 0);
+	snprintf(cmd, sizeof(cmd), "ip -n %s link show %s | grep -q xdp", env("XKV_NS_SERVER"),
+		 env("XKV_IFACE"));
+	cr_assert_eq(system(cmd), 0, "still attached after the server left");
+	snprintf(cmd, sizeof(cmd), "nsenter --net=/run/netns/%s %s detach --iface %s >/dev/null",
+		 env("XKV_NS_SERVER"), XKV_LOADER_BIN, env("XKV_IFACE"));
+	cr_assert_eq(system(cmd), 0, "xkv-loader detach");
+}

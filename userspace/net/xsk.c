@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <linux/if_xdp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/xsk.h"
+
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9 /* newer UAPI: frames per copy-mode TX kick */
+#endif
+
+#define TX_RESERVE_TRIES 1000 /* kicks while waiting for a frame or a TX slot */
+
+static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
+static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
+
+int xkv_xsk_queue_open(struct xkv_xsk_queue *q, uint32_t queue_id)
+{
+	struct xsk_umem_config cfg = {
+		.fill_size = XKV_XSK_RING,
+		.comp_size = XKV_XSK_RING,
+		.frame_size = XKV_XSK_FRAME_SIZE,
+		.frame_headroom = 0,
+	};
+	size_t size = (size_t)XKV_XSK_FRAMES * XKV_XSK_FRAME_SIZE;
+	int err;
+
+	memset(q, 0, sizeof(*q)); /* libxdp 1.3 leaves the rings' cached counters unset */
+	q->id = queue_id;
+	q->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->area == MAP_FAILED)
+		return -errno;
+	err = xsk_umem__create(&q->umem, q->area, size, &q->fill, &q->comp, &cfg);
+	if (err) {
+		munmap(q->area, size);
+		return err;
+	}
+	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
+	for (uint32_t i = 0; i < XKV_XSK_FRAMES; i++)
+		q->pool[q->npool++] = (uint64_t)i * XKV_XSK_FRAME_SIZE;
+	return 0;
+}
+
+void xkv_xsk_queue_close(struct xkv_xsk_queue *q)
+{
+	xsk_umem__delete(q->umem);
+	munmap(q->area, (size_t)XKV_XSK_FRAMES * XKV_XSK_FRAME_SIZE);
+	pthread_spin_destroy(&q->lock);
+}
+
+/* Under q->lock: completed TX frames back to the pool. */
+static void comp_reap_locked(struct xkv_xsk_queue *q)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&q->comp, XKV_XSK_RING, &idx);
+
+	for (uint32_t i = 0; i < n; i++)
+		q->pool[q->npool++] = *xsk_ring_cons__comp_addr(&q->comp, idx + i);
+	xsk_ring_cons__release(&q->comp, n);
+	atomic_fetch_sub_explicit(&q->in_tx, n, memory_order_relaxed);
+}
+
+/* Under q->lock: the fill ring topped up from the pool. */
+static void fill_top_up_locked(struct xkv_xsk_queue *q)
+{
+	uint32_t idx, n = xsk_prod_nb_free(&q->fill, q->npool);
+
+	if (n > q->npool)
+		n = q->npool;
+	if (!n || xsk_ring_prod__reserve(&q->fill, n, &idx) != n)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&q->fill, idx + i) = q->pool[--q->npool];
+	xsk_ring_prod__submit(&q->fill, n);
+	atomic_fetch_add_explicit(&q->in_fill, n, memory_order_relaxed);
+}
+
+/* One trip to the shared rings: give back surplus, take frames if low, reap, refill. */
+static void queue_exchange(struct xkv_xsk *s)
+{
+	struct xkv_xsk_queue *q = s->q;
+
+	pthread_spin_lock(&q->lock);
+	while (s->ncache > XKV_XSK_CACHE)
+		q->pool[q->npool++] = s->cache[--s->ncache];
+	comp_reap_locked(q);
+	fill_top_up_locked(q);
+	while (s->ncache < XKV_XSK_CACHE / 2 && q->npool)
+		s->cache[s->ncache++] = q->pool[--q->npool];
+	pthread_spin_unlock(&q->lock);
+}
+
+static void kick_tx(struct xkv_xsk *s)
+{
+	s->kicks++;
+	/* copy mode sends from this call; EAGAIN/EBUSY: the kernel is still busy, kick again later */
+	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+}
+
+static void tx_flush(struct xkv_xsk *s)
+{
+	if (!s->tx_unsent)
+		return;
+	xsk_ring_prod__submit(&s->txr, s->tx_unsent);
+	atomic_fetch_add_explicit(&s->q->in_tx, s->tx_unsent, memory_order_relaxed);
+	s->tx_unsent = 0;
+	kick_tx(s);
+}
+
+int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname, bool first,
+		 bool zerocopy, enum xkv_xsk_mode *mode)
+{
+	struct xsk_socket_config cfg = {
+		.rx_size = XKV_XSK_RING,
+		.tx_size = XKV_XSK_RING,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD, /* ours is attached */
+		.bind_flags = XDP_USE_NEED_WAKEUP | (zerocopy ? XDP_ZEROCOPY : XDP_COPY),
+	};
+	struct xdp_options opts;
+	socklen_t optlen = sizeof(opts);
+	int err, budget = XKV_XSK_RING;
+
+	memset(s, 0, sizeof(*s));
+	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
+	s->q = q;
+	err = xsk_socket__create_shared(&s->xsk, ifname, q->id, q->umem, &s->rx, &s->txr,
+					&q->fill, &q->comp, &cfg);
+	if (err && zerocopy && first) {
+		/* a silent fallback is a classic AF_XDP complaint: the caller reports the mode */
+		cfg.bind_flags = XDP_USE_NEED_WAKEUP | XDP_COPY;
+		err = xsk_socket__create_shared(&s->xsk, ifname, q->id, q->umem, &s->rx,
+						&s->txr, &q->fill, &q->comp, &cfg);
+	}
+	if (err)
+		return err;
+	s->fd = xsk_socket__fd(s->xsk);
+	*mode = getsockopt(s->fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen) == 0 &&
+				(opts.flags & XDP_OPTIONS_ZEROCOPY)
+			? XKV_XSK_ZEROCOPY
+			: XKV_XSK_COPY;
+	/* copy mode sends 32 frames per kick unless told more; older kernels refuse: fine */
+	setsockopt(s->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget));
+	if (first)
+		queue_exchange(s);
+	return 0;
+}
+
+void xkv_xsk_drain(struct xkv_xsk *s)
+{
+	tx_flush(s);
+	for (int i = 0; i < 100 && atomic_load(&s->q->in_tx); i++) {
+		kick_tx(s);
+		usleep(1000);
+		pthread_spin_lock(&s->q->lock);
+		comp_reap_locked(s->q);
+		pthread_spin_unlock(&s->q->lock);
+	}
+	pthread_spin_lock(&s->q->lock);
+	while (s->ncache)
+		s->q->pool[s->q->npool++] = s->cache[--s->ncache];
+	pthread_spin_unlock(&s->q->lock);
+}
+
+void xkv_xsk_close(struct xkv_xsk *s)
+{
+	xsk_socket__delete(s->xsk);
+}
+
+static uint64_t frame_of(uint64_t addr)
+{
+	return addr - addr % XKV_XSK_FRAME_SIZE;
+}
+
+static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
+{
+	struct xkv_xsk *s = (struct xkv_xsk *)tx;
+	uint32_t room = XKV_XSK_FRAME_SIZE - s->reply_hdr;
+
+	for (int tries = 0; !s->ncache && tries < TX_RESERVE_TRIES; tries++) {
+		/* a large reply can use every frame: send what is queued and take back completions */
+		tx_flush(s);
+		kick_tx(s);
+		queue_exchange(s);
+	}
+	if (!s->ncache)
+		return NULL;
+	/* the IP packet must fit a 1500-byte MTU */
+	*cap = room < 1500 + 14 - s->reply_hdr ? room : 1500 + 14 - s->reply_hdr;
+	return s->q->area + s->cache[--s->ncache] + s->reply_hdr;
+}
+
+static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+{
+	struct xkv_xsk *s = (struct xkv_xsk *)tx;
+	uint8_t *frame = (uint8_t *)buf - s->reply_hdr;
+	uint64_t addr = (uint64_t)(frame - s->q->area);
+	struct xdp_desc *desc;
+	uint32_t idx;
+	int tries;
+
+	(void)peer; /* the reply goes back the way its request came: s->route */
+	for (tries = 0; !xsk_ring_prod__reserve(&s->txr, 1, &idx); tries++) {
+		if (tries == TX_RESERVE_TRIES) {
+			s->tx_ring_full++;
+			s->cache[s->ncache++] = addr;
+			return;
+		}
+		tx_flush(s);
+		queue_exchange(s);
+	}
+	desc = xsk_ring_prod__tx_desc(&s->txr, idx);
+	desc->addr = addr;
+	desc->len = xkv_reply_write_hdr(frame, &s->route, (uint32_t)len);
+	desc->options = 0;
+	s->tx_packets++;
+	if (++s->tx_unsent == XKV_XSK_BATCH)
+		tx_flush(s);
+}
+
+unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&s->rx, XKV_XSK_BATCH, &idx);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
+		uint8_t *frame = s->q->area + desc->addr;
+		uint32_t off, len;
+		struct xkv_peer peer;
+
+		if (xkv_frame_parse(frame, desc->len, &s->route, &off, &len) == 0) {
+			s->reply_hdr = xkv_reply_hdr_len(&s->route);
+			xkv_route_peer(&s->route, &peer);
+			fn(ctx, &peer, frame + off, len);
+		} else {
+			s->rx_unparsable++;
+		}
+		/* replies went out in frames of their own: this one is free again */
+		s->cache[s->ncache++] = frame_of(desc->addr);
+		if (s->ncache == 2 * XKV_XSK_CACHE)
+			queue_exchange(s);
+	}
+	if (n) {
+		xsk_ring_cons__release(&s->rx, n);
+		atomic_fetch_sub_explicit(&s->q->in_fill, n, memory_order_relaxed);
+		s->rx_packets += n;
+	}
+	tx_flush(s);
+	if (n || xsk_prod_nb_free(&s->q->fill, XKV_XSK_RING) > XKV_XSK_RING / 2)
+		queue_exchange(s);
+	if (xsk_ring_prod__needs_wakeup(&s->q->fill))
+		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	return n;
+}
+
+void xkv_xsk_queue_frames(struct xkv_xsk_queue *q, struct xkv_xsk **socks, unsigned nsocks,
+			  struct xkv_xsk_frames *f)
+{
+	f->total = XKV_XSK_FRAMES;
+	pthread_spin_lock(&q->lock);
+	f->idle = q->npool;
+	pthread_spin_unlock(&q->lock);
+	for (unsigned i = 0; i < nsocks; i++)
+		f->idle += socks[i]->ncache;
+	f->in_fill = (uint64_t)atomic_load(&q->in_fill);
+	f->in_tx = (uint64_t)atomic_load(&q->in_tx);
+	f->unaccounted = (int64_t)f->total - (int64_t)(f->idle + f->in_fill + f->in_tx);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The AF_XDP backend's transport. Per rx queue, one UMEM whose fill and completion
+ * rings all sockets on the queue share (the kernel insists): they are single
+ * producer / single consumer, so a spinlock guards them and workers use them in
+ * batches. Per worker and queue, one socket with its own RX and TX rings, placed in
+ * the XDP program's XSKMAP at rx_queue * workers + worker.
+ *
+ * Every UMEM frame is always in exactly one place: the queue's pool, a socket's
+ * cache, the kernel (fill ring to RX ring, or TX ring to completion ring), or in
+ * the hands of the worker handling it. The counters below make a leak visible.
+ */
+#ifndef XKV_XSK_H
+#define XKV_XSK_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <xdp/xsk.h>
+
+#include "net/packet.h"
+#include "server/execute.h"
+
+#define XKV_XSK_FRAME_SIZE 2048
+#define XKV_XSK_FRAMES	   4096 /* per queue */
+#define XKV_XSK_RING	   2048 /* descriptors in each ring */
+#define XKV_XSK_CACHE	   512	/* frames a socket keeps before giving some back */
+#define XKV_XSK_BATCH	   64
+
+enum xkv_xsk_mode { XKV_XSK_COPY, XKV_XSK_ZEROCOPY };
+
+struct xkv_xsk_queue {
+	pthread_spinlock_t lock; /* fill ring, completion ring, pool */
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	struct xsk_umem *umem;
+	uint8_t *area;
+	uint32_t id;
+	uint64_t pool[XKV_XSK_FRAMES]; /* idle frame addresses */
+	uint32_t npool;
+	_Atomic int64_t in_fill; /* given to the fill ring, not yet received */
+	_Atomic int64_t in_tx;	 /* put on a TX ring, not yet completed */
+};
+
+/* The frame accounting of one queue, for stats and tests. */
+struct xkv_xsk_frames {
+	uint64_t total, idle, in_fill, in_tx;
+	int64_t unaccounted; /* total - idle - in_fill - in_tx: nonzero is a leak */
+};
+
+struct xkv_xsk {
+	struct xkv_tx tx; /* the executor's reply path; first, so the two convert */
+	struct xkv_xsk_queue *q;
+	struct xsk_socket *xsk;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod txr;
+	int fd;
+	uint64_t cache[2 * XKV_XSK_CACHE]; /* idle frames this socket holds */
+	uint32_t ncache;
+	uint32_t tx_unsent; /* descriptors written, not yet submitted */
+	struct xkv_route route; /* the request being answered */
+	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
+	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, kicks;
+};
+
+/* Creates the queue's UMEM. Returns 0 or -errno. */
+int xkv_xsk_queue_open(struct xkv_xsk_queue *q, uint32_t queue_id);
+void xkv_xsk_queue_close(struct xkv_xsk_queue *q);
+
+/*
+ * Opens a socket on ifname's queue q, the first one bringing the fill ring up.
+ * zerocopy asks for zero-copy first and falls back to copy; *mode says which was
+ * bound. Returns 0 or -errno.
+ */
+int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname, bool first,
+		 bool zerocopy, enum xkv_xsk_mode *mode);
+void xkv_xsk_close(struct xkv_xsk *s);
+
+/*
+ * Receives a batch, hands each request's UDP payload to fn, sends the replies,
+ * recycles frames. Returns the number of frames received.
+ */
+unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx);
+
+/* Gives back what the socket holds and reaps completions: for shutdown and tests. */
+void xkv_xsk_drain(struct xkv_xsk *s);
+
+void xkv_xsk_queue_frames(struct xkv_xsk_queue *q, struct xkv_xsk **socks, unsigned nsocks,
+			  struct xkv_xsk_frames *f);
+
+#endif /* XKV_XSK_H */

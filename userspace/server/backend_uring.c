@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/* The io_uring backend: kernel UDP sockets, steered by an SK_REUSEPORT program. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "net/reuseport.h"
+#include "net/udp_uring.h"
+#include "server/server.h"
+
+#define WAIT_MS 100
+
+struct uring_backend {
+	struct xkv_reuseport steer;
+	struct xkv_uring *socks; /* one per worker */
+	uint32_t opened;
+};
+
+static int uring_open(struct server *s)
+{
+	struct uring_backend *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	s->net = b;
+	b->socks = calloc(s->o.workers, sizeof(*b->socks));
+	if (!b->socks)
+		return -ENOMEM;
+	err = xkv_reuseport_load(&b->steer, s->o.port, s->o.workers, s->o.policy);
+	if (err) {
+		fprintf(stderr, "xkv-server: loading the steering program: %s\n", strerror(-err));
+		return err;
+	}
+	for (; b->opened < s->o.workers; b->opened++) {
+		err = xkv_uring_open(&b->socks[b->opened], s->o.port);
+		if (err) {
+			fprintf(stderr, "xkv-server: worker %u: UDP port %u: %s\n", b->opened,
+				s->o.port, strerror(-err));
+			return err;
+		}
+		err = xkv_reuseport_add(&b->steer, b->opened, b->socks[b->opened].fd);
+		if (err) {
+			fprintf(stderr, "xkv-server: worker %u: steering its socket: %s\n",
+				b->opened, strerror(-err));
+			xkv_uring_close(&b->socks[b->opened]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static struct xkv_tx *uring_worker_tx(struct server *s, uint32_t id)
+{
+	struct uring_backend *b = s->net;
+
+	return &b->socks[id].tx;
+}
+
+static _Atomic uint64_t *uring_worker_depth(struct server *s, uint32_t id)
+{
+	struct uring_backend *b = s->net;
+
+	return (_Atomic uint64_t *)&b->steer.qdepth[id].depth;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void uring_run(struct server *s, struct server_worker *w)
+{
+	struct xkv_uring *u = &((struct uring_backend *)s->net)->socks[w->id];
+
+	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
+		/* blocked in the kernel, the worker holds no item: grace periods go on */
+		xkv_store_thread_sleep();
+		xkv_uring_wait(u, WAIT_MS);
+		xkv_store_thread_wake();
+		xkv_worker_tick(&w->proto, now_ns());
+		xkv_uring_drain(u, xkv_worker_datagram, &w->proto);
+		xkv_store_quiescent();
+	}
+}
+
+static void uring_print_stats(struct server *s)
+{
+	struct uring_backend *b = s->net;
+
+	for (uint32_t i = 0; i < b->opened; i++)
+		printf("worker %u tx_errors: %lu\nworker %u rx_truncated: %lu\n", i,
+		       b->socks[i].tx_errors, i, b->socks[i].rx_truncated);
+	for (uint32_t r = 1; r < XKV_R_END; r++)
+		printf("steering dropped %s: %lu\n", xkv_reason_name(r),
+		       xkv_reuseport_dropped(&b->steer, r));
+}
+
+static void uring_close(struct server *s)
+{
+	struct uring_backend *b = s->net;
+
+	if (!b)
+		return;
+	for (uint32_t i = 0; i < b->opened; i++)
+		xkv_uring_close(&b->socks[i]);
+	if (b->steer.skel)
+		xkv_reuseport_close(&b->steer);
+	free(b->socks);
+	free(b);
+	s->net = NULL;
+}
+
+const struct backend xkv_backend_uring = {
+	.name = "uring",
+	.open = uring_open,
+	.worker_tx = uring_worker_tx,
+	.worker_depth = uring_worker_depth,
+	.run = uring_run,
+	.print_stats = uring_print_stats,
+	.close = uring_close,
+};

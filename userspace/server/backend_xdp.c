@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The XDP backend: the XDP program steers each request to a worker's AF_XDP
+ * socket on the queue it arrived on; workers busy-poll their sockets.
+ */
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpfctl/bpfctl.h"
+#include "net/xsk.h"
+#include "server/server.h"
+
+#define IDLE_POLLS 1000 /* empty busy polls before sleeping in poll(2) */
+#define IDLE_SLEEP_MS 1
+#define BIND_TRIES 50
+#define BIND_RETRY_US 20000
+
+struct xdp_backend {
+	bool attached_here; /* detach on exit: no xkv-loader attachment was there before us */
+	int xsks_fd;
+	struct xkv_qdepth *qdepth; /* the pinned queue-depth map, mmapped */
+	size_t qdepth_len;
+	uint32_t nqueues;
+	struct xkv_xsk_queue *queues;
+	struct xkv_xsk *socks; /* [queue * workers + worker] */
+	uint32_t opened;
+	enum xkv_xsk_mode mode;
+};
+
+/* Receive queues of the interface (ethtool channels; sysfs may show another netns). */
+static uint32_t rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr = {.ifr_data = (void *)&ch};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t n = 0;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd >= 0 && ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		n = ch.rx_count + ch.combined_count;
+	if (fd >= 0)
+		close(fd);
+	return n ? n : 1;
+}
+
+static int attach(struct server *s, struct xdp_backend *b)
+{
+	struct bpfctl_attach_opts opts = {
+		.ifname = s->o.iface,
+		.mode = s->o.skb_mode ? BPFCTL_MODE_SKB : BPFCTL_MODE_NATIVE,
+		.config = {.port = s->o.port, .policy = (uint8_t)s->o.policy,
+			   .workers = s->o.workers, .owner = XKV_OWNER_SERVER},
+		.allow = s->o.allow,
+		.n_allow = s->o.n_allow,
+	};
+	struct bpfctl_status st;
+	int err;
+
+	/*
+	 * An attachment made by xkv-loader is reused (its config rewritten) and left on
+	 * exit; one left by a killed server is taken over, and detached on exit.
+	 */
+	b->attached_here = bpfctl_status(s->o.iface, &st) != 0 || !st.ours || !st.has_config ||
+			   st.config.owner == XKV_OWNER_SERVER;
+	if (!b->attached_here)
+		opts.config.owner = XKV_OWNER_LOADER;
+	err = bpfctl_attach(&opts);
+	if (err)
+		fprintf(stderr, "xkv-server: attaching XDP to %s: %s\n", s->o.iface,
+			strerror(-err));
+	return err;
+}
+
+static int map_qdepth(struct server *s, struct xdp_backend *b)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = bpfctl_map_open(s->o.iface, "xkv_qdepth");
+
+	if (fd < 0)
+		return fd;
+	b->qdepth_len = (sizeof(struct xkv_qdepth) * XKV_WORKERS_MAX + page - 1) / page * page;
+	b->qdepth = mmap(NULL, b->qdepth_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (b->qdepth == MAP_FAILED) {
+		b->qdepth = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * A server killed before it could clean up leaves its sockets in the XSKMAP, which
+ * keeps them, and their hold on the queue, alive: empty every slot first.
+ */
+static void clear_stale_sockets(struct xdp_backend *b)
+{
+	for (uint32_t slot = 0; slot < XKV_XSKS_MAX; slot++)
+		bpf_map_delete_elem(b->xsks_fd, &slot);
+}
+
+/* The kernel lets go of a closed socket's queue after a grace period: retry a little. */
+static int xsk_open_retrying(struct xkv_xsk *sock, struct xkv_xsk_queue *q, const char *ifname,
+			     bool first, enum xkv_xsk_mode *mode)
+{
+	int err = -EBUSY;
+
+	for (int tries = 0; tries < BIND_TRIES && err == -EBUSY; tries++) {
+		if (tries)
+			usleep(BIND_RETRY_US);
+		err = xkv_xsk_open(sock, q, ifname, first, true, mode);
+	}
+	return err;
+}
+
+static int open_sockets(struct server *s, struct xdp_backend *b)
+{
+	uint32_t nsocks = b->nqueues * s->o.workers;
+	int err;
+
+	b->queues = calloc(b->nqueues, sizeof(*b->queues));
+	b->socks = calloc(nsocks, sizeof(*b->socks));
+	if (!b->queues || !b->socks)
+		return -ENOMEM;
+	for (uint32_t q = 0; q < b->nqueues; q++) {
+		err = xkv_xsk_queue_open(&b->queues[q], q);
+		if (err) {
+			fprintf(stderr, "xkv-server: UMEM for queue %u: %s\n", q, strerror(-err));
+			return err;
+		}
+	}
+	for (; b->opened < nsocks; b->opened++) {
+		uint32_t q = b->opened / s->o.workers;
+		enum xkv_xsk_mode mode;
+		int fd;
+
+		err = xsk_open_retrying(&b->socks[b->opened], &b->queues[q], s->o.iface,
+					b->opened % s->o.workers == 0, &mode);
+		if (err) {
+			fprintf(stderr, "xkv-server: AF_XDP socket on %s queue %u: %s\n",
+				s->o.iface, q, strerror(-err));
+			return err;
+		}
+		if (b->opened == 0)
+			b->mode = mode;
+		fd = b->socks[b->opened].fd;
+		/* slot rx_queue * workers + worker, which is b->opened */
+		if (bpf_map_update_elem(b->xsks_fd, &b->opened, &fd, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "xkv-server: XSKMAP slot %u: %s\n", b->opened,
+				strerror(-err));
+			xkv_xsk_close(&b->socks[b->opened]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int xdp_open(struct server *s)
+{
+	struct xdp_backend *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	s->net = b;
+	b->xsks_fd = -1;
+	if (!s->o.iface) {
+		fprintf(stderr, "xkv-server: the XDP backend needs --iface\n");
+		return -EINVAL;
+	}
+	b->nqueues = rx_queues(s->o.iface);
+	if (b->nqueues > XKV_QUEUES_MAX)
+		b->nqueues = XKV_QUEUES_MAX;
+	err = attach(s, b);
+	if (err)
+		return err;
+	b->xsks_fd = bpfctl_map_open(s->o.iface, "xkv_xsks");
+	err = b->xsks_fd < 0 ? b->xsks_fd : map_qdepth(s, b);
+	if (err) {
+		fprintf(stderr, "xkv-server: opening the pinned maps of %s: %s\n", s->o.iface,
+			strerror(-err));
+		return err;
+	}
+	clear_stale_sockets(b);
+	err = open_sockets(s, b);
+	if (err)
+		return err;
+	printf("xkv-server: %s: %u rx queue(s), AF_XDP %s mode\n", s->o.iface, b->nqueues,
+	       b->mode == XKV_XSK_ZEROCOPY ? "zero-copy" : "copy");
+	return 0;
+}
+
+static struct xkv_tx *xdp_worker_tx(struct server *s, uint32_t id)
+{
+	struct xdp_backend *b = s->net;
+
+	/* replies leave through the socket their request came in on; queue 0's is the default */
+	return &b->socks[id].tx;
+}
+
+static _Atomic uint64_t *xdp_worker_depth(struct server *s, uint32_t id)
+{
+	struct xdp_backend *b = s->net;
+
+	return (_Atomic uint64_t *)&b->qdepth[id].depth;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Nothing came for a while: sleep in poll(2) on every socket rather than spin. */
+static void idle_wait(struct xdp_backend *b, uint32_t workers, uint32_t id)
+{
+	struct pollfd pfd[XKV_QUEUES_MAX];
+
+	for (uint32_t q = 0; q < b->nqueues; q++)
+		pfd[q] = (struct pollfd){.fd = b->socks[q * workers + id].fd, .events = POLLIN};
+	xkv_store_thread_sleep();
+	poll(pfd, b->nqueues, IDLE_SLEEP_MS);
+	xkv_store_thread_wake();
+}
+
+static void xdp_run(struct server *s, struct server_worker *w)
+{
+	struct xdp_backend *b = s->net;
+	uint32_t idle = 0;
+
+	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
+		unsigned got = 0;
+
+		xkv_worker_tick(&w->proto, now_ns());
+		for (uint32_t q = 0; q < b->nqueues; q++) {
+			struct xkv_xsk *sock = &b->socks[q * s->o.workers + w->id];
+
+			/* the executor replies through the socket the request came on */
+			w->proto.exec.tx = &sock->tx;
+			got += xkv_xsk_poll(sock, xkv_worker_datagram, &w->proto);
+		}
+		xkv_store_quiescent();
+		idle = got ? 0 : idle + 1;
+		if (idle >= IDLE_POLLS)
+			idle_wait(b, s->o.workers, w->id);
+	}
+	for (uint32_t q = 0; q < b->nqueues; q++)
+		xkv_xsk_drain(&b->socks[q * s->o.workers + w->id]);
+}
+
+static void xdp_print_stats(struct server *s)
+{
+	struct xdp_backend *b = s->net;
+	struct bpfctl_stats st;
+	struct xkv_xsk *socks[XKV_WORKERS_MAX];
+
+	for (uint32_t i = 0; i < b->opened; i++) {
+		const struct xkv_xsk *x = &b->socks[i];
+
+		printf("socket %u rx_packets: %lu\nsocket %u rx_unparsable: %lu\n"
+		       "socket %u tx_packets: %lu\nsocket %u tx_ring_full: %lu\n",
+		       i, x->rx_packets, i, x->rx_unparsable, i, x->tx_packets, i,
+		       x->tx_ring_full);
+	}
+	for (uint32_t q = 0; q < b->nqueues; q++) {
+		struct xkv_xsk_frames f;
+
+		for (uint32_t w = 0; w < s->o.workers; w++)
+			socks[w] = &b->socks[q * s->o.workers + w];
+		xkv_xsk_queue_frames(&b->queues[q], socks, s->o.workers, &f);
+		printf("queue %u frames_total: %lu\nqueue %u frames_idle: %lu\n"
+		       "queue %u frames_in_fill: %lu\nqueue %u frames_in_tx: %lu\n"
+		       "queue %u frames_unaccounted: %ld\n",
+		       q, f.total, q, f.idle, q, f.in_fill, q, f.in_tx, q, f.unaccounted);
+	}
+	if (bpfctl_stats(s->o.iface, &st) == 0) {
+		printf("xdp passed: %llu\n", (unsigned long long)st.slots[XKV_STAT_PASSED]);
+		for (uint32_t r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
+			printf("steering dropped %s: %llu\n", xkv_reason_name(r),
+			       (unsigned long long)st.slots[r]);
+	}
+}
+
+static void xdp_close(struct server *s)
+{
+	struct xdp_backend *b = s->net;
+
+	if (!b)
+		return;
+	/* empty the XSKMAP slots first: steering then drops and counts no_socket */
+	for (uint32_t i = 0; i < b->opened; i++) {
+		if (b->xsks_fd >= 0)
+			bpf_map_delete_elem(b->xsks_fd, &i);
+		xkv_xsk_close(&b->socks[i]);
+	}
+	for (uint32_t q = 0; b->queues && q < b->nqueues; q++)
+		if (b->queues[q].umem)
+			xkv_xsk_queue_close(&b->queues[q]);
+	if (b->qdepth)
+		munmap(b->qdepth, b->qdepth_len);
+	if (b->xsks_fd >= 0)
+		close(b->xsks_fd);
+	if (b->attached_here && s->o.iface)
+		bpfctl_detach(s->o.iface, false);
+	free(b->socks);
+	free(b->queues);
+	free(b);
+	s->net = NULL;
+}
+
+const struct backend xkv_backend_xdp = {
+	.name = "xdp",
+	.open = xdp_open,
+	.worker_tx = xdp_worker_tx,
+	.worker_depth = xdp_worker_depth,
+	.run = xdp_run,
+	.print_stats = xdp_print_stats,
+	.close = xdp_close,
+};

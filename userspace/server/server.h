@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xkv-server's parts: the options, the worker threads, and the two backends
+ * (transport plus steering) a server runs on. main.c owns the store, the threads
+ * and the signals; a backend owns sockets, rings and BPF objects.
+ */
+#ifndef XKV_SERVER_H
+#define XKV_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <xkv/maps.h>
+
+#include "server/worker.h"
+
+#define XKV_ALLOW_ARGS_MAX 64
+
+struct server_opts {
+	const char *iface;
+	uint32_t workers;
+	uint16_t port;
+	size_t memory;
+	enum xkv_store_mode mode;
+	enum xkv_policy policy;
+	const struct backend *backend;
+	bool skb_mode;			/* XDP backend: generic instead of driver mode */
+	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
+	size_t n_allow;
+};
+
+struct server_worker {
+	pthread_t thread;
+	uint32_t id;
+	struct xkv_worker proto;
+	struct server *srv;
+};
+
+struct server {
+	struct server_opts o;
+	struct xkv_store *store;
+	struct server_worker *workers;
+	atomic_bool stopping;
+	void *net; /* the backend's state */
+};
+
+struct backend {
+	const char *name;
+	/* Sockets and steering for every worker. Returns 0 or -errno, having said why. */
+	int (*open)(struct server *s);
+	/* The reply path and the queue-depth counter of worker id. */
+	struct xkv_tx *(*worker_tx)(struct server *s, uint32_t id);
+	_Atomic uint64_t *(*worker_depth)(struct server *s, uint32_t id);
+	/* The worker's loop, until s->stopping. */
+	void (*run)(struct server *s, struct server_worker *w);
+	/* Counters, one "name: value" per line. */
+	void (*print_stats)(struct server *s);
+	void (*close)(struct server *s);
+};
+
+extern const struct backend xkv_backend_uring;
+extern const struct backend xkv_backend_xdp;
+
+#endif /* XKV_SERVER_H */
