@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-sim: queueing results against closed forms, determinism, and each policy's
+ * defining property, checked by counters the engine keeps independently of the policy.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "dist.h"
+#include "eventq.h"
+#include "hist.h"
+#include "rng.h"
+#include "sim.h"
+
+static struct sim_config config(enum sim_policy policy, unsigned cores, double load)
+{
+	struct sim_config c;
+
+	sim_config_defaults(&c);
+	c.policy = policy;
+	c.cores = cores;
+	c.load = load;
+	return c;
+}
+
+static struct sim_results run(const struct sim_config *c)
+{
+	struct sim_results r;
+
+	cr_assert_eq(sim_run(c, &r), 0, "the configuration runs");
+	return r;
+}
+
+/* Erlang C: probability that an arrival waits in M/M/c with offered traffic a = lambda/mu. */
+static double erlang_c(unsigned c, double a)
+{
+	double term = 1.0, sum = 0.0, top;
+
+	for (unsigned k = 0; k < c; k++) {
+		sum += term;
+		term *= a / (k + 1);
+	}
+	top = term * c / (c - a);
+	return top / (sum + top);
+}
+
+/* Late binding with exponential service and no channel delay is exactly M/M/c. */
+static void check_mmc(unsigned cores, double rho)
+{
+	struct sim_config c = config(SIM_SHO, cores, rho);
+	struct sim_results r;
+	double expected;
+
+	c.service = SIM_SVC_EXP;
+	c.unit_ns = 1000;
+	c.channel_ns = 0;
+	c.requests = 2000000;
+	r = run(&c);
+	expected = erlang_c(cores, rho * cores) * c.unit_ns / (cores * (1.0 - rho));
+	cr_expect(fabs(r.mean_wait_ns - expected) <= 0.05 * expected,
+		  "M/M/%u at rho %.2f: mean wait %.1f ns, Erlang C says %.1f ns (5%% tolerance)",
+		  cores, rho, r.mean_wait_ns, expected);
+	cr_expect(fabs(r.mean_ns - r.mean_wait_ns - c.unit_ns) <= 0.01 * c.unit_ns,
+		  "latency = wait + service: %.1f - %.1f", r.mean_ns, r.mean_wait_ns);
+	cr_expect(fabs(r.util_mean - rho) <= 0.01, "utilisation %.3f, offered %.3f", r.util_mean,
+		  rho);
+}
+
+Test(queueing, mm1_mean_wait_matches_closed_form)
+{
+	check_mmc(1, 0.5);
+	check_mmc(1, 0.8);
+}
+
+Test(queueing, mmc_mean_wait_matches_erlang_c)
+{
+	check_mmc(4, 0.7);
+	check_mmc(16, 0.85);
+}
+
+/* M/M/1 response time is exponential with rate mu - lambda: p99 = ln(100) / (mu - lambda). */
+Test(queueing, search_finds_the_mm1_load_limit)
+{
+	struct sim_config c = config(SIM_SHO, 1, 0.5);
+	struct sim_search s;
+	double expected = 1.0 - log(100.0) / 10.0; /* where p99 = 10 mean service times */
+
+	c.service = SIM_SVC_EXP;
+	c.channel_ns = 0;
+	c.requests = 400000;
+	cr_assert_eq(sim_search(&c, 1.0, 10, &s), 0);
+	cr_expect(fabs(s.max_load - expected) <= 0.03, "found %.4f, closed form %.4f", s.max_load,
+		  expected);
+	cr_expect(s.at_max.meets_slo && s.at_max.p99_ns <= 10 * c.unit_ns);
+}
+
+Test(determinism, same_seed_same_results_other_seed_other_results)
+{
+	struct sim_config c = config(SIM_DCREW, 16, 0.8);
+	struct sim_results a, b;
+
+	c.write_frac = 0.5;
+	c.zipf = 1.1;
+	c.requests = 50000;
+	a = run(&c);
+	b = run(&c);
+	cr_expect_eq(memcmp(&a, &b, sizeof(a)), 0, "two runs with seed 1 agree bit for bit");
+	c.seed = 2;
+	b = run(&c);
+	cr_expect(a.mean_ns != b.mean_ns, "seed 2 gives another sample");
+}
+
+/* A write-heavy, skewed workload at high load: every policy is pushed to break its rule. */
+static struct sim_config stress(enum sim_policy policy)
+{
+	struct sim_config c = config(policy, 16, 0.7);
+
+	c.write_frac = 0.5;
+	c.zipf = 0.99;
+	c.items = 100000;
+	c.requests = 100000;
+	return c;
+}
+
+Test(policies, erew_and_hkh_never_balance)
+{
+	enum sim_policy early[] = { SIM_EREW, SIM_HKH };
+
+	for (unsigned i = 0; i < 2; i++) {
+		struct sim_config c = stress(early[i]);
+		struct sim_results r = run(&c);
+
+		cr_expect_eq(r.reads_off_owner + r.writes_off_owner + r.stolen, 0,
+			     "%s served %llu reads and %llu writes off their owner",
+			     sim_policy_name(early[i]), (unsigned long long)r.reads_off_owner,
+			     (unsigned long long)r.writes_off_owner);
+	}
+}
+
+Test(policies, crew_balances_reads_never_writes)
+{
+	struct sim_config c = stress(SIM_CREW);
+	struct sim_results r = run(&c);
+
+	cr_expect_eq(r.writes_off_owner, 0);
+	cr_expect_gt(r.reads_off_owner, 0, "reads are load balanced");
+	cr_expect_eq(r.writer_conflicts, 0);
+	cr_expect_gt(r.spins + r.retries, 0, "hot readers meet the writer");
+}
+
+Test(policies, dcrew_balances_writes_with_one_writer_per_partition)
+{
+	struct sim_config c = stress(SIM_DCREW);
+	struct sim_results r = run(&c);
+
+	cr_expect_gt(r.writes_off_owner, 0, "writes are load balanced");
+	cr_expect_eq(r.writer_conflicts, 0, "never two cores with writes to one partition");
+	cr_expect_geq(r.ewt_max, 1);
+}
+
+/* The single-writer check must be able to fail, or the test above proves nothing. */
+Test(policies, ideal_breaks_single_writer_so_the_check_can_fail)
+{
+	struct sim_config c = stress(SIM_IDEAL);
+	struct sim_results r = run(&c);
+
+	cr_expect_gt(r.writer_conflicts, 0);
+	cr_expect_eq(r.spins + r.retries, 0, "no synchronisation in the ideal system");
+}
+
+Test(policies, compaction_answers_many_writes_with_one_update)
+{
+	struct sim_config c = stress(SIM_COMP);
+	struct sim_results r;
+
+	c.zipf = 1.4;
+	c.write_frac = 0.2;
+	c.load = 0.3;
+	r = run(&c);
+	cr_expect_eq(r.writes_off_owner, 0, "compaction keeps CREW's write placement");
+	cr_expect_eq(r.writer_conflicts, 0);
+	cr_expect_gt(r.windows, 0);
+	cr_expect_gt(r.compacted, r.windows, "a window holds more than one write");
+	cr_expect_geq(r.window_max, 2);
+}
+
+/* At (1.4, 20%) the hottest key's writes alone overload a CREW core: compaction absorbs them. */
+Test(policies, compaction_relieves_the_hot_writer)
+{
+	struct sim_config c = stress(SIM_CREW);
+	struct sim_results crew, comp;
+
+	c.cores = 64;
+	c.items = 1600000;
+	c.zipf = 1.4;
+	c.write_frac = 0.2;
+	c.load = 0.3;
+	crew = run(&c);
+	c.policy = SIM_COMP;
+	comp = run(&c);
+	cr_expect(!crew.meets_slo && comp.meets_slo, "p99: CREW %.0f ns, compaction %.0f ns",
+		  crew.p99_ns, comp.p99_ns);
+}
+
+static struct sim_config minos_fig2(enum sim_policy policy, double k, double load)
+{
+	struct sim_config c = config(policy, 8, load);
+
+	c.service = SIM_SVC_BIMODAL;
+	c.k = k;
+	c.channel_ns = 0;
+	c.requests = 200000;
+	return c;
+}
+
+Test(policies, stealing_moves_work_and_cuts_the_tail)
+{
+	struct sim_config c = minos_fig2(SIM_HKH, 100, 0.5);
+	struct sim_results early = run(&c), stealing;
+
+	c.policy = SIM_HKHWS;
+	stealing = run(&c);
+	cr_expect_gt(stealing.stolen, 0);
+	cr_expect_lt(stealing.p99_ns, early.p99_ns / 10, "p99 %.0f with stealing, %.0f without",
+		     stealing.p99_ns, early.p99_ns);
+}
+
+Test(policies, minos_keeps_sizes_apart_and_always_has_a_large_core)
+{
+	struct sim_config c = minos_fig2(SIM_MINOS, 1000, 0.5);
+	struct sim_results r = run(&c);
+
+	cr_expect_eq(r.class_mismatch, 0);
+	/* large requests are 1.25 / 2.249 of the work: 4 of 8 cores */
+	cr_expect_eq(r.large_cores, 4);
+	c.k = 1;
+	r = run(&c);
+	cr_expect_eq(r.large_cores, 1, "one core for large requests even when there are none");
+}
+
+Test(distributions, zipf_frequencies_match_the_pmf)
+{
+	const double exponents[] = { 0.99, 1.4 };
+	const uint64_t n = 1600000, draws = 1000000;
+	static uint32_t counts[3];
+	struct rng r;
+
+	rng_seed(&r, 7);
+	for (unsigned e = 0; e < 2; e++) {
+		struct zipf z;
+
+		zipf_init(&z, n, exponents[e]);
+		memset(counts, 0, sizeof(counts));
+		for (uint64_t i = 0; i < draws; i++) {
+			uint64_t k = zipf_sample(&z, &r);
+
+			cr_assert_lt(k, n);
+			if (k < 3)
+				counts[k]++;
+		}
+		for (uint64_t k = 0; k < 3; k++) {
+			double expected = zipf_pmf(n, exponents[e], k) * draws;
+
+			cr_expect(fabs(counts[k] - expected) <= 0.03 * expected,
+				  "s %.2f rank %llu: %u draws, expected %.0f", exponents[e],
+				  (unsigned long long)k, counts[k], expected);
+		}
+	}
+}
+
+Test(distributions, service_means_match_the_models)
+{
+	struct sim_config c = config(SIM_CREW, 1, 0.5);
+	struct service_model m;
+	struct rng r;
+	double sum = 0;
+	bool large;
+
+	cr_expect_float_eq(sim_mean_service_ns(&c), 700.0, 1e-9, "C-4: 600 + 100 ns");
+	c.service = SIM_SVC_BIMODAL;
+	c.k = 1000;
+	cr_expect_float_eq(sim_mean_service_ns(&c), 1000.0 * (0.99875 + 1.25), 1e-6);
+
+	c.service = SIM_SVC_SIZE;
+	cr_assert_eq(service_init(&m, &c), 0);
+	rng_seed(&r, 3);
+	for (int i = 0; i < 1000000; i++)
+		sum += service_draw(&m, &r, &large) + m.fixed_ns;
+	cr_expect(fabs(sum / 1e6 - m.mean_ns) <= 0.01 * m.mean_ns,
+		  "size model: sampled mean %.1f, integrated %.1f", sum / 1e6, m.mean_ns);
+	cr_expect(fabs(etc_size_quantile(0.5) - 168.0) < 1.0, "ETC median value is ~168 B");
+}
+
+Test(engine, event_queue_orders_by_time_then_by_schedule)
+{
+	struct eventq q;
+	struct event ev;
+	struct rng r;
+	double last = -1;
+	uint64_t last_seq = 0;
+
+	cr_assert_eq(eventq_init(&q, 2), 0);
+	rng_seed(&r, 5);
+	for (uint32_t i = 0; i < 10000; i++)
+		cr_assert_eq(eventq_push(&q, (double)rng_below(&r, 100), 0, i, 0, i % 3 == 0), 0);
+	for (uint32_t i = 0; i < 10000; i++) {
+		cr_assert(eventq_pop(&q, &ev));
+		cr_assert(ev.t > last || (ev.t == last && ev.seq > last_seq));
+		last = ev.t;
+		last_seq = ev.seq;
+	}
+	cr_expect_not(eventq_pop(&q, &ev));
+	eventq_free(&q);
+}
+
+Test(engine, histogram_percentiles_within_resolution)
+{
+	static struct hist h;
+
+	hist_reset(&h);
+	for (int v = 1; v <= 100000; v++)
+		hist_add(&h, v);
+	cr_expect(fabs(hist_percentile(&h, 50) - 50000) <= 50000 / 256.0);
+	cr_expect(fabs(hist_percentile(&h, 99) - 99000) <= 99000 / 256.0);
+	cr_expect_float_eq(hist_mean(&h), 50000.5, 1e-6);
+	cr_expect_float_eq(h.max, 100000, 0);
+}
+
+Test(config, rejects_inconsistent_settings)
+{
+	struct sim_config c = config(SIM_CREW, 64, 0.5);
+	struct sim_results r;
+	enum sim_policy p;
+
+	cr_expect_eq(sim_config_validate(&c), 0);
+	c.write_frac = 1.5;
+	cr_expect_eq(sim_run(&c, &r), -EINVAL);
+	c = config(SIM_CREW, 0, 0.5);
+	cr_expect_eq(sim_config_validate(&c), -EINVAL);
+	c = config(SIM_MINOS, 1, 0.5);
+	cr_expect_eq(sim_config_validate(&c), -EINVAL, "Minos needs a small and a large core");
+	c = config(SIM_CREW, 8, NAN);
+	cr_expect_eq(sim_config_validate(&c), -EINVAL);
+	cr_expect_eq(sim_policy_parse("d-crew", &p), -EINVAL);
+	cr_expect_eq(sim_policy_parse("hkhws", &p), 0);
+	cr_expect_eq(p, SIM_HKHWS);
+}

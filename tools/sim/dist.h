@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Workload distributions: key popularity and service times. */
+#ifndef XKV_SIM_DIST_H
+#define XKV_SIM_DIST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rng.h"
+#include "sim.h"
+
+/* C-4 Sec. 3: T_kvs uniform in [400, 800] ns */
+#define C4_KVS_MIN_NS 400.0
+#define C4_KVS_MAX_NS 800.0
+
+/* Zipf over ranks 0..n-1 by rejection-inversion (Hoermann and Derflinger 1996): O(1), no table. */
+struct zipf {
+	double s;	/* exponent, > 0 */
+	double n;	/* number of ranks */
+	double h_x1;	/* H(1.5) - 1 */
+	double h_n;	/* H(n + 0.5) */
+	double accept;	/* 2 - H^-1(H(2.5) - h(2)): ranks this close are accepted at once */
+};
+
+void zipf_init(struct zipf *z, uint64_t n, double s);
+uint64_t zipf_sample(const struct zipf *z, struct rng *r);
+
+/* Exact probability of rank k (0-based); sums n terms, for tests. */
+double zipf_pmf(uint64_t n, double s, uint64_t k);
+
+struct service_model {
+	enum sim_service kind;
+	double fixed_ns;	/* added to every request after its store time */
+	double unit_ns, k, p_large;
+	double base_ns, ns_per_byte;
+	double max_size;	/* bytes */
+	double max_u;		/* quantile of max_size: above it sizes are clamped */
+	double threshold;	/* size model: a value larger than this is large */
+	double mean_ns;		/* store time + fixed time, averaged */
+	double large_share;	/* fraction of all service time spent on large requests */
+};
+
+int service_init(struct service_model *m, const struct sim_config *cfg);
+
+/* Draws the store part of one request's service time and whether the request is large. */
+double service_draw(const struct service_model *m, struct rng *r, bool *large);
+
+/* Value size at quantile u of the ETC distribution, unclamped. */
+double etc_size_quantile(double u);
+
+#endif

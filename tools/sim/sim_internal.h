@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* The simulator's state, shared by the engine (sim.c) and the placement rules (policy.c). */
+#ifndef XKV_SIM_INTERNAL_H
+#define XKV_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dist.h"
+#include "eventq.h"
+#include "hist.h"
+#include "rng.h"
+#include "sim.h"
+
+#define SIM_NONE	UINT32_MAX
+#define SIM_MAX_WINDOWS 4 /* compaction windows open at once on one core */
+#define SIM_GROUPS	2 /* Minos: small cores, large cores */
+
+/* A FIFO threaded through the requests' next links: no allocation to queue. */
+struct req_list {
+	uint32_t head, tail, len;
+};
+
+struct sim_req {
+	double arrival;	   /* ns, at the dispatcher */
+	double kvs_ns;	   /* store part of the service time */
+	uint32_t key;	   /* item rank, 0 the most popular */
+	uint32_t bucket;   /* store partition */
+	uint32_t next;	   /* link in whichever list holds it */
+	uint16_t target;   /* core the dispatcher charged it to; cores when none */
+	uint8_t is_write;
+	uint8_t is_large;
+	uint8_t measured;  /* after the warm-up */
+	uint8_t tracked;   /* counted by the single-writer check */
+};
+
+enum job {
+	JOB_IDLE,
+	JOB_WHOLE,   /* store and fixed time at once: nothing to synchronise */
+	JOB_SPIN,    /* a read waits for a write in progress on its partition */
+	JOB_KVS,     /* the store part */
+	JOB_FIXED,   /* the reply part */
+	JOB_COLLECT, /* a write joins a compaction window */
+	JOB_APPLY,   /* a window's final value goes to the store */
+	JOB_REPLY,   /* a window's writes are answered */
+};
+
+struct window {
+	uint32_t key;
+	uint32_t bucket;
+	double deadline;
+	double apply_ns;	/* store time of the final write */
+	struct req_list writes;
+	bool open, closing;
+};
+
+struct sim_core {
+	struct req_list local;	/* delivered, not yet started */
+	uint32_t req;		/* in service, SIM_NONE when idle or busy with a window */
+	uint8_t job;
+	uint8_t retried;	/* the read in service has already retried once */
+	uint8_t group;
+	uint8_t applying;	/* window being applied or answered */
+	uint32_t read_version;	/* partition version when the read in service began */
+	uint32_t outstanding;	/* dispatcher's count: placed here, completion not yet seen */
+	double busy_since, busy_ns;
+	struct window win[SIM_MAX_WINDOWS];
+};
+
+struct partition {
+	double write_end;	/* when the write in progress leaves the store */
+	uint32_t version;	/* odd while a write is in progress */
+	uint32_t out_writes;	/* single-writer check: placed and not yet answered */
+	uint32_t ewt_count;	/* d-CREW: writes outstanding in the EWT entry */
+	uint16_t out_core;	/* single-writer check: the core those writes were placed on */
+	uint16_t ewt_owner;
+};
+
+enum placement_kind { PLACE_CORE, PLACE_SHARED, PLACE_WAIT };
+
+struct placement {
+	enum placement_kind kind;
+	unsigned index; /* a core, or a group */
+};
+
+struct sim {
+	const struct sim_config *cfg;
+	struct sim_results *res;
+	struct service_model svc;
+	struct zipf zipf;
+	struct rng rng;
+	struct eventq events;
+	struct hist *hist;
+	double now;
+	double lambda;		/* arrivals per ns */
+	double slo_ns;
+
+	struct sim_req *reqs;	/* a pool, grown by doubling */
+	uint32_t reqs_cap, free_head;
+
+	unsigned ncores;
+	struct sim_core *cores;
+	struct req_list shared[SIM_GROUPS];
+	bool group_pulls[SIM_GROUPS];	/* the group's cores take from its shared queue */
+	struct req_list waiting;	/* at the dispatcher: no JBSQ slot yet */
+	unsigned rotor;			/* where the next scan for a core starts: ties rotate */
+	unsigned small_cores;		/* Minos: cores 0..small_cores-1 */
+	struct partition *parts;
+
+	bool sync;		/* readers check versions, writers make them odd */
+	bool steal;
+	bool compact;
+
+	uint64_t generated, total, warmup_n;
+	uint64_t violations, violation_limit;
+	double wait_sum;
+	uint64_t wait_n;
+	double first_measured, last_completion;
+	double ewt_area, ewt_changed;
+	uint32_t ewt_active;
+	bool stop;
+	int err;		/* first -errno met inside the loop */
+};
+
+/* Placement rules (policy.c) */
+int policy_init(struct sim *s);
+/* queued: r heads the dispatcher's FIFO; a new arrival (false) must not overtake that FIFO */
+struct placement policy_place(struct sim *s, struct sim_req *r, bool queued);
+void policy_completed(struct sim *s, const struct sim_req *r);
+
+static inline unsigned partition_owner(const struct sim *s, const struct sim_req *r)
+{
+	return r->bucket % s->ncores;
+}
+
+#endif
