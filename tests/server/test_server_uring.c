@@ -8,7 +8,6 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "client/client.h"
 #include "proto/codec.h"
 #include "server_proc.h"
+#include "workloads.h"
 
 static struct server_proc srv;
 static struct xkv_client *cli;
@@ -43,124 +43,23 @@ static void start(const char *const *args)
 
 TestSuite(server_uring, .fini = stop_all, .timeout = 120);
 
-/* Deterministic content, so a value can be checked without keeping it. */
-static void fill(uint8_t *v, uint32_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (uint32_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		v[i] = (uint8_t)x;
-	}
-}
-
-/* Mostly small values, and every size that crosses a datagram boundary or the limit. */
-static uint32_t size_of_key(int i)
-{
-	static const uint32_t big[] = {1440, 1441, 1472, 2880, 100000, 500000, XKV_VALUE_MAX};
-
-	if (i % 200 == 0)
-		return big[(i / 200) % (sizeof(big) / sizeof(big[0]))];
-	return (uint32_t)(i * 37) % 300;
-}
-
 Test(server_uring, ten_thousand_keys_byte_for_byte)
 {
 	static const char *const args[] = {"--workers", "2", "--memory", "512M", "--mode",
 					   "store", NULL};
-	static uint8_t want[XKV_VALUE_MAX];
-	const int keys = 10000;
-	char key[32];
 
 	start(args);
-	for (int i = 0; i < keys; i++) {
-		uint32_t len = size_of_key(i);
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-
-		fill(want, len, i);
-		cr_assert_eq(xkv_client_put(cli, key, n, want, len), 0, "put %s (%u B)", key, len);
-	}
-	for (int i = 0; i < keys; i++) {
-		uint32_t len = size_of_key(i), got_len;
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-		void *got;
-
-		fill(want, len, i);
-		cr_assert_eq(xkv_client_get(cli, key, n, &got, &got_len), 0, "get %s", key);
-		cr_assert_eq(got_len, len, "%s: %u bytes back, want %u", key, got_len, len);
-		cr_assert_eq(memcmp(got, want, len), 0, "%s: bytes differ", key);
-		free(got);
-	}
-	for (int i = 0; i < keys; i += 2) {
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-
-		cr_assert_eq(xkv_client_delete(cli, key, n), 0);
-	}
-	for (int i = 0; i < 100; i++) {
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-		uint32_t len;
-		void *got = NULL;
-
-		cr_assert_eq(xkv_client_get(cli, key, n, &got, &len), i % 2 ? 0 : -ENOENT);
-		free(got);
-	}
+	workload_keys_roundtrip(cli, 10000);
 	cr_assert_eq(server_stop(&srv), 0, "clean exit");
-	cr_assert_eq(server_counter(&srv, "store items"), keys / 2);
-}
-
-struct client_thread {
-	pthread_t thread;
-	int id, errors;
-};
-
-static void *client_run(void *arg)
-{
-	struct client_thread *t = arg;
-	struct xkv_client *c = xkv_client_open(server_addr(&srv), NULL);
-	uint8_t want[2000];
-	char key[32];
-
-	if (!c) {
-		t->errors++;
-		return NULL;
-	}
-	for (int i = 0; i < 500; i++) {
-		uint32_t len = (uint32_t)(i * 13 + t->id) % sizeof(want), got_len;
-		int n = snprintf(key, sizeof(key), "t%d:%d", t->id, i % 50);
-		void *got;
-
-		fill(want, len, t->id * 1000 + i);
-		if (xkv_client_put(c, key, n, want, len)) {
-			t->errors++;
-			continue;
-		}
-		if (xkv_client_get(c, key, n, &got, &got_len)) {
-			t->errors++;
-			continue;
-		}
-		t->errors += got_len != len || memcmp(got, want, len);
-		free(got);
-	}
-	xkv_client_close(c);
-	return NULL;
+	cr_assert_eq(server_counter(&srv, "store items"), 10000 / 2);
 }
 
 Test(server_uring, concurrent_clients)
 {
 	static const char *const args[] = {"--workers", "2", NULL};
-	struct client_thread t[6];
 
 	start(args);
-	for (int i = 0; i < 6; i++) {
-		t[i] = (struct client_thread){.id = i};
-		pthread_create(&t[i].thread, NULL, client_run, &t[i]);
-	}
-	for (int i = 0; i < 6; i++) {
-		pthread_join(t[i].thread, NULL);
-		cr_assert_eq(t[i].errors, 0, "client %d saw %d wrong answers", i, t[i].errors);
-	}
+	cr_assert_eq(workload_concurrent_clients(server_addr(&srv), 6, 500), 0, "wrong answers");
 	cr_assert_eq(server_stop(&srv), 0);
 	/* invariant 1: six clients spread by the kernel, yet each partition had one writer */
 	cr_assert_eq(server_counter(&srv, "put"), 6 * 500);
@@ -179,22 +78,6 @@ static void raw_send(int fd, const void *buf, size_t len)
 	inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
 	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&addr, sizeof(addr)),
 		     (ssize_t)len);
-}
-
-static size_t valid_put(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len)
-{
-	static const uint8_t value[1400];
-	struct xkv_msg m = {
-		.op = XKV_OP_PUT,
-		.key = "hostile",
-		.key_len = 7,
-		.request_id = id,
-		.value_len = value_len,
-		.frag_len = frag_len,
-		.frag = value,
-	};
-
-	return (size_t)xkv_encode(buf, 2048, &m);
 }
 
 Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
@@ -218,7 +101,7 @@ Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
 		buf[0] = 0; /* never "X": random bytes are bad magic */
 		raw_send(fd, buf, 64);
 
-		len = valid_put(buf, i, 5, 5);
+		len = workload_put_datagram(buf, i, 5, 5);
 		raw_send(fd, buf, 20); /* truncated inside the header */
 		buf[2] = 9;
 		raw_send(fd, buf, len); /* bad version */
@@ -226,7 +109,7 @@ Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
 		raw_send(fd, buf, len - 1); /* frag_len says one byte more than came */
 
 		/* the first piece of a 1 MiB value, whose other pieces never come */
-		len = valid_put(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		len = workload_put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
 		raw_send(fd, buf, len);
 
 		/* and a good request in between */

@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "client/client.h"
 #include "proto/codec.h"
 #include "server_proc.h"
+#include "workloads.h"
 
 static struct server_proc srv, other;
 static struct xkv_client *cli;
@@ -69,27 +69,6 @@ static void start_xdp(const char *workers, const char *const *extra)
 	cr_assert_not_null(cli);
 }
 
-static void fill(uint8_t *v, uint32_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (uint32_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		v[i] = (uint8_t)x;
-	}
-}
-
-static uint32_t size_of_key(int i)
-{
-	static const uint32_t big[] = {1440, 1441, 1472, 2880, 100000, 500000, XKV_VALUE_MAX};
-
-	if (i % 200 == 0)
-		return big[(i / 200) % (sizeof(big) / sizeof(big[0]))];
-	return (uint32_t)(i * 37) % 300;
-}
-
 /* Frames: none lost, none in flight, once the server has stopped. */
 static void assert_frames_idle(void)
 {
@@ -102,95 +81,26 @@ static void assert_frames_idle(void)
 Test(server_xdp, ten_thousand_keys_byte_for_byte)
 {
 	static const char *const extra[] = {"--memory", "512M", "--mode", "store", NULL};
-	static uint8_t want[XKV_VALUE_MAX];
-	const int keys = 10000;
-	char key[32];
 
 	start_xdp("1", extra);
-	for (int i = 0; i < keys; i++) {
-		uint32_t len = size_of_key(i);
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-
-		fill(want, len, i);
-		cr_assert_eq(xkv_client_put(cli, key, n, want, len), 0, "put %s (%u B)", key, len);
-	}
-	for (int i = 0; i < keys; i++) {
-		uint32_t len = size_of_key(i), got_len;
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-		void *got;
-
-		fill(want, len, i);
-		cr_assert_eq(xkv_client_get(cli, key, n, &got, &got_len), 0, "get %s", key);
-		cr_assert_eq(got_len, len, "%s: %u bytes back, want %u", key, got_len, len);
-		cr_assert_eq(memcmp(got, want, len), 0, "%s: bytes differ", key);
-		free(got);
-	}
-	for (int i = 0; i < keys; i += 2) {
-		int n = snprintf(key, sizeof(key), "key:%d", i);
-
-		cr_assert_eq(xkv_client_delete(cli, key, n), 0);
-		cr_assert_eq(xkv_client_delete(cli, key, n), -ENOENT);
-	}
+	workload_keys_roundtrip(cli, 10000);
 	cr_assert_eq(server_stop(&srv), 0, "clean exit");
-	cr_assert_eq(server_counter(&srv, "store items"), keys / 2);
+	cr_assert_eq(server_counter(&srv, "store items"), 10000 / 2);
 	cr_assert_eq(server_counter(&srv, "tx_dropped"), 0);
 	assert_frames_idle();
 }
 
-struct client_thread {
-	pthread_t thread;
-	int id, errors;
-};
-
-static void *client_run(void *arg)
-{
-	struct client_thread *t = arg;
-	struct xkv_client *c = xkv_client_open(server_addr(&srv), NULL);
-	uint8_t want[3000];
-	char key[32];
-
-	if (!c) {
-		t->errors++;
-		return NULL;
-	}
-	for (int i = 0; i < 300; i++) {
-		uint32_t len = (uint32_t)(i * 13 + t->id) % sizeof(want), got_len;
-		int n = snprintf(key, sizeof(key), "t%d:%d", t->id, i % 40);
-		void *got;
-
-		fill(want, len, t->id * 1000 + i);
-		if (xkv_client_put(c, key, n, want, len) ||
-		    xkv_client_get(c, key, n, &got, &got_len)) {
-			t->errors++;
-			continue;
-		}
-		t->errors += got_len != len || memcmp(got, want, len);
-		free(got);
-	}
-	xkv_client_close(c);
-	return NULL;
-}
-
 Test(server_xdp, concurrent_clients_one_writer_per_partition)
 {
-	struct client_thread t[4];
-
 	start_xdp("2", NULL);
-	for (int i = 0; i < 4; i++) {
-		t[i] = (struct client_thread){.id = i};
-		pthread_create(&t[i].thread, NULL, client_run, &t[i]);
-	}
-	for (int i = 0; i < 4; i++) {
-		pthread_join(t[i].thread, NULL);
-		cr_assert_eq(t[i].errors, 0, "client %d saw %d wrong answers", i, t[i].errors);
-	}
+	cr_assert_eq(workload_concurrent_clients(server_addr(&srv), 4, 300), 0, "wrong answers");
 	cr_assert_eq(server_stop(&srv), 0);
 	cr_assert_eq(server_counter(&srv, "put"), 4 * 300);
 	cr_assert_eq(server_counter(&srv, "foreign_writes"), 0, "invariant 1");
 	assert_frames_idle();
 }
 
-/* A datagram from an address of ours, to the server; returns the encoded length. */
+/* A datagram from one of the client host's addresses to the server. */
 static void send_from(const char *src_ip, const void *buf, size_t len)
 {
 	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(srv.port)};
@@ -202,22 +112,6 @@ static void send_from(const char *src_ip, const void *buf, size_t len)
 	cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
 	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
 	close(fd);
-}
-
-static size_t put_datagram(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len)
-{
-	static const uint8_t value[1400];
-	struct xkv_msg m = {
-		.op = XKV_OP_PUT,
-		.key = "hostile",
-		.key_len = 7,
-		.request_id = id,
-		.value_len = value_len,
-		.frag_len = frag_len,
-		.frag = value,
-	};
-
-	return (size_t)xkv_encode(buf, 2048, &m);
 }
 
 Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
@@ -239,14 +133,14 @@ Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
 			buf[b] = (uint8_t)rand();
 		buf[0] = 0;
 		send_from(me, buf, 64); /* random bytes */
-		len = put_datagram(buf, i, 5, 5);
+		len = workload_put_datagram(buf, i, 5, 5);
 		send_from(me, buf, 20); /* truncated in the header */
 		send_from(stranger, buf, len); /* a good request from outside the allowlist */
 		buf[2] = 9;
 		send_from(me, buf, len); /* bad version */
 		buf[2] = XKV_VERSION;
 		send_from(me, buf, len - 1); /* frag_len lies */
-		len = put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		len = workload_put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
 		send_from(me, buf, len); /* the first piece of a 1 MiB value, never finished */
 
 		cr_assert_eq(xkv_client_put(cli, key, n, "ok", 2), 0);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "net/reuseport.h"
 #include "net/udp_uring.h"
@@ -66,14 +65,6 @@ static _Atomic uint64_t *uring_worker_depth(struct server *s, uint32_t id)
 	return (_Atomic uint64_t *)&b->steer.qdepth[id].depth;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void uring_run(struct server *s, struct server_worker *w)
 {
 	struct xkv_uring *u = &((struct uring_backend *)s->net)->socks[w->id];
@@ -83,7 +74,7 @@ static void uring_run(struct server *s, struct server_worker *w)
 		xkv_store_thread_sleep();
 		xkv_uring_wait(u, WAIT_MS);
 		xkv_store_thread_wake();
-		xkv_worker_tick(&w->proto, now_ns());
+		xkv_worker_tick(&w->proto, xkv_now_ns());
 		xkv_uring_drain(u, xkv_worker_datagram, &w->proto);
 		xkv_store_quiescent();
 	}

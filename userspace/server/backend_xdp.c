@@ -14,7 +14,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -218,14 +217,6 @@ static _Atomic uint64_t *xdp_worker_depth(struct server *s, uint32_t id)
 	return (_Atomic uint64_t *)&b->qdepth[id].depth;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Nothing came for a while: sleep in poll(2) on every socket rather than spin. */
 static void idle_wait(struct xdp_backend *b, uint32_t workers, uint32_t id)
 {
@@ -246,7 +237,7 @@ static void xdp_run(struct server *s, struct server_worker *w)
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
 		unsigned got = 0;
 
-		xkv_worker_tick(&w->proto, now_ns());
+		xkv_worker_tick(&w->proto, xkv_now_ns());
 		for (uint32_t q = 0; q < b->nqueues; q++) {
 			struct xkv_xsk *sock = &b->socks[q * s->o.workers + w->id];
 

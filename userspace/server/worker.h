@@ -7,6 +7,7 @@
 #define XKV_WORKER_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "proto/reassembly.h"
 #include "server/execute.h"
@@ -33,6 +34,15 @@ int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 		    struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm);
 void xkv_worker_fini(struct xkv_worker *w);
+
+/* CLOCK_MONOTONIC in nanoseconds: the time xkv_worker_tick wants. */
+static inline uint64_t xkv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 /* Once per batch: the time, and now and then the reassembly timeouts. */
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/codec.h"
+#include "workloads.h"
+
+/* Deterministic content, so a value can be checked without keeping it. */
+static void fill(uint8_t *v, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (uint32_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		v[i] = (uint8_t)x;
+	}
+}
+
+static uint32_t size_of_key(int i)
+{
+	static const uint32_t big[] = {1440, 1441, 1472, 2880, 100000, 500000, XKV_VALUE_MAX};
+
+	if (i % 200 == 0)
+		return big[(i / 200) % (sizeof(big) / sizeof(big[0]))];
+	return (uint32_t)(i * 37) % 300;
+}
+
+void workload_keys_roundtrip(struct xkv_client *c, int keys)
+{
+	static uint8_t want[XKV_VALUE_MAX];
+	char key[32];
+
+	for (int i = 0; i < keys; i++) {
+		uint32_t len = size_of_key(i);
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		fill(want, len, i);
+		cr_assert_eq(xkv_client_put(c, key, n, want, len), 0, "put %s (%u B)", key, len);
+	}
+	for (int i = 0; i < keys; i++) {
+		uint32_t len = size_of_key(i), got_len;
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+		void *got;
+
+		fill(want, len, i);
+		cr_assert_eq(xkv_client_get(c, key, n, &got, &got_len), 0, "get %s", key);
+		cr_assert_eq(got_len, len, "%s: %u bytes back, want %u", key, got_len, len);
+		cr_assert_eq(memcmp(got, want, len), 0, "%s: bytes differ", key);
+		free(got);
+	}
+	for (int i = 0; i < keys; i += 2) {
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+
+		cr_assert_eq(xkv_client_delete(c, key, n), 0);
+		cr_assert_eq(xkv_client_delete(c, key, n), -ENOENT);
+	}
+	for (int i = 0; i < keys && i < 100; i++) {
+		int n = snprintf(key, sizeof(key), "key:%d", i);
+		uint32_t len;
+		void *got = NULL;
+
+		cr_assert_eq(xkv_client_get(c, key, n, &got, &len), i % 2 ? 0 : -ENOENT);
+		free(got);
+	}
+}
+
+struct client_thread {
+	pthread_t thread;
+	const char *server;
+	int id, ops, errors;
+};
+
+static void *client_run(void *arg)
+{
+	struct client_thread *t = arg;
+	struct xkv_client *c = xkv_client_open(t->server, NULL);
+	uint8_t want[3000];
+	char key[32];
+
+	if (!c) {
+		t->errors++;
+		return NULL;
+	}
+	for (int i = 0; i < t->ops; i++) {
+		uint32_t len = (uint32_t)(i * 13 + t->id) % sizeof(want), got_len;
+		int n = snprintf(key, sizeof(key), "t%d:%d", t->id, i % 40);
+		void *got;
+
+		fill(want, len, t->id * 1000 + i);
+		if (xkv_client_put(c, key, n, want, len) ||
+		    xkv_client_get(c, key, n, &got, &got_len)) {
+			t->errors++;
+			continue;
+		}
+		t->errors += got_len != len || memcmp(got, want, len);
+		free(got);
+	}
+	xkv_client_close(c);
+	return NULL;
+}
+
+int workload_concurrent_clients(const char *server, int nclients, int ops)
+{
+	struct client_thread t[16];
+	int errors = 0;
+
+	cr_assert_leq(nclients, 16);
+	for (int i = 0; i < nclients; i++) {
+		t[i] = (struct client_thread){.server = server, .id = i, .ops = ops};
+		pthread_create(&t[i].thread, NULL, client_run, &t[i]);
+	}
+	for (int i = 0; i < nclients; i++) {
+		pthread_join(t[i].thread, NULL);
+		errors += t[i].errors;
+	}
+	return errors;
+}
+
+size_t workload_put_datagram(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len)
+{
+	static const uint8_t value[1400];
+	struct xkv_msg m = {
+		.op = XKV_OP_PUT,
+		.key = "hostile",
+		.key_len = 7,
+		.request_id = id,
+		.value_len = value_len,
+		.frag_len = frag_len,
+		.frag = value,
+	};
+
+	return (size_t)xkv_encode(buf, 2048, &m);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Request patterns both server suites drive, whichever backend serves them. */
+#ifndef XKV_TEST_WORKLOADS_H
+#define XKV_TEST_WORKLOADS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/client.h"
+
+/*
+ * PUT keys keys ("key:N", mostly small values and every size that crosses a
+ * datagram boundary, up to 1 MiB), GET each back byte for byte, DELETE the even
+ * ones and check which are left. Asserts as it goes.
+ */
+void workload_keys_roundtrip(struct xkv_client *c, int keys);
+
+/* nclients threads, each its own client, PUT then GET ops times; returns wrong answers. */
+int workload_concurrent_clients(const char *server, int nclients, int ops);
+
+/* A PUT datagram for key "hostile" (value bytes zero) into buf[2048]; returns its length. */
+size_t workload_put_datagram(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len);
+
+#endif /* XKV_TEST_WORKLOADS_H */

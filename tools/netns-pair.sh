@@ -1,0 +1,29 @@
+# Sourced: a server host and a client host, two network namespaces joined by a veth
+# pair, for the demo and the tests. The caller sets ns_s ns_c if_s if_c ip_s ip_c
+# (addresses in one /24) and calls netns_pair_down from its exit trap.
+
+netns_pair_up() {
+	ip netns add "$ns_s"
+	ip netns add "$ns_c"
+	ip link add "$if_s" type veth peer name "$if_c"
+	ip link set "$if_s" netns "$ns_s"
+	ip link set "$if_c" netns "$ns_c"
+	ip -n "$ns_s" addr add "$ip_s/24" dev "$if_s"
+	ip -n "$ns_c" addr add "$ip_c/24" dev "$if_c"
+	for ns in "$ns_s" "$ns_c"; do ip -n "$ns" link set lo up; done
+	ip -n "$ns_s" link set "$if_s" up
+	ip -n "$ns_c" link set "$if_c" up
+}
+
+# Kills what still runs in the namespaces, removes them and the server side's pins.
+netns_pair_down() {
+	local ns pids
+	for ns in "$ns_s" "$ns_c"; do
+		pids=$(ip netns pids "$ns" 2>/dev/null || true)
+		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	rm -rf "/sys/fs/bpf/xkv/$if_s"
+	rmdir /sys/fs/bpf/xkv 2>/dev/null
+	true
+}
