@@ -4,6 +4,10 @@
  * the server port with SO_REUSEPORT, requests received and replies sent through
  * io_uring (one ring for each direction, so waiting for a free reply buffer never
  * consumes a request). For machines and interfaces without XDP, loopback included.
+ *
+ * Few receives stay posted: io_uring arms a poll per receive, and every datagram
+ * wakes them all. Measured on loopback, one request in flight: 256 posted gave a
+ * 100 us round trip, 4 gave 16 us (a multishot receive over provided buffers: 64 us).
  */
 #ifndef XKV_UDP_URING_H
 #define XKV_UDP_URING_H
@@ -16,7 +20,7 @@
 #include "proto/peer.h"
 #include "server/execute.h"
 
-#define XKV_URING_RX_DEPTH 256 /* receives kept posted */
+#define XKV_URING_RX_DEPTH 4 /* receives kept posted: see above */
 #define XKV_URING_TX_DEPTH 1024 /* reply buffers; a 1 MiB reply takes ~720 */
 #define XKV_URING_RX_BUF   2048 /* larger datagrams are truncated and dropped */
 #define XKV_URING_TX_BUF   1472 /* reply payload: fits a 1500-byte MTU over IPv4 */
