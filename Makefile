@@ -38,6 +38,7 @@ include tests/server/server.mk
 -include tests/bpf/bpf.mk
 -include tests/net/net.mk
 -include tools/sim/sim.mk
+-include tools/bench/bench.mk
 
 all: $(BINS)
 

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+
+#include "stats.h"
+
+void bench_stats_init(struct bench_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < BENCH_OPS; i++)
+		lat_hist_init(&s->op[i].latency);
+}
+
+void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
+{
+	dst->ok += src->ok;
+	dst->misses += src->misses;
+	dst->errors += src->errors;
+	dst->lost += src->lost;
+	lat_hist_merge(&dst->latency, &src->latency);
+}
+
+void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src)
+{
+	for (int i = 0; i < BENCH_OPS; i++)
+		op_stats_merge(&dst->op[i], &src->op[i]);
+	dst->late += src->late;
+	dst->invalid += src->invalid;
+}
