@@ -49,10 +49,10 @@ deps:
 test: deps
 	$(Q)$(MAKE) --no-print-directory check
 
-# Until the server exists (issue F3) the demo is the store benchmark.
+# A server host and a client host on veth, both backends, one table (tools/demo.sh).
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/xkv-storebench
-	$(Q)$(BUILD)/xkv-storebench --seconds 0.5
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh $(BUILD) 3
 
 # Every suite, then the store suites again under AddressSanitizer.
 check: $(TESTS)
@@ -68,8 +68,10 @@ test-asan:
 asan-suites: $(ASAN_TESTS)
 
 # Benchmarks print figures and ratios; they assert nothing about time.
-bench: $(BENCHES)
+bench: all $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	$(Q)echo "== XDP backend vs io_uring backend (tools/demo.sh)"
+	$(Q)tools/demo.sh $(BUILD) 5
 
 clean:
 	$(Q)rm -rf $(BUILD)
