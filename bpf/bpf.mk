@@ -15,6 +15,6 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 BPF_SKELS := $(BUILD)/xkv.skel.h $(BUILD)/xdp_pass.skel.h
-BPF_OBJS := $(BUILD)/bpf/xkv.bpf.o $(BUILD)/bpf/xdp_pass.bpf.o
+BPF_OBJS := $(BUILD)/bpf/xkv.bpf.o $(BUILD)/bpf/xdp_pass.bpf.o $(BUILD)/bpf/reuseport.bpf.o
 # kept: the network test attaches xdp_pass.bpf.o with ip(8) as a foreign program
 .SECONDARY: $(BPF_OBJS)

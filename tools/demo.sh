@@ -18,7 +18,10 @@ out=$(mktemp -d /tmp/xkv-demo.XXXXXX)
 . "$(dirname "$0")/netns-pair.sh"
 
 cleanup() {
-	[ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	if [ -n "$server_pid" ]; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+	fi
 	netns_pair_down
 	rm -rf "$out"
 }

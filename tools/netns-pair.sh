@@ -16,14 +16,14 @@ netns_pair_up() {
 }
 
 # Kills what still runs in the namespaces, removes them and the server side's pins.
+# Each step may find nothing to do: that is no failure (callers run under set -e).
 netns_pair_down() {
 	local ns pids
 	for ns in "$ns_s" "$ns_c"; do
 		pids=$(ip netns pids "$ns" 2>/dev/null || true)
-		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
+		if [ -n "$pids" ]; then kill -KILL $pids 2>/dev/null || true; fi
+		ip netns del "$ns" 2>/dev/null || true
 	done
 	rm -rf "/sys/fs/bpf/xkv/$if_s"
-	rmdir /sys/fs/bpf/xkv 2>/dev/null
-	true
+	rmdir /sys/fs/bpf/xkv 2>/dev/null || true
 }
