@@ -211,3 +211,17 @@ Test(execute, lost_replies_are_counted)
 	cr_assert_eq(cap->sent, 0);
 	cr_assert_eq(x.stats.tx_dropped, 2);
 }
+
+Test(execute, echo_answers_without_the_store)
+{
+	struct xkv_msg put = request(XKV_OP_PUT, "k", "hello", 5);
+	struct xkv_msg get = request(XKV_OP_GET, "k", NULL, 0);
+	struct xkv_store_stats st;
+
+	x.echo = true;
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	cr_assert_eq(run(&get, 1).status, XKV_S_NOT_FOUND, "nothing was stored");
+	xkv_store_get_stats(store, &st);
+	cr_assert_eq(st.items, 0);
+	cr_assert_eq(x.stats.requests[XKV_OP_PUT], 1, "counted as requests all the same");
+}

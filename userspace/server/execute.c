@@ -131,6 +131,10 @@ void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct x
 	int err;
 
 	x->stats.requests[op]++;
+	if (x->echo) {
+		xkv_reply_status(x, peer, req, op == XKV_OP_GET ? XKV_S_NOT_FOUND : XKV_S_OK);
+		return;
+	}
 	switch (op) {
 	case XKV_OP_GET:
 		execute_get(x, peer, req, hash);

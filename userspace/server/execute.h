@@ -7,6 +7,7 @@
 #ifndef XKV_EXECUTE_H
 #define XKV_EXECUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,7 @@ struct xkv_exec {
 	struct xkv_store *store;
 	struct xkv_tx *tx;
 	uint8_t *scratch; /* XKV_VALUE_MAX bytes: a value bigger than one datagram */
+	bool echo;	  /* answer without the store: the ceiling xkv is measured against */
 	struct xkv_exec_stats stats;
 };
 
@@ -40,7 +42,9 @@ int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx
 void xkv_exec_fini(struct xkv_exec *x);
 
 /*
- * Executes req from peer; hash is xkv_hash() of its key. For a PUT, req->frag
+ * Executes req from peer; hash is xkv_hash() of its key. In echo mode the store is
+ * not touched: a GET is answered NOT_FOUND, a PUT or DELETE OK, each built and sent
+ * as a real reply is. For a PUT, req->frag
  * holds the whole value (frag_len == value_len): the caller has reassembled it if
  * it came in pieces.
  */

@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"  -a, --allow CIDR         XDP backend: a client network allowed to send\n"
 		"                           requests (repeatable; none: every request dropped)\n"
 		"      --skb                XDP backend: generic (skb) mode instead of native\n"
+		"      --echo               answer without the store (GET: not found, PUT and\n"
+		"                           DELETE: ok), through the same path: the ceiling\n"
 		"  -h, --help\n"
 		"SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n",
 		XKV_DEFAULT_PORT);
@@ -82,14 +84,14 @@ static int parse_size(const char *s, size_t *out)
 
 static int parse_opts(int argc, char **argv, struct server_opts *o)
 {
-	enum { OPT_MODE = 256, OPT_SKB };
+	enum { OPT_MODE = 256, OPT_SKB, OPT_ECHO };
 	static const struct option opts[] = {
 		{"backend", required_argument, NULL, 'b'}, {"iface", required_argument, NULL, 'i'},
 		{"workers", required_argument, NULL, 'w'}, {"port", required_argument, NULL, 'p'},
 		{"memory", required_argument, NULL, 'm'},  {"mode", required_argument, NULL, OPT_MODE},
 		{"policy", required_argument, NULL, 'P'},  {"allow", required_argument, NULL, 'a'},
-		{"skb", no_argument, NULL, OPT_SKB},	   {"help", no_argument, NULL, 'h'},
-		{0},
+		{"skb", no_argument, NULL, OPT_SKB},	   {"echo", no_argument, NULL, OPT_ECHO},
+		{"help", no_argument, NULL, 'h'},	   {0},
 	};
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int opt, policy;
@@ -147,6 +149,9 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 			break;
 		case OPT_SKB:
 			o->skb_mode = true;
+			break;
+		case OPT_ECHO:
+			o->echo = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -259,6 +264,7 @@ static int start_workers(struct server *s, uint32_t *started)
 		if (err)
 			return err;
 		w->proto.depth = be->worker_depth(s, w->id);
+		w->proto.exec.echo = s->o.echo;
 		err = -pthread_create(&w->thread, NULL, worker_thread, w);
 		if (err) {
 			xkv_worker_fini(&w->proto);
@@ -312,9 +318,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));
 		goto out_stop;
 	}
-	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s\n",
+	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s%s\n",
 	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
-	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store");
+	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
+	       s.o.echo ? ", echo (no store)" : "");
 	fflush(stdout);
 
 	/* main holds no item while it waits: let grace periods pass it */

@@ -26,6 +26,7 @@ struct server_opts {
 	enum xkv_policy policy;
 	const struct backend *backend;
 	bool skb_mode;			/* XDP backend: generic instead of driver mode */
+	bool echo;			/* answer without the store (the measuring ceiling) */
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
 };
