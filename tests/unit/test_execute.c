@@ -8,6 +8,7 @@
 
 #include <xkv/hash.h>
 #include "server/execute.h"
+#include "server/worker.h"
 
 #define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
 #define FRAMES_MAX 1024
@@ -224,4 +225,33 @@ Test(execute, echo_answers_without_the_store)
 	xkv_store_get_stats(store, &st);
 	cr_assert_eq(st.items, 0);
 	cr_assert_eq(x.stats.requests[XKV_OP_PUT], 1, "counted as requests all the same");
+}
+
+/* Invariant 1's backstop: a write for a partition this worker does not own is refused. */
+Test(execute, worker_refuses_writes_it_does_not_own)
+{
+	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+	struct xkv_worker w;
+	uint8_t dgram[256];
+	char key[16];
+	struct xkv_msg put, reply;
+	int len, n;
+
+	cr_assert_eq(xkv_worker_init(&w, 1, 2, store, &cap->tx, &reasm), 0);
+	/* a key of partition 0's owner (worker 0 of 2) */
+	for (n = 0;; n++) {
+		snprintf(key, sizeof(key), "own%d", n);
+		if (xkv_partition_owner(xkv_partition(xkv_hash(key, strlen(key))), 2) == 0)
+			break;
+	}
+	put = request(XKV_OP_PUT, key, "v", 1);
+	len = xkv_encode(dgram, sizeof(dgram), &put);
+	cap->reserved = cap->sent = 0;
+	xkv_worker_datagram(&w, &peer, dgram, (size_t)len);
+	cr_assert_eq(cap->sent, 1);
+	cr_assert_eq(xkv_decode(cap->frames[0], cap->lens[0], &reply), XKV_R_OK);
+	cr_assert_eq(reply.status, XKV_S_BUSY);
+	cr_assert_eq(w.stats.foreign_writes, 1);
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 0, "not executed");
+	xkv_worker_fini(&w);
 }

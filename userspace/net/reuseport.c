@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -42,14 +41,15 @@ out_destroy:
 	return err;
 }
 
+int xkv_reuseport_prog_fd(const struct xkv_reuseport *r)
+{
+	return bpf_program__fd(r->skel->progs.xkv_reuseport);
+}
+
 int xkv_reuseport_add(struct xkv_reuseport *r, uint32_t worker, int fd)
 {
-	int prog = bpf_program__fd(r->skel->progs.xkv_reuseport);
 	uint64_t value = (uint64_t)fd;
 
-	if (worker == 0 &&
-	    setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &prog, sizeof(prog)))
-		return -errno;
 	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xkv_socks), &worker, &value, BPF_ANY))
 		return -errno;
 	return 0;

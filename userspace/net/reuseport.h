@@ -22,10 +22,11 @@ struct xkv_reuseport {
 int xkv_reuseport_load(struct xkv_reuseport *r, uint16_t port, uint32_t workers,
 		       enum xkv_policy policy);
 
-/*
- * Makes fd (bound, SO_REUSEPORT) worker's socket. The first call also attaches the
- * program to the group, so no datagram is ever spread by the kernel's own hash.
- */
+/* The program, for the group's first socket to attach before it binds. */
+int xkv_reuseport_prog_fd(const struct xkv_reuseport *r);
+
+/* Makes fd (bound in the program's group) worker's socket. Until then the program
+ * drops that worker's requests and counts them under no_socket. */
 int xkv_reuseport_add(struct xkv_reuseport *r, uint32_t worker, int fd);
 
 /* Requests the program counted as dropped, by reason (sums over CPUs). */

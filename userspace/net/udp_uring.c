@@ -32,7 +32,7 @@ static void rx_post(struct xkv_uring *u, uint32_t i)
 	io_uring_sqe_set_data64(sqe, i);
 }
 
-static int socket_open(uint16_t port)
+static int socket_open(uint16_t port, int steer_prog_fd)
 {
 	struct sockaddr_in6 addr = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
 	int fd, one = 1, zero = 0, rcvbuf = XKV_URING_SOCKET_BUF;
@@ -43,8 +43,11 @@ static int socket_open(uint16_t port)
 	/* room for a whole 1 MiB value in pieces; FORCE passes rmem_max when root */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* the steering program goes on before bind: no datagram may see the socket without it */
 	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    (steer_prog_fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF,
+					      &steer_prog_fd, sizeof(steer_prog_fd))) ||
 	    bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		int err = -errno;
 
@@ -54,13 +57,13 @@ static int socket_open(uint16_t port)
 	return fd;
 }
 
-int xkv_uring_open(struct xkv_uring *u, uint16_t port)
+int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd)
 {
 	int err;
 
 	memset(u, 0, sizeof(*u));
 	u->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
-	u->fd = socket_open(port);
+	u->fd = socket_open(port, steer_prog_fd);
 	if (u->fd < 0)
 		return u->fd;
 	u->rx_bufs = malloc((size_t)XKV_URING_RX_DEPTH * XKV_URING_RX_BUF);

@@ -47,9 +47,10 @@ struct xkv_uring {
 
 /*
  * Opens the socket (IPv6, dual-stack, SO_REUSEPORT) on port, joins the group of
- * sockets already bound there. Returns 0 or -errno.
+ * sockets already bound there. The first socket of the group brings the
+ * SK_REUSEPORT program steer_prog_fd (-1 for the others). Returns 0 or -errno.
  */
-int xkv_uring_open(struct xkv_uring *u, uint16_t port);
+int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd);
 void xkv_uring_close(struct xkv_uring *u);
 
 /* Submits posted work and waits up to timeout_ms for a request. Returns 0 or -errno. */

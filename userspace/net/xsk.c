@@ -85,11 +85,11 @@ static void queue_exchange(struct xkv_xsk *s)
 	struct xkv_xsk_queue *q = s->q;
 
 	pthread_spin_lock(&q->lock);
-	while (s->ncache > XKV_XSK_CACHE)
+	while (s->ncache > s->cache_max)
 		q->pool[q->npool++] = s->cache[--s->ncache];
 	comp_reap_locked(q);
 	fill_top_up_locked(q);
-	while (s->ncache < XKV_XSK_CACHE / 2 && q->npool)
+	while (s->ncache < s->cache_max / 2 && q->npool)
 		s->cache[s->ncache++] = q->pool[--q->npool];
 	pthread_spin_unlock(&q->lock);
 }
@@ -111,8 +111,8 @@ static void tx_flush(struct xkv_xsk *s)
 	kick_tx(s);
 }
 
-int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname, bool first,
-		 bool zerocopy, enum xkv_xsk_mode *mode)
+int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
+		 uint32_t queue_sockets, bool first, bool zerocopy, enum xkv_xsk_mode *mode)
 {
 	struct xsk_socket_config cfg = {
 		.rx_size = XKV_XSK_RING,
@@ -127,6 +127,12 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	memset(s, 0, sizeof(*s));
 	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
 	s->q = q;
+	/* idle frames in caches are out of the fill ring's reach: let caches hold a quarter */
+	s->cache_max = XKV_XSK_FRAMES / 4 / (queue_sockets ? queue_sockets : 1);
+	if (s->cache_max > XKV_XSK_CACHE)
+		s->cache_max = XKV_XSK_CACHE;
+	if (s->cache_max < XKV_XSK_BATCH)
+		s->cache_max = XKV_XSK_BATCH;
 	err = xsk_socket__create_shared(&s->xsk, ifname, q->id, q->umem, &s->rx, &s->txr,
 					&q->fill, &q->comp, &cfg);
 	if (err && zerocopy && first) {
@@ -240,7 +246,7 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx)
 		}
 		/* replies went out in frames of their own: this one is free again */
 		s->cache[s->ncache++] = frame_of(desc->addr);
-		if (s->ncache == 2 * XKV_XSK_CACHE)
+		if (s->ncache == 2 * s->cache_max)
 			queue_exchange(s);
 	}
 	if (n) {
@@ -249,11 +255,19 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx)
 		s->rx_packets += n;
 	}
 	tx_flush(s);
-	if (n || xsk_prod_nb_free(&s->q->fill, XKV_XSK_RING) > XKV_XSK_RING / 2)
+	/* the fill ring only drains as frames arrive: refill (under the lock) after a batch */
+	if (n)
 		queue_exchange(s);
 	if (xsk_ring_prod__needs_wakeup(&s->q->fill))
 		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	return n;
+}
+
+int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st)
+{
+	socklen_t len = sizeof(*st);
+
+	return getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, st, &len) ? -errno : 0;
 }
 
 void xkv_xsk_queue_frames(struct xkv_xsk_queue *q, struct xkv_xsk **socks, unsigned nsocks,

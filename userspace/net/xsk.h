@@ -58,6 +58,7 @@ struct xkv_xsk {
 	int fd;
 	uint64_t cache[2 * XKV_XSK_CACHE]; /* idle frames this socket holds */
 	uint32_t ncache;
+	uint32_t cache_max; /* above it, frames go back to the queue's pool */
 	uint32_t tx_unsent; /* descriptors written, not yet submitted */
 	struct xkv_route route; /* the request being answered */
 	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
@@ -69,12 +70,12 @@ int xkv_xsk_queue_open(struct xkv_xsk_queue *q, uint32_t queue_id);
 void xkv_xsk_queue_close(struct xkv_xsk_queue *q);
 
 /*
- * Opens a socket on ifname's queue q, the first one bringing the fill ring up.
- * zerocopy asks for zero-copy first and falls back to copy; *mode says which was
- * bound. Returns 0 or -errno.
+ * Opens one of queue_sockets sockets on ifname's queue q, the first one bringing the
+ * fill ring up. zerocopy asks for zero-copy first and falls back to copy; *mode says
+ * which was bound. Returns 0 or -errno.
  */
-int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname, bool first,
-		 bool zerocopy, enum xkv_xsk_mode *mode);
+int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
+		 uint32_t queue_sockets, bool first, bool zerocopy, enum xkv_xsk_mode *mode);
 void xkv_xsk_close(struct xkv_xsk *s);
 
 /*
@@ -85,6 +86,9 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx);
 
 /* Gives back what the socket holds and reaps completions: for shutdown and tests. */
 void xkv_xsk_drain(struct xkv_xsk *s);
+
+/* The kernel's counters of the socket: RX drops, full rings, empty fill ring. */
+int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st);
 
 void xkv_xsk_queue_frames(struct xkv_xsk_queue *q, struct xkv_xsk **socks, unsigned nsocks,
 			  struct xkv_xsk_frames *f);

@@ -34,7 +34,8 @@ static int uring_open(struct server *s)
 		return err;
 	}
 	for (; b->opened < s->o.workers; b->opened++) {
-		err = xkv_uring_open(&b->socks[b->opened], s->o.port);
+		err = xkv_uring_open(&b->socks[b->opened], s->o.port,
+				     b->opened ? -1 : xkv_reuseport_prog_fd(&b->steer));
 		if (err) {
 			fprintf(stderr, "xkv-server: worker %u: UDP port %u: %s\n", b->opened,
 				s->o.port, strerror(-err));

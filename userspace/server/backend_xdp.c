@@ -97,6 +97,8 @@ static int map_qdepth(struct server *s, struct xdp_backend *b)
 		b->qdepth = NULL;
 		return -errno;
 	}
+	/* no request is queued yet: whatever a previous server left there is stale */
+	memset(b->qdepth, 0, sizeof(struct xkv_qdepth) * XKV_WORKERS_MAX);
 	return 0;
 }
 
@@ -112,14 +114,14 @@ static void clear_stale_sockets(struct xdp_backend *b)
 
 /* The kernel lets go of a closed socket's queue after a grace period: retry a little. */
 static int xsk_open_retrying(struct xkv_xsk *sock, struct xkv_xsk_queue *q, const char *ifname,
-			     bool first, enum xkv_xsk_mode *mode)
+			     uint32_t queue_sockets, bool first, enum xkv_xsk_mode *mode)
 {
 	int err = -EBUSY;
 
 	for (int tries = 0; tries < BIND_TRIES && err == -EBUSY; tries++) {
 		if (tries)
 			usleep(BIND_RETRY_US);
-		err = xkv_xsk_open(sock, q, ifname, first, true, mode);
+		err = xkv_xsk_open(sock, q, ifname, queue_sockets, first, true, mode);
 	}
 	return err;
 }
@@ -146,7 +148,7 @@ static int open_sockets(struct server *s, struct xdp_backend *b)
 		int fd;
 
 		err = xsk_open_retrying(&b->socks[b->opened], &b->queues[q], s->o.iface,
-					b->opened % s->o.workers == 0, &mode);
+					s->o.workers, b->opened % s->o.workers == 0, &mode);
 		if (err) {
 			fprintf(stderr, "xkv-server: AF_XDP socket on %s queue %u: %s\n",
 				s->o.iface, q, strerror(-err));
@@ -262,11 +264,20 @@ static void xdp_print_stats(struct server *s)
 
 	for (uint32_t i = 0; i < b->opened; i++) {
 		const struct xkv_xsk *x = &b->socks[i];
+		struct xdp_statistics k = {0};
 
 		printf("socket %u rx_packets: %lu\nsocket %u rx_unparsable: %lu\n"
 		       "socket %u tx_packets: %lu\nsocket %u tx_ring_full: %lu\n",
 		       i, x->rx_packets, i, x->rx_unparsable, i, x->tx_packets, i,
 		       x->tx_ring_full);
+		/* drops the kernel saw before any worker could: full RX ring, empty fill ring */
+		xkv_xsk_kernel_stats(x, &k);
+		printf("socket %u kernel rx_dropped: %llu\nsocket %u kernel rx_ring_full: %llu\n"
+		       "socket %u kernel rx_fill_ring_empty: %llu\n"
+		       "socket %u kernel tx_invalid_descs: %llu\n",
+		       i, (unsigned long long)k.rx_dropped, i, (unsigned long long)k.rx_ring_full,
+		       i, (unsigned long long)k.rx_fill_ring_empty_descs, i,
+		       (unsigned long long)k.tx_invalid_descs);
 	}
 	for (uint32_t q = 0; q < b->nqueues; q++) {
 		struct xkv_xsk_frames f;
@@ -287,18 +298,24 @@ static void xdp_print_stats(struct server *s)
 	}
 }
 
+/* From here XDP drops and counts (no_socket) what it would have steered to us. */
+static void xdp_unsteer(struct server *s)
+{
+	struct xdp_backend *b = s->net;
+
+	for (uint32_t i = 0; b && b->xsks_fd >= 0 && i < b->opened; i++)
+		bpf_map_delete_elem(b->xsks_fd, &i);
+}
+
 static void xdp_close(struct server *s)
 {
 	struct xdp_backend *b = s->net;
 
 	if (!b)
 		return;
-	/* empty the XSKMAP slots first: steering then drops and counts no_socket */
-	for (uint32_t i = 0; i < b->opened; i++) {
-		if (b->xsks_fd >= 0)
-			bpf_map_delete_elem(b->xsks_fd, &i);
+	xdp_unsteer(s);
+	for (uint32_t i = 0; i < b->opened; i++)
 		xkv_xsk_close(&b->socks[i]);
-	}
 	for (uint32_t q = 0; b->queues && q < b->nqueues; q++)
 		if (b->queues[q].umem)
 			xkv_xsk_queue_close(&b->queues[q]);
@@ -320,6 +337,7 @@ const struct backend xkv_backend_xdp = {
 	.worker_tx = xdp_worker_tx,
 	.worker_depth = xdp_worker_depth,
 	.run = xdp_run,
+	.unsteer = xdp_unsteer,
 	.print_stats = xdp_print_stats,
 	.close = xdp_close,
 };

@@ -330,6 +330,8 @@ int main(int argc, char **argv)
 	xkv_store_thread_wake();
 
 out_stop:
+	if (s.o.backend->unsteer)
+		s.o.backend->unsteer(&s);
 	atomic_store(&s.stopping, true);
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(s.workers[i].thread, NULL);

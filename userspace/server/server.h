@@ -55,6 +55,8 @@ struct backend {
 	_Atomic uint64_t *(*worker_depth)(struct server *s, uint32_t id);
 	/* The worker's loop, until s->stopping. */
 	void (*run)(struct server *s, struct server_worker *w);
+	/* Stops steering requests to the workers, before they stop: none is lost uncounted. */
+	void (*unsteer)(struct server *s);
 	/* Counters, one "name: value" per line. */
 	void (*print_stats)(struct server *s);
 	void (*close)(struct server *s);

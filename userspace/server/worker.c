@@ -46,9 +46,16 @@ static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 {
 	uint64_t hash = xkv_hash(m->key, m->key_len);
 
-	/* invariant 1, watched: steering must bring a partition's writes to its owner only */
-	if (m->op != XKV_OP_GET && xkv_partition_owner(xkv_partition(hash), w->nworkers) != w->id)
+	/*
+	 * Invariant 1, enforced: steering brings a partition's writes to its owner only;
+	 * should one arrive elsewhere (a policy bug, a worker count changed under the
+	 * program), it is counted and refused, never executed beside the owner.
+	 */
+	if (m->op != XKV_OP_GET && xkv_partition_owner(xkv_partition(hash), w->nworkers) != w->id) {
 		w->stats.foreign_writes++;
+		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+		return;
+	}
 	xkv_execute(&w->exec, peer, m, hash);
 }
 

@@ -17,7 +17,7 @@ struct xkv_worker_stats {
 	uint64_t dropped[XKV_R_PROTO_END]; /* malformed, by protocol reason */
 	uint64_t replies_to_server;	   /* a reply op sent to the server port */
 	uint64_t refused_pieces;	   /* pieces reassembly refused (answered) */
-	uint64_t foreign_writes;	   /* writes to a partition this worker does not own */
+	uint64_t foreign_writes;	   /* writes for a partition it does not own: refused */
 };
 
 struct xkv_worker {

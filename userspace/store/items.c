@@ -51,9 +51,17 @@ void item_free(struct xkv_item *item)
 	free(item);
 }
 
+static _Atomic uint64_t reclaimed; /* written by liburcu's call_rcu thread only */
+
 static void item_free_rcu(struct rcu_head *head)
 {
 	item_free(caa_container_of(head, struct xkv_item, rcu));
+	atomic_fetch_add_explicit(&reclaimed, 1, memory_order_relaxed);
+}
+
+uint64_t xkv_store_reclaimed(void)
+{
+	return atomic_load_explicit(&reclaimed, memory_order_relaxed);
 }
 
 /*

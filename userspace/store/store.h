@@ -78,6 +78,9 @@ int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uin
 
 void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *stats);
 
+/* Items freed after their grace period so far, in this process (every store). */
+uint64_t xkv_store_reclaimed(void);
+
 /* Reclamation: see the contract above. */
 void xkv_store_thread_online(void);  /* once per thread, before its first call */
 void xkv_store_thread_offline(void); /* once per thread, after its last call */
