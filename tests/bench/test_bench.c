@@ -3,7 +3,7 @@
  * xkv-bench's parts without a network: the latency histogram against exact
  * percentiles, the key sampler against the zipf law, the request stream's
  * determinism, reply checking, and the closed loop against an in-memory server
- * that loses, corrupts, reorders and duplicates replies on purpose.
+ * (fake_server.h) that loses, corrupts, reorders and duplicates replies on purpose.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "clock.h"
-#include "closed_loop.h"
+#include "fake_server.h"
+#include "loop.h"
 #include "hist.h"
 #include "workload.h"
 
@@ -33,11 +34,6 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static double unit(struct workload_rng *r)
-{
-	return (double)(workload_rng_next(r) >> 11) * 0x1p-53;
 }
 
 /* Records v[0..n) and holds every reported percentile to the exact one within the bound. */
@@ -90,7 +86,8 @@ Test(hist, exponential)
 
 	workload_rng_seed(&r, 2, 0);
 	for (size_t i = 0; i < SAMPLES; i++)
-		samples[i] = (uint64_t)(-log(1 - unit(&r)) * 50000); /* mean 50 us in ns */
+		/* exponential, mean 50 us in ns */
+		samples[i] = (uint64_t)(-log(1 - workload_rng_unit(&r)) * 50000);
 	check_against_exact(samples, SAMPLES);
 }
 
@@ -444,126 +441,13 @@ Test(workload, a_wrong_answer_is_never_a_success)
 	workload_free(&w);
 }
 
-/*
- * An xkv server inside a transport: it answers what is sent, from a table of the
- * keys PUT so far, and misbehaves on request: every drop_every-th request gets no
- * reply, every corrupt_every-th GET hit a wrong byte, every restamp_every-th reply
- * the wrong timestamp, every reply can come twice, and a batch of replies can come
- * back in reverse order.
- */
-struct fake_server {
-	struct transport base;
-	const struct workload *w;
-	uint8_t *stored; /* per key: PUT seen */
-	unsigned drop_every, corrupt_every, restamp_every;
-	bool duplicate, reverse;
-	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
-	uint8_t queue[64][256];
-	uint32_t queue_len[64];
-	unsigned queued;
-};
-
-/* "k" and decimal digits: the key's index */
-static uint32_t key_index(const struct xkv_msg *m)
-{
-	const uint8_t *key = m->key;
-	uint32_t index = 0;
-
-	for (uint16_t i = 1; i < m->key_len; i++)
-		index = index * 10 + (key[i] - '0');
-	return index;
-}
-
-static void fake_reply(struct fake_server *f, const struct xkv_msg *req)
-{
-	uint32_t key = key_index(req);
-	uint8_t value[64];
-	struct xkv_msg reply = {
-		.op = req->op | XKV_OP_REPLY,
-		.request_id = req->request_id,
-		.timestamp = req->timestamp,
-	};
-
-	if (req->op == XKV_OP_PUT) {
-		f->stored[key] = 1;
-	} else if (!f->stored[key]) {
-		reply.status = XKV_S_NOT_FOUND;
-		f->not_found++;
-	} else {
-		workload_value(f->w, key, value);
-		if (f->corrupt_every && ++f->hits % f->corrupt_every == 0) {
-			value[9] ^= 0x20;
-			f->corrupted++;
-		}
-		reply.value_len = reply.frag_len = f->w->cfg.value_size;
-		reply.frag = value;
-	}
-	if (f->restamp_every && (f->replied + 1) % f->restamp_every == 0) {
-		reply.timestamp++;
-		f->restamped++;
-	}
-	for (int copies = f->duplicate ? 2 : 1; copies > 0; copies--) {
-		int len = xkv_encode(f->queue[f->queued], sizeof(f->queue[0]), &reply);
-
-		cr_assert_gt(len, 0);
-		f->queue_len[f->queued++] = (uint32_t)len;
-	}
-	f->replied++;
-}
-
-static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned n)
-{
-	struct fake_server *f = (struct fake_server *)t;
-
-	for (unsigned i = 0; i < n; i++) {
-		struct xkv_msg req;
-
-		if (f->queued + 2 > 64)
-			return (int)i; /* full, as a socket can be */
-		cr_assert_eq(xkv_decode(d[i].data, d[i].len, &req), XKV_R_OK);
-		f->requests++;
-		if (f->drop_every && f->requests % f->drop_every == 0) {
-			f->dropped++;
-			continue;
-		}
-		fake_reply(f, &req);
-	}
-	return (int)n;
-}
-
-static int fake_recv(struct transport *t, struct bench_dgram *d, unsigned n, int timeout_ms)
-{
-	struct fake_server *f = (struct fake_server *)t;
-	static uint8_t out[64][256]; /* stays valid until the next call, as promised */
-	unsigned got = f->queued < n ? f->queued : n;
-
-	(void)timeout_ms;
-	for (unsigned i = 0; i < got; i++) {
-		unsigned from = f->reverse ? got - 1 - i : i;
-
-		memcpy(out[i], f->queue[from], f->queue_len[from]);
-		d[i] = (struct bench_dgram){.data = out[i], .len = f->queue_len[from]};
-	}
-	memmove(f->queue, f->queue[got], (f->queued - got) * sizeof(f->queue[0]));
-	memmove(f->queue_len, f->queue_len + got, (f->queued - got) * sizeof(f->queue_len[0]));
-	f->queued -= got;
-	return (int)got;
-}
-
-static void fake_close(struct transport *t)
-{
-	(void)t;
-}
-
-static const struct transport_ops fake_ops = {fake_send, fake_recv, fake_close};
-
 #define FAKE_KEYS  500
 #define FAKE_DEPTH 8
 
 struct fake_run {
 	struct workload w;
-	struct fake_server server;
-	struct closed_loop loop;
+	struct fake_server *server;
+	struct loop loop;
 	_Atomic uint64_t deadline;
 	struct bench_stats load, measured;
 };
@@ -579,38 +463,29 @@ static struct fake_run *fake_run_new(double get_ratio)
 
 	cr_assert_not_null(run);
 	run->w = make_workload(FAKE_KEYS, 0.99, get_ratio);
-	run->server = (struct fake_server){
-		.base.ops = &fake_ops,
-		.w = &run->w,
-		.stored = calloc(FAKE_KEYS, 1),
-	};
-	cr_assert_not_null(run->server.stored);
+	run->server = fake_server_new(&run->w, FAKE_KEYS);
 	atomic_store(&run->deadline, UINT64_MAX);
 	cfg.deadline_ns = &run->deadline;
-	cr_assert_eq(closed_loop_init(&run->loop, &run->server.base, &run->w, &cfg), 0);
+	cr_assert_eq(loop_init(&run->loop, &run->server->base, &run->w, &cfg), 0);
 	return run;
 }
 
 /* Loads every key, then measures for 100 ms; the fake's misbehaviour starts after loading. */
-static void fake_run(struct fake_run *run, const struct fake_server *misbehave)
+static void fake_run(struct fake_run *run, const struct fake_faults *faults)
 {
-	cr_assert_eq(closed_loop_load(&run->loop, 0, 1, FAKE_KEYS, &run->load), 0);
+	cr_assert_eq(loop_load(&run->loop, 0, 1, FAKE_KEYS, &run->load), 0);
 	cr_assert_eq(run->load.op[BENCH_PUT].ok, FAKE_KEYS);
-	run->server.drop_every = misbehave->drop_every;
-	run->server.corrupt_every = misbehave->corrupt_every;
-	run->server.restamp_every = misbehave->restamp_every;
-	run->server.duplicate = misbehave->duplicate;
-	run->server.reverse = misbehave->reverse;
-	run->server.requests = run->server.replied = 0;
+	run->server->faults = *faults;
+	run->server->requests = run->server->replied = 0;
 	atomic_store(&run->deadline, bench_now_ns() + 100000000);
-	cr_assert_eq(closed_loop_measure(&run->loop, &run->measured), 0);
+	cr_assert_eq(loop_measure(&run->loop, 0, &run->measured), 0);
 }
 
 static void fake_run_free(struct fake_run *run)
 {
-	closed_loop_free(&run->loop);
+	loop_free(&run->loop);
 	workload_free(&run->w);
-	free(run->server.stored);
+	fake_server_free(run->server);
 	free(run);
 }
 
@@ -628,13 +503,13 @@ Test(closed_loop, a_clean_server_gives_only_right_answers)
 {
 	struct fake_run *run = fake_run_new(0.9);
 
-	fake_run(run, &(struct fake_server){0});
+	fake_run(run, &(struct fake_faults){0});
 	cr_assert_gt(TOTAL(&run->measured, ok), 1000, "the loop ran");
 	cr_assert_eq(TOTAL(&run->measured, errors), 0);
 	cr_assert_eq(TOTAL(&run->measured, misses), 0);
 	cr_assert_eq(TOTAL(&run->measured, lost), 0);
 	cr_assert_eq(run->measured.late + run->measured.invalid, 0);
-	assert_near(TOTAL(&run->measured, ok), run->server.replied, "answers");
+	assert_near(TOTAL(&run->measured, ok), run->server->replied, "answers");
 	cr_assert_eq(run->measured.op[BENCH_GET].latency.count, run->measured.op[BENCH_GET].ok);
 	fake_run_free(run);
 }
@@ -644,13 +519,13 @@ Test(closed_loop, lost_requests_are_counted_once_and_not_retried)
 	struct fake_run *run = fake_run_new(0.9);
 	uint64_t lost;
 
-	fake_run(run, &(struct fake_server){.drop_every = 10});
+	fake_run(run, &(struct fake_faults){.drop_every = 10});
 	lost = TOTAL(&run->measured, lost);
 	cr_assert_gt(lost, 10);
-	assert_near(lost, run->server.dropped, "lost");
+	assert_near(lost, run->server->dropped, "lost");
 	cr_assert_eq(TOTAL(&run->measured, errors), 0);
 	/* every request sent was either answered or dropped: nothing was sent twice */
-	assert_near(TOTAL(&run->measured, ok) + lost, run->server.requests, "requests");
+	assert_near(TOTAL(&run->measured, ok) + lost, run->server->requests, "requests");
 	fake_run_free(run);
 }
 
@@ -661,7 +536,7 @@ static void assert_errors(const struct fake_run *run, uint64_t wrong)
 
 	cr_assert_gt(TOTAL(m, errors), 100);
 	assert_near(TOTAL(m, errors), wrong, "errors");
-	assert_near(TOTAL(m, ok) + TOTAL(m, errors), run->server.replied, "answers");
+	assert_near(TOTAL(m, ok) + TOTAL(m, errors), run->server->replied, "answers");
 	for (int op = 0; op < BENCH_OPS; op++)
 		cr_assert_eq(m->op[op].latency.count, m->op[op].ok + m->op[op].misses,
 			     "latencies are of answers only");
@@ -671,8 +546,8 @@ Test(closed_loop, corrupt_values_are_errors)
 {
 	struct fake_run *run = fake_run_new(1);
 
-	fake_run(run, &(struct fake_server){.corrupt_every = 3});
-	assert_errors(run, run->server.corrupted);
+	fake_run(run, &(struct fake_faults){.corrupt_every = 3});
+	assert_errors(run, run->server->corrupted);
 	fake_run_free(run);
 }
 
@@ -680,8 +555,8 @@ Test(closed_loop, another_requests_timestamp_is_an_error)
 {
 	struct fake_run *run = fake_run_new(0.5);
 
-	fake_run(run, &(struct fake_server){.restamp_every = 4});
-	assert_errors(run, run->server.restamped);
+	fake_run(run, &(struct fake_faults){.restamp_every = 4});
+	assert_errors(run, run->server->restamped);
 	fake_run_free(run);
 }
 
@@ -689,10 +564,10 @@ Test(closed_loop, duplicates_are_late_not_answers)
 {
 	struct fake_run *run = fake_run_new(0.9);
 
-	fake_run(run, &(struct fake_server){.duplicate = true, .reverse = true});
+	fake_run(run, &(struct fake_faults){.duplicate = true, .reverse = true});
 	cr_assert_eq(TOTAL(&run->measured, errors), 0);
-	assert_near(TOTAL(&run->measured, ok), run->server.replied, "answers");
-	assert_near(run->measured.late, run->server.replied, "late copies");
+	assert_near(TOTAL(&run->measured, ok), run->server->replied, "answers");
+	assert_near(run->measured.late, run->server->replied, "late copies");
 	fake_run_free(run);
 }
 
@@ -700,11 +575,11 @@ Test(closed_loop, misses_without_load)
 {
 	struct fake_run *run = fake_run_new(1);
 
-	cr_assert_eq(closed_loop_load(&run->loop, 0, 1, 0, &run->load), 0, "nothing to load");
+	cr_assert_eq(loop_load(&run->loop, 0, 1, 0, &run->load), 0, "nothing to load");
 	atomic_store(&run->deadline, bench_now_ns() + 100000000);
-	cr_assert_eq(closed_loop_measure(&run->loop, &run->measured), 0);
+	cr_assert_eq(loop_measure(&run->loop, 0, &run->measured), 0);
 	cr_assert_gt(run->measured.op[BENCH_GET].misses, 1000);
-	assert_near(run->measured.op[BENCH_GET].misses, run->server.not_found, "misses");
+	assert_near(run->measured.op[BENCH_GET].misses, run->server->not_found, "misses");
 	cr_assert_eq(run->measured.op[BENCH_GET].ok, 0, "nothing was stored");
 	fake_run_free(run);
 }

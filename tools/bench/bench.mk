@@ -1,17 +1,32 @@
-# xkv-bench: the load generator (docs/BENCH.md) and its Criterion suite.
+# xkv-bench: the load generator (docs/BENCH.md), its Criterion suite, and the
+# AF_XDP client's run against a real server in two namespaces.
 
 BENCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/bench/main.c,$(wildcard tools/bench/*.c)))
+# the AF_XDP transport reuses the server's UMEM and ring code and its frame parser/writer
+BENCH_NET_OBJS := $(BUILD)/userspace/net/xsk.o $(BUILD)/userspace/net/packet.o
+BENCH_LDLIBS := $(XKV_LDLIBS) -lxdp $(BPF_LDLIBS) -lm
 
-$(BUILD)/xkv-bench: $(BUILD)/tools/bench/main.o $(BENCH_OBJS) $(BUILD)/libxkv.a
+$(BUILD)/tools/bench/afxdp.o: $(BUILD)/bench_client.skel.h
+
+$(BUILD)/xkv-bench: $(BUILD)/tools/bench/main.o $(BENCH_OBJS) $(BENCH_NET_OBJS) $(BUILD)/libxkv.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BENCH_LDLIBS)
 
-$(BUILD)/tests/bench/test_bench.o: XKV_CFLAGS += -Itools/bench
+$(BUILD)/tests/bench/%.o: XKV_CFLAGS += -Itools/bench
+$(BUILD)/tests/bench/test_afxdp.o: $(BUILD)/bench_client.skel.h
 
-$(BUILD)/tests/test_bench: $(BUILD)/tests/bench/test_bench.o $(BENCH_OBJS) $(BUILD)/libxkv.a
+BENCH_TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c))
+
+$(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(BENCH_OBJS) $(BENCH_NET_OBJS) $(BUILD)/libxkv.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BENCH_LDLIBS)
+
+# xdp_client.sh makes its own namespaces, runs a server and the AF_XDP client, removes all
+$(BUILD)/tests/run-bench-xdp: tests/bench/xdp_client.sh | $(BUILD)/xkv-bench $(BUILD)/xkv-server $(BUILD)/xkv-cli
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" "$(abspath $(BUILD))" > $@
+	$(Q)chmod +x $@
 
 BINS += $(BUILD)/xkv-bench
-TESTS += $(BUILD)/tests/test_bench
-ASAN_TESTS += $(BUILD)/tests/test_bench
+TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp
+ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp

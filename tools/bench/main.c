@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * xkv-bench: a closed-loop load generator for xkv over kernel UDP.
+ * xkv-bench: a load generator for xkv, over kernel UDP or AF_XDP.
  *
- * Each thread owns one connected socket and keeps --depth requests outstanding.
- * First the keys are loaded with PUTs (not measured), then every thread runs the
- * GET/PUT mix for --duration seconds; the table or JSON object on stdout says how
- * many requests were answered and how fast. docs/BENCH.md explains every number.
+ * Each thread owns one transport (a connected UDP socket, or an AF_XDP socket on
+ * the client interface). First the keys are loaded with PUTs (not measured), then
+ * every thread runs the GET/PUT mix: in a closed loop (--depth outstanding), in an
+ * open loop (--rate, Poisson arrivals, latency from the intended send time), or in
+ * a sweep of short open-loop steps that finds the highest rate meeting a p99 SLO.
+ * The table or JSON object on stdout says what was measured; docs/BENCH.md
+ * explains every number.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,21 +22,42 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "afxdp.h"
 #include "clock.h"
-#include "closed_loop.h"
+#include "loop.h"
 #include "report.h"
+#include "sweep.h"
 #include "udp.h"
 
-#define THREADS_MAX 256
-#define NS_PER_S    1000000000ULL
+#define THREADS_MAX	   256
+#define NS_PER_S	   1000000000ULL
+#define CLOSED_DEPTH	   16
+#define OPEN_DEPTH	   1024	  /* open loop: the most outstanding per thread */
+#define SWEEP_START	   1000	  /* requests per second of a sweep's first step */
+#define SWEEP_MAX	   1e7
+#define SWEEP_PERCENTILE   99
+#define SWEEP_STEP_S	   1	  /* a sweep step's length, unless --duration */
+#define SWEEP_PRECISION	   0.05	  /* bisection stops within 5 % */
+#define SWEEP_STEPS	   20
+#define SWEEP_SETTLE_NS	   200000000ULL /* before each step: the last one's queues drain */
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+enum bench_transport { TRANSPORT_UDP, TRANSPORT_XDP };
 
 struct bench_opts {
 	const char *server;
 	const char *label;
+	enum bench_transport transport;
+	const char *iface; /* xdp: the client interface */
+	uint32_t queue;	   /* xdp: its rx queue the sockets bind to */
 	unsigned threads, depth;
-	double duration_s;
+	double duration_s; /* a sweep: of each step */
+	double rate;	   /* open loop: requests per second, all threads; 0: closed */
+	bool sweep;
+	double slo_us, slo_mult, sweep_max;
+	double slo_pct; /* the percentile the SLO bounds */
+	const char *csv;      /* a sweep's steps as CSV */
 	uint32_t warmup_keys; /* the first this many keys are PUT before measuring */
 	struct workload_config workload;
 	uint64_t seed;
@@ -46,26 +70,67 @@ struct bench_thread {
 	unsigned index;
 	const struct bench_opts *opts;
 	struct transport *transport;
-	struct closed_loop loop;
+	struct loop loop;
 	struct bench_stats load, measured;
-	uint64_t loaded_ns, stopped_ns; /* when this thread finished each phase */
+	uint64_t loaded_ns, stopped_ns; /* when this thread finished loading, the last round */
 	int err;			/* 0 or the -errno that stopped it */
 	const char *failed;		/* the phase err belongs to */
 };
 
+/* A run: its options, threads and merged results. */
+struct bench {
+	struct bench_opts o;
+	struct workload workload;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	struct afxdp_client *xdp;
+	struct bench_thread *threads;
+	unsigned opened;		  /* threads with a transport and a loop */
+	unsigned started;		  /* of those, threads running */
+	uint64_t load_start, loaded_ns;	  /* the load phase */
+	struct bench_stats *load, *measured; /* merged: the load, the last round */
+	struct op_stats *total;		  /* the last round, GETs and PUTs together */
+	double seconds;			  /* the last round's window */
+};
+
 /* Every thread stops at this instant; SIGINT and a failing thread move it to 0. */
 static _Atomic uint64_t deadline_ns = UINT64_MAX;
-static pthread_barrier_t loaded, measuring;
+static atomic_bool stopping; /* SIGINT or SIGTERM */
+
+/*
+ * Threads load, then run rounds (one, or a sweep's steps) between two barriers; the
+ * main thread sets the round's rate, or quit, while they wait. The barriers count
+ * only threads that started: the gate holds them until that number is known.
+ */
+static struct {
+	pthread_mutex_t gate;
+	pthread_barrier_t start, done;
+	double rate; /* per thread; 0: closed loop */
+	bool quit;
+} rounds = {.gate = PTHREAD_MUTEX_INITIALIZER};
 
 static const char usage[] =
 	"usage: xkv-bench --server HOST[:PORT] [options]\n"
-	"Closed-loop load on an xkv server over UDP: each thread keeps --depth requests\n"
-	"outstanding, first PUTs the keys (not measured), then runs the GET/PUT mix.\n"
+	"Load on an xkv server: each thread first PUTs its share of the keys (not measured),\n"
+	"then runs the GET/PUT mix in a closed loop (--depth outstanding), an open loop\n"
+	"(--rate, Poisson arrivals), or a sweep of open-loop steps (--sweep).\n"
 	"\n"
 	"  -s, --server HOST[:PORT]  the server (port 7411 by default)\n"
-	"  -t, --threads N           threads, one socket each (1)\n"
-	"  -d, --depth D             requests outstanding per thread, 1..4096 (16)\n"
-	"  -D, --duration S          seconds measured (5)\n"
+	"      --transport udp|xdp   kernel UDP sockets, or AF_XDP sockets on --iface (udp)\n"
+	"      --iface IF            xdp: the client interface (an XDP program is attached)\n"
+	"      --queue Q             xdp: the rx queue the sockets bind to (0)\n"
+	"  -t, --threads N           threads, one socket each (1; xdp: at most 4)\n"
+	"  -d, --depth D             closed loop: requests outstanding per thread (16);\n"
+	"                            open loop: the most outstanding per thread (1024)\n"
+	"  -r, --rate R              open loop: R requests per second in all, R/threads each\n"
+	"  -D, --duration S          seconds measured (5; a sweep: per step, 1)\n"
+	"      --sweep               find the highest --rate whose p99 meets the SLO,\n"
+	"                            starting at --rate (1000); a line per step on stderr\n"
+	"      --slo-us X            sweep: p99 SLO in microseconds, or\n"
+	"      --slo-mult M          sweep: p99 SLO as M x the first step's mean latency\n"
+	"      --slo-percentile P    sweep: the percentile the SLO bounds (99)\n"
+	"      --sweep-max R         sweep: highest rate tried (10000000)\n"
+	"      --csv FILE            sweep: every step as CSV (plot_latency.py reads it)\n"
 	"  -k, --keys K              key space (100000)\n"
 	"      --warmup-keys N       PUT the first N keys before measuring (all K)\n"
 	"      --no-load             PUT nothing before measuring\n"
@@ -73,16 +138,21 @@ static const char usage[] =
 	"      --key-size B          bytes per key: \"k\" + zero-padded index (16)\n"
 	"      --value-size B        bytes per value, at most 1400 (64)\n"
 	"      --zipf GAMMA          key popularity exponent, 0 for uniform (0)\n"
-	"      --seed N              fixes every thread's request sequence (1)\n"
+	"      --seed N              fixes every thread's requests and schedule (1)\n"
 	"      --timeout-ms MS       a request without a reply by then is lost (100)\n"
 	"      --label NAME          names the run in the output (xkv-bench)\n"
 	"      --json                one JSON object on stdout instead of a table\n"
 	"  -h, --help\n"
 	"\n"
-	"JSON fields: label server transport threads depth duration_s seed timeout_ms keys\n"
-	"key_size value_size get_ratio zipf; load {keys seconds ok lost errors}; all, get,\n"
-	"put {ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses errors lost};\n"
-	"late invalid. ops counts answers (right values and misses); latencies are of those.\n"
+	"JSON fields: label server transport threads depth rate duration_s seed timeout_ms\n"
+	"keys key_size value_size get_ratio zipf; xdp {iface queue mode redirected\n"
+	"wrong_queue no_socket} with --transport xdp; load {keys seconds ok lost errors};\n"
+	"all, get, put {ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses\n"
+	"errors lost}; open_loop {scheduled_per_s send_lag_p50_us send_lag_p99_us\n"
+	"send_lag_max_us unsent behind_ms slot_waits} with --rate; late invalid.\n"
+	"A sweep: the run fields, then sweep slo_us slo_percentile service_us rate_found\n"
+	"bracketed steps [{offered_per_s scheduled_per_s achieved_per_s p50_us p99_us\n"
+	"tail_us mean_us send_lag_p99_us lost errors unsent meets_slo}].\n"
 	"Exit status: 0 measured, 1 the run failed or got no reply, 2 bad options.\n";
 
 static int parse_uint(const char *name, const char *arg, uint64_t min, uint64_t max,
@@ -118,17 +188,73 @@ static int parse_real(const char *name, const char *arg, double min, double max,
 	return 0;
 }
 
+/* What --sweep, --transport and --rate imply, and what they refuse. */
+static int check_modes(struct bench_opts *o, bool depth_given, bool duration_given)
+{
+	if (o->transport == TRANSPORT_XDP && !o->iface) {
+		fprintf(stderr, "xkv-bench: --transport xdp needs --iface\n");
+		return -EINVAL;
+	}
+	if (o->transport != TRANSPORT_XDP && o->iface) {
+		fprintf(stderr, "xkv-bench: --iface is for --transport xdp\n");
+		return -EINVAL;
+	}
+	if (o->transport == TRANSPORT_XDP && o->threads > AFXDP_THREADS_MAX) {
+		fprintf(stderr, "xkv-bench: --transport xdp: at most %d threads\n",
+			AFXDP_THREADS_MAX);
+		return -EINVAL;
+	}
+	if (!o->sweep && (o->slo_us || o->slo_mult || o->slo_pct || o->csv || o->sweep_max)) {
+		fprintf(stderr, "xkv-bench: --slo-us, --slo-mult, --slo-percentile, --sweep-max "
+				"and --csv are for --sweep\n");
+		return -EINVAL;
+	}
+	if (o->sweep && !o->slo_us == !o->slo_mult) {
+		fprintf(stderr, "xkv-bench: --sweep needs one of --slo-us and --slo-mult\n");
+		return -EINVAL;
+	}
+	if (o->sweep) {
+		if (!o->rate)
+			o->rate = SWEEP_START;
+		if (!o->sweep_max)
+			o->sweep_max = SWEEP_MAX;
+		if (!o->slo_pct)
+			o->slo_pct = SWEEP_PERCENTILE;
+		if (!duration_given)
+			o->duration_s = SWEEP_STEP_S;
+		if (o->sweep_max < o->rate) {
+			fprintf(stderr, "xkv-bench: --sweep-max %g is below the first rate %g\n",
+				o->sweep_max, o->rate);
+			return -EINVAL;
+		}
+	}
+	if (!depth_given)
+		o->depth = o->rate > 0 ? OPEN_DEPTH : CLOSED_DEPTH;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct bench_opts *o)
 {
 	enum {
 		OPT_WARMUP_KEYS = 256, OPT_NO_LOAD, OPT_GET_RATIO, OPT_KEY_SIZE, OPT_VALUE_SIZE,
-		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON,
+		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON, OPT_TRANSPORT, OPT_IFACE,
+		OPT_QUEUE, OPT_SWEEP, OPT_SLO_US, OPT_SLO_MULT, OPT_SLO_PCT, OPT_SWEEP_MAX, OPT_CSV,
 	};
 	static const struct option opts[] = {
 		{"server", required_argument, NULL, 's'},
+		{"transport", required_argument, NULL, OPT_TRANSPORT},
+		{"iface", required_argument, NULL, OPT_IFACE},
+		{"queue", required_argument, NULL, OPT_QUEUE},
 		{"threads", required_argument, NULL, 't'},
 		{"depth", required_argument, NULL, 'd'},
+		{"rate", required_argument, NULL, 'r'},
 		{"duration", required_argument, NULL, 'D'},
+		{"sweep", no_argument, NULL, OPT_SWEEP},
+		{"slo-us", required_argument, NULL, OPT_SLO_US},
+		{"slo-mult", required_argument, NULL, OPT_SLO_MULT},
+		{"slo-percentile", required_argument, NULL, OPT_SLO_PCT},
+		{"sweep-max", required_argument, NULL, OPT_SWEEP_MAX},
+		{"csv", required_argument, NULL, OPT_CSV},
 		{"keys", required_argument, NULL, 'k'},
 		{"warmup-keys", required_argument, NULL, OPT_WARMUP_KEYS},
 		{"no-load", no_argument, NULL, OPT_NO_LOAD},
@@ -144,7 +270,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		{0},
 	};
 	struct workload_config *w = &o->workload;
-	bool warmup_given = false, no_load = false;
+	bool warmup_given = false, no_load = false, depth_given = false, duration_given = false;
 	uint64_t v;
 	int opt, err = 0;
 	char why[200];
@@ -152,16 +278,30 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	*o = (struct bench_opts){
 		.label = "xkv-bench",
 		.threads = 1,
-		.depth = 16,
 		.duration_s = 5,
 		.seed = 1,
 		.timeout_ms = 100,
 		.workload = {.keys = 100000, .key_size = 16, .value_size = 64, .get_ratio = 0.95},
 	};
-	while (!err && (opt = getopt_long(argc, argv, "s:t:d:D:k:h", opts, NULL)) != -1) {
+	while (!err && (opt = getopt_long(argc, argv, "s:t:d:r:D:k:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			o->server = optarg;
+			break;
+		case OPT_TRANSPORT:
+			if (!strcmp(optarg, "udp") || !strcmp(optarg, "xdp")) {
+				o->transport = optarg[0] == 'x' ? TRANSPORT_XDP : TRANSPORT_UDP;
+			} else {
+				fprintf(stderr, "xkv-bench: --transport %s: udp or xdp\n", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_IFACE:
+			o->iface = optarg;
+			break;
+		case OPT_QUEUE:
+			err = parse_uint("--queue", optarg, 0, 1023, &v);
+			o->queue = (uint32_t)v;
 			break;
 		case 't':
 			err = parse_uint("--threads", optarg, 1, THREADS_MAX, &v);
@@ -170,9 +310,32 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		case 'd':
 			err = parse_uint("--depth", optarg, 1, LOOP_DEPTH_MAX, &v);
 			o->depth = (unsigned)v;
+			depth_given = true;
+			break;
+		case 'r':
+			err = parse_real("--rate", optarg, 1, 1e9, &o->rate);
 			break;
 		case 'D':
 			err = parse_real("--duration", optarg, 0.001, 86400, &o->duration_s);
+			duration_given = true;
+			break;
+		case OPT_SWEEP:
+			o->sweep = true;
+			break;
+		case OPT_SLO_US:
+			err = parse_real("--slo-us", optarg, 0.001, 1e9, &o->slo_us);
+			break;
+		case OPT_SLO_MULT:
+			err = parse_real("--slo-mult", optarg, 1, 1e6, &o->slo_mult);
+			break;
+		case OPT_SLO_PCT:
+			err = parse_real("--slo-percentile", optarg, 1, 99.999, &o->slo_pct);
+			break;
+		case OPT_SWEEP_MAX:
+			err = parse_real("--sweep-max", optarg, 1, 1e9, &o->sweep_max);
+			break;
+		case OPT_CSV:
+			o->csv = optarg;
 			break;
 		case 'k':
 			err = parse_uint("--keys", optarg, 1, WORKLOAD_KEYS_MAX, &v);
@@ -245,12 +408,13 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		fprintf(stderr, "xkv-bench: %s\n", why);
 		return -EINVAL;
 	}
-	return 0;
+	return check_modes(o, depth_given, duration_given);
 }
 
 static void stop_now(int sig)
 {
 	(void)sig;
+	atomic_store(&stopping, true);
 	atomic_store(&deadline_ns, 0);
 }
 
@@ -268,28 +432,35 @@ static void *thread_main(void *arg)
 	const struct bench_opts *o = t->opts;
 	int err = 0;
 
+	pthread_mutex_lock(&rounds.gate);
+	pthread_mutex_unlock(&rounds.gate);
 	/* thread i loads keys i, i + threads, ...: each key once, spread evenly */
 	if (o->warmup_keys)
-		err = closed_loop_load(&t->loop, t->index, o->threads, o->warmup_keys, &t->load);
+		err = loop_load(&t->loop, t->index, o->threads, o->warmup_keys, &t->load);
 	if (err && err != -EINTR)
 		fail(t, "loading", err);
 	t->loaded_ns = bench_now_ns();
-	pthread_barrier_wait(&loaded);
-	pthread_barrier_wait(&measuring);
-	if (!err) {
-		err = closed_loop_measure(&t->loop, &t->measured);
-		if (err)
-			fail(t, "measuring", err);
+	pthread_barrier_wait(&rounds.done);
+	for (;;) {
+		pthread_barrier_wait(&rounds.start);
+		if (rounds.quit)
+			break;
+		if (!t->failed) {
+			err = loop_measure(&t->loop, rounds.rate, &t->measured);
+			if (err)
+				fail(t, "measuring", err);
+		}
+		t->stopped_ns = bench_now_ns();
+		pthread_barrier_wait(&rounds.done);
 	}
-	t->stopped_ns = bench_now_ns();
 	return NULL;
 }
 
-static const struct bench_thread *first_failure(const struct bench_thread *threads, unsigned n)
+static const struct bench_thread *first_failure(const struct bench *b)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (threads[i].failed)
-			return &threads[i];
+	for (unsigned i = 0; i < b->started; i++)
+		if (b->threads[i].failed)
+			return &b->threads[i];
 	return NULL;
 }
 
@@ -305,20 +476,21 @@ static void say_failure(const struct bench_opts *o, const struct bench_thread *t
 		o->server, strerror(-t->err), hint);
 }
 
-static void print_progress(const struct bench_thread *threads, unsigned n, uint64_t elapsed_ns)
+static void print_progress(const struct bench *b, uint64_t elapsed_ns)
 {
 	uint64_t answered = 0;
 
-	for (unsigned i = 0; i < n; i++)
-		answered += atomic_load_explicit(&threads[i].loop.answered, memory_order_relaxed);
+	for (unsigned i = 0; i < b->started; i++)
+		answered += atomic_load_explicit(&b->threads[i].loop.answered,
+						 memory_order_relaxed);
 	fprintf(stderr, "\r%6.1f s %12.0f ops/s\033[K", elapsed_ns / 1e9,
 		answered / (elapsed_ns / 1e9));
 }
 
-/* Until the deadline; once a second, ops/s so far on stderr when it is a terminal. */
-static void wait_for_deadline(const struct bench_thread *threads, unsigned n, uint64_t start)
+/* Until the deadline; once a second, ops/s so far on stderr if asked and a terminal. */
+static void wait_for_deadline(const struct bench *b, uint64_t start, bool progress)
 {
-	bool tty = isatty(STDERR_FILENO);
+	bool tty = progress && isatty(STDERR_FILENO);
 	uint64_t next_line = start + NS_PER_S;
 
 	for (;;) {
@@ -329,7 +501,7 @@ static void wait_for_deadline(const struct bench_thread *threads, unsigned n, ui
 			break;
 		if (now >= next_line) {
 			if (tty)
-				print_progress(threads, n, now - start);
+				print_progress(b, now - start);
 			next_line += NS_PER_S;
 		}
 		until = deadline < next_line ? deadline : next_line;
@@ -341,77 +513,234 @@ static void wait_for_deadline(const struct bench_thread *threads, unsigned n, ui
 		fputs("\r\033[K", stderr);
 }
 
-/* Merges the threads' counts and prints them. Returns 0, or -ETIMEDOUT when nothing replied. */
-static int report(const struct bench_opts *o, const struct bench_thread *threads,
-		  uint64_t load_start, uint64_t start)
+/*
+ * One round at rate (all threads; 0: closed loop) for --duration, merged into
+ * b->measured and b->total. Returns 0, or -ECANCELED when a thread failed.
+ */
+static int run_round(struct bench *b, double rate, bool progress)
 {
-	struct bench_stats *load = malloc(sizeof(*load)), *measured = malloc(sizeof(*measured));
-	uint64_t loaded_ns = load_start, stopped_ns = start, replied = 0, lost = 0;
-	struct run_report r;
-	int err = 0;
+	uint64_t start, stopped_ns;
 
-	if (!load || !measured) {
-		fprintf(stderr, "xkv-bench: merging the results: %s\n", strerror(ENOMEM));
-		err = -ENOMEM;
-		goto out_free;
-	}
-	bench_stats_init(load);
-	bench_stats_init(measured);
-	for (unsigned i = 0; i < o->threads; i++) {
-		const struct bench_thread *t = &threads[i];
+	rounds.rate = rate / b->started;
+	start = bench_now_ns();
+	stopped_ns = start;
+	atomic_store(&deadline_ns, start + (uint64_t)(b->o.duration_s * NS_PER_S));
+	if (atomic_load(&stopping)) /* the signal came before the store above */
+		atomic_store(&deadline_ns, 0);
+	pthread_barrier_wait(&rounds.start);
+	wait_for_deadline(b, start, progress);
+	pthread_barrier_wait(&rounds.done);
 
-		bench_stats_merge(load, &t->load);
-		bench_stats_merge(measured, &t->measured);
-		/* a phase lasts until its last thread is done */
-		if (t->loaded_ns > loaded_ns)
-			loaded_ns = t->loaded_ns;
+	bench_stats_init(b->measured);
+	for (unsigned i = 0; i < b->started; i++) {
+		const struct bench_thread *t = &b->threads[i];
+
+		bench_stats_merge(b->measured, &t->measured);
+		/* a round lasts until its last thread is done */
 		if (t->stopped_ns > stopped_ns)
 			stopped_ns = t->stopped_ns;
 	}
-	r = (struct run_report){
+	bench_stats_total(b->measured, b->total);
+	b->seconds = (stopped_ns - start) / 1e9;
+	return first_failure(b) ? -ECANCELED : 0;
+}
+
+/*
+ * Starts the threads and waits until they have loaded. Returns 0, or -errno when not
+ * every thread started (those that did are told to quit by stop_threads).
+ */
+static int start_threads(struct bench *b)
+{
+	sigset_t stop_signals;
+	int err = 0;
+
+	/* only the main thread takes SIGINT, so that it wakes at once to end the run */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	pthread_mutex_lock(&rounds.gate);
+	b->load_start = bench_now_ns();
+	for (; b->started < b->opened; b->started++) {
+		err = pthread_create(&b->threads[b->started].pthread, NULL, thread_main,
+				     &b->threads[b->started]);
+		if (err) {
+			fprintf(stderr, "xkv-bench: starting thread %u: %s\n", b->started,
+				strerror(err));
+			atomic_store(&deadline_ns, 0); /* the others load nothing */
+			break;
+		}
+	}
+	pthread_barrier_init(&rounds.start, NULL, b->started + 1);
+	pthread_barrier_init(&rounds.done, NULL, b->started + 1);
+	pthread_mutex_unlock(&rounds.gate);
+	pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
+
+	pthread_barrier_wait(&rounds.done);
+	b->loaded_ns = b->load_start;
+	bench_stats_init(b->load);
+	for (unsigned i = 0; i < b->started; i++) {
+		bench_stats_merge(b->load, &b->threads[i].load);
+		if (b->threads[i].loaded_ns > b->loaded_ns)
+			b->loaded_ns = b->threads[i].loaded_ns;
+	}
+	return -err;
+}
+
+static void stop_threads(struct bench *b)
+{
+	rounds.quit = true;
+	pthread_barrier_wait(&rounds.start);
+	for (unsigned i = 0; i < b->started; i++)
+		pthread_join(b->threads[i].pthread, NULL);
+	pthread_barrier_destroy(&rounds.start);
+	pthread_barrier_destroy(&rounds.done);
+}
+
+static void fill_report(const struct bench *b, struct afxdp_info *xdp, struct run_report *r)
+{
+	const struct bench_opts *o = &b->o;
+
+	if (b->xdp)
+		afxdp_client_info(b->xdp, xdp);
+	*r = (struct run_report){
 		.label = o->label,
 		.server = o->server,
-		.transport = "udp",
-		.threads = o->threads,
+		.transport = o->transport == TRANSPORT_XDP ? "xdp" : "udp",
+		.xdp = b->xdp ? xdp : NULL,
+		.threads = b->started,
 		.depth = o->depth,
+		.rate = o->rate,
+		.sweep = o->sweep,
 		.seed = o->seed,
 		.timeout_ms = o->timeout_ms,
 		.workload = &o->workload,
 		.loaded_keys = o->warmup_keys,
-		.load_seconds = o->warmup_keys ? (loaded_ns - load_start) / 1e9 : 0,
-		.load = o->warmup_keys ? load : NULL,
-		.seconds = (stopped_ns - start) / 1e9,
-		.measured = measured,
+		.load_seconds = o->warmup_keys ? (b->loaded_ns - b->load_start) / 1e9 : 0,
+		.load = o->warmup_keys ? b->load : NULL,
+		.seconds = o->sweep ? o->duration_s : b->seconds,
+		.measured = o->sweep ? NULL : b->measured,
 	};
-	if (o->json)
+}
+
+/* One measured round, reported. Returns 0, or -ETIMEDOUT when nothing replied. */
+static int measure_once(struct bench *b)
+{
+	const struct op_stats *all = b->total;
+	struct afxdp_info xdp;
+	struct run_report r;
+
+	if (run_round(b, b->o.rate, true))
+		return -ECANCELED;
+	fill_report(b, &xdp, &r);
+	if (b->o.json)
 		report_json(stdout, &r);
 	else
 		report_table(stdout, &r);
-
-	for (int op = 0; op < BENCH_OPS; op++) {
-		replied += measured->op[op].ok + measured->op[op].misses + measured->op[op].errors;
-		lost += measured->op[op].lost;
-	}
-	if (!replied) {
+	if (!(all->ok + all->misses + all->errors)) {
 		fprintf(stderr, "xkv-bench: no reply from %s in %.1f s (%llu requests lost)\n",
-			o->server, r.seconds, (unsigned long long)lost);
-		err = -ETIMEDOUT;
+			b->o.server, r.seconds, (unsigned long long)all->lost);
+		return -ETIMEDOUT;
 	}
-out_free:
-	free(load);
-	free(measured);
+	return 0;
+}
+
+/* The sweep's run: a round at rate after a pause for the last one's queues to drain. */
+static int sweep_step(void *ctx, double rate, struct sweep_point *p)
+{
+	struct bench *b = ctx;
+	const struct bench_stats *m = b->measured;
+	const struct op_stats *all = b->total;
+	struct timespec settle = {.tv_nsec = SWEEP_SETTLE_NS};
+	int err;
+
+	nanosleep(&settle, NULL);
+	err = run_round(b, rate, false);
+	if (err)
+		return err;
+	if (atomic_load(&stopping))
+		return -EINTR;
+	*p = (struct sweep_point){
+		.scheduled = m->scheduled / b->seconds,
+		.achieved = (all->ok + all->misses) / b->seconds,
+		.p50_us = lat_hist_percentile(&all->latency, 50) / 1e3,
+		.p99_us = lat_hist_percentile(&all->latency, 99) / 1e3,
+		.mean_us = lat_hist_mean(&all->latency) / 1e3,
+		.tail_us = sweep_tail_us(&all->latency, all->lost + all->errors + m->unsent,
+					 b->o.slo_pct),
+		.send_lag_p99_us = lat_hist_percentile(&m->send_lag, 99) / 1e3,
+		.lost = all->lost,
+		.errors = all->errors,
+		.unsent = m->unsent,
+	};
+	return 0;
+}
+
+static int write_csv(const char *path, const struct run_report *r, const struct sweep_result *s)
+{
+	FILE *f = fopen(path, "w");
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		fprintf(stderr, "xkv-bench: --csv %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	report_sweep_csv(f, r, s);
+	if (fclose(f)) {
+		err = -errno;
+		fprintf(stderr, "xkv-bench: --csv %s: %s\n", path, strerror(errno));
+	}
 	return err;
 }
 
-/* One socket and one loop per thread; *opened says how many to close. */
-static int open_threads(struct bench_thread *threads, const struct bench_opts *o,
-			const struct workload *w, const struct sockaddr_storage *addr,
-			socklen_t addr_len, unsigned *opened)
+/* Sweeps, reports the steps (also those before an interruption). Returns 0 or -errno. */
+static int sweep(struct bench *b)
 {
+	const struct bench_opts *o = &b->o;
+	struct sweep_config cfg = {
+		.start_rate = o->rate,
+		.max_rate = o->sweep_max,
+		.slo_us = o->slo_us,
+		.slo_mult = o->slo_mult,
+		.percentile = o->slo_pct,
+		.precision = SWEEP_PRECISION,
+		.max_steps = SWEEP_STEPS,
+		.progress = stderr,
+	};
+	struct sweep_result *s = malloc(sizeof(*s));
+	struct afxdp_info xdp;
+	struct run_report r;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = sweep_search(&cfg, sweep_step, b, s);
+	if (err == -EINTR)
+		fprintf(stderr, "xkv-bench: sweep interrupted after %u steps\n", s->n);
+	else if (err)
+		goto out_free;
+	fill_report(b, &xdp, &r);
+	if (o->json)
+		report_sweep_json(stdout, &r, s);
+	else
+		report_sweep_table(stdout, &r, s);
+	if (o->csv && write_csv(o->csv, &r, s) && !err)
+		err = -EIO;
+out_free:
+	free(s);
+	return err;
+}
+
+/* A transport and a loop per thread; b->opened says how many to close. */
+static int open_threads(struct bench *b)
+{
+	const struct bench_opts *o = &b->o;
 	unsigned batch = o->depth < UDP_BATCH_MAX ? o->depth : UDP_BATCH_MAX;
+	char why[256];
 
 	for (unsigned i = 0; i < o->threads; i++) {
-		struct bench_thread *t = &threads[i];
+		struct bench_thread *t = &b->threads[i];
 		struct loop_config loop = {
 			.depth = o->depth,
 			.timeout_ns = o->timeout_ms * 1000000ULL,
@@ -423,123 +752,121 @@ static int open_threads(struct bench_thread *threads, const struct bench_opts *o
 
 		t->index = i;
 		t->opts = o;
-		err = udp_transport_open(addr, addr_len, batch, &t->transport);
+		if (b->xdp)
+			err = afxdp_transport_open(b->xdp, &t->transport, why, sizeof(why));
+		else
+			err = udp_transport_open(&b->addr, b->addr_len, batch, &t->transport);
 		if (err) {
 			fprintf(stderr, "xkv-bench: thread %u: opening a socket to %s: %s\n", i,
-				o->server, strerror(-err));
+				o->server, b->xdp ? why : strerror(-err));
 			return err;
 		}
-		err = closed_loop_init(&t->loop, t->transport, w, &loop);
+		err = loop_init(&t->loop, t->transport, &b->workload, &loop);
 		if (err) {
 			fprintf(stderr, "xkv-bench: thread %u: %s\n", i, strerror(-err));
 			transport_close(t->transport);
 			return err;
 		}
-		*opened = i + 1;
+		b->opened = i + 1;
 	}
 	return 0;
 }
 
-/*
- * Loads, then measures until the deadline, with every thread. Returns whether the
- * measured phase began (neither SIGINT nor a failing thread stopped the loading).
- */
-static bool run_threads(struct bench_thread *threads, const struct bench_opts *o,
-			uint64_t *load_start, uint64_t *start)
+/* Opens the AF_XDP client and says which mode the kernel bound: never a silent fallback. */
+static int open_xdp(struct bench *b)
 {
-	struct sigaction stop = {.sa_handler = stop_now};
-	sigset_t stop_signals;
-	bool measure;
+	struct afxdp_info info;
+	char why[256];
+	int err;
 
-	/* only this thread takes SIGINT, so that it wakes at once to end the run */
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	sigaction(SIGINT, &stop, NULL);
-	sigaction(SIGTERM, &stop, NULL);
-	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-	pthread_barrier_init(&loaded, NULL, o->threads + 1);
-	pthread_barrier_init(&measuring, NULL, o->threads + 1);
-	*load_start = bench_now_ns();
-	for (unsigned i = 0; i < o->threads; i++) {
-		int err = pthread_create(&threads[i].pthread, NULL, thread_main, &threads[i]);
-
-		if (err) {
-			/* the barriers count every thread: without this one nobody passes */
-			fprintf(stderr, "xkv-bench: starting thread %u: %s\n", i, strerror(err));
-			exit(EXIT_FAILED);
-		}
+	if (b->addr.ss_family != AF_INET) {
+		fprintf(stderr, "xkv-bench: --transport xdp speaks IPv4 only\n");
+		return -EAFNOSUPPORT;
 	}
-	pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
+	err = afxdp_client_open(b->o.iface, b->o.queue, b->o.threads,
+				(const struct sockaddr_in *)&b->addr, &b->xdp, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "xkv-bench: --transport xdp: %s\n", why);
+		return err;
+	}
+	if (open_threads(b))
+		return -EIO;
+	afxdp_client_info(b->xdp, &info);
+	fprintf(stderr, "xkv-bench: AF_XDP on %s queue %u, %s mode\n", info.iface, info.queue,
+		info.mode);
+	return 0;
+}
 
-	pthread_barrier_wait(&loaded);
-	*start = bench_now_ns();
-	/* unless SIGINT or a failing thread moved it to 0 meanwhile */
-	measure = atomic_compare_exchange_strong(&deadline_ns, &(uint64_t){UINT64_MAX},
-						 *start + (uint64_t)(o->duration_s * NS_PER_S));
-	pthread_barrier_wait(&measuring);
-	wait_for_deadline(threads, o->threads, *start);
-	for (unsigned i = 0; i < o->threads; i++)
-		pthread_join(threads[i].pthread, NULL);
-	pthread_barrier_destroy(&loaded);
-	pthread_barrier_destroy(&measuring);
-	return measure;
+/* Loads, then measures once or sweeps. Returns 0 when something was measured and reported. */
+static int run(struct bench *b)
+{
+	const struct bench_thread *failed;
+	int err = start_threads(b);
+
+	failed = first_failure(b);
+	if (!err && !failed && atomic_load(&stopping)) {
+		fprintf(stderr, "xkv-bench: interrupted while loading\n");
+		err = -EINTR;
+	} else if (!err && !failed) {
+		err = b->o.sweep ? sweep(b) : measure_once(b);
+		failed = first_failure(b);
+	}
+	stop_threads(b);
+	if (failed) {
+		say_failure(&b->o, failed);
+		err = -ECANCELED;
+	}
+	return err;
 }
 
 int main(int argc, char **argv)
 {
-	const struct bench_thread *failed;
-	struct bench_thread *threads;
-	struct sockaddr_storage addr;
-	struct workload workload;
-	struct bench_opts o;
-	uint64_t load_start, start;
-	socklen_t addr_len;
-	unsigned opened = 0;
-	bool measured;
+	struct sigaction stop = {.sa_handler = stop_now};
+	struct bench b = {0};
 	int err, status = EXIT_FAILED;
 
-	if (parse_opts(argc, argv, &o))
+	if (parse_opts(argc, argv, &b.o))
 		return EXIT_USAGE;
-	err = udp_resolve(o.server, &addr, &addr_len);
+	err = udp_resolve(b.o.server, &b.addr, &b.addr_len);
 	if (err == -EINVAL) {
 		fprintf(stderr, "xkv-bench: --server %s: not HOST, HOST:PORT or [IPV6]:PORT\n",
-			o.server);
+			b.o.server);
 		return EXIT_USAGE;
 	}
 	if (err) {
-		fprintf(stderr, "xkv-bench: --server %s: the host does not resolve\n", o.server);
+		fprintf(stderr, "xkv-bench: --server %s: the host does not resolve\n", b.o.server);
 		return EXIT_USAGE;
 	}
-	err = workload_init(&workload, &o.workload);
+	/* from here every way out detaches the XDP program: SIGINT only moves the deadline */
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGTERM, &stop, NULL);
+	err = workload_init(&b.workload, &b.o.workload);
 	if (err) {
 		fprintf(stderr, "xkv-bench: building the workload: %s\n", strerror(-err));
 		return EXIT_FAILED;
 	}
-	threads = calloc(o.threads, sizeof(*threads));
-	if (!threads) {
-		fprintf(stderr, "xkv-bench: %u threads: %s\n", o.threads, strerror(ENOMEM));
-		goto out_free_workload;
+	b.threads = calloc(b.o.threads, sizeof(*b.threads));
+	b.load = malloc(sizeof(*b.load));
+	b.measured = malloc(sizeof(*b.measured));
+	b.total = malloc(sizeof(*b.total));
+	if (!b.threads || !b.load || !b.measured || !b.total) {
+		fprintf(stderr, "xkv-bench: %u threads: %s\n", b.o.threads, strerror(ENOMEM));
+		goto out_free;
 	}
-	if (open_threads(threads, &o, &workload, &addr, addr_len, &opened))
-		goto out_close_threads;
-
-	measured = run_threads(threads, &o, &load_start, &start);
-	failed = first_failure(threads, o.threads);
-	if (failed)
-		say_failure(&o, failed);
-	else if (!measured)
-		fprintf(stderr, "xkv-bench: interrupted while loading\n");
-	else if (!report(&o, threads, load_start, start))
+	err = b.o.transport == TRANSPORT_XDP ? open_xdp(&b) : open_threads(&b);
+	if (!err && !run(&b))
 		status = 0;
 
-out_close_threads:
-	for (unsigned i = 0; i < opened; i++) {
-		closed_loop_free(&threads[i].loop);
-		transport_close(threads[i].transport);
+	for (unsigned i = 0; i < b.opened; i++) {
+		loop_free(&b.threads[i].loop);
+		transport_close(b.threads[i].transport);
 	}
-	free(threads);
-out_free_workload:
-	workload_free(&workload);
+	afxdp_client_close(b.xdp);
+out_free:
+	free(b.threads);
+	free(b.load);
+	free(b.measured);
+	free(b.total);
+	workload_free(&b.workload);
 	return status;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "report.h"
@@ -40,13 +41,33 @@ static int make_rows(struct row rows[3], const struct bench_stats *s, double sec
 
 	if (!all)
 		return -ENOMEM;
-	*all = s->op[BENCH_GET];
-	op_stats_merge(all, &s->op[BENCH_PUT]);
+	bench_stats_total(s, all);
 	make_row(&rows[0], "all", all, seconds);
 	make_row(&rows[1], "get", &s->op[BENCH_GET], seconds);
 	make_row(&rows[2], "put", &s->op[BENCH_PUT], seconds);
 	free(all);
 	return 0;
+}
+
+/* How well an open loop kept to its schedule. */
+struct schedule_row {
+	double scheduled_per_s;
+	double lag_p50_us, lag_p99_us, lag_max_us; /* from intended to actual send */
+	double behind_ms;
+	uint64_t unsent, slot_waits;
+};
+
+static struct schedule_row schedule_row(const struct bench_stats *m, double seconds)
+{
+	return (struct schedule_row){
+		.scheduled_per_s = seconds > 0 ? m->scheduled / seconds : 0,
+		.lag_p50_us = lat_hist_percentile(&m->send_lag, 50) / 1e3,
+		.lag_p99_us = lat_hist_percentile(&m->send_lag, 99) / 1e3,
+		.lag_max_us = lat_hist_percentile(&m->send_lag, 100) / 1e3,
+		.behind_ms = m->behind_ns / 1e6,
+		.unsent = m->unsent,
+		.slot_waits = m->slot_waits,
+	};
 }
 
 static const char *popularity(const struct workload_config *w, char *buf, size_t cap)
@@ -57,15 +78,31 @@ static const char *popularity(const struct workload_config *w, char *buf, size_t
 	return buf;
 }
 
-void report_table(FILE *f, const struct run_report *r)
+/* "udp", or "xdp (copy mode, IF queue Q)" */
+static const char *transport_name(const struct run_report *r, char *buf, size_t cap)
+{
+	if (!r->xdp)
+		return r->transport;
+	snprintf(buf, cap, "%s (%s mode, %s queue %u)", r->transport, r->xdp->mode, r->xdp->iface,
+		 r->xdp->queue);
+	return buf;
+}
+
+static void table_header(FILE *f, const struct run_report *r, const char *window)
 {
 	const struct workload_config *w = r->workload;
-	struct row rows[3];
-	char pop[32];
+	char pop[32], transport[96], loop[48];
 
-	fprintf(f, "xkv-bench: %s over %s, %u thread%s x depth %u, %.2f s measured, seed %llu\n",
-		r->server, r->transport, r->threads, r->threads == 1 ? "" : "s", r->depth,
-		r->seconds, (unsigned long long)r->seed);
+	if (r->sweep)
+		snprintf(loop, sizeof(loop), "open-loop sweep from %.0f/s", r->rate);
+	else if (r->rate > 0)
+		snprintf(loop, sizeof(loop), "open loop at %.0f/s", r->rate);
+	else
+		snprintf(loop, sizeof(loop), "closed loop");
+	fprintf(f, "xkv-bench: %s over %s, %u thread%s x depth %u, %s, %.2f s %s, seed %llu\n",
+		r->server, transport_name(r, transport, sizeof(transport)), r->threads,
+		r->threads == 1 ? "" : "s", r->depth, loop, r->seconds, window,
+		(unsigned long long)r->seed);
 	fprintf(f, "workload: %u keys %s, %.0f%% GET, key %u B, value %u B; ", w->keys,
 		popularity(w, pop, sizeof(pop)), w->get_ratio * 100, w->key_size, w->value_size);
 	if (r->load)
@@ -74,8 +111,27 @@ void report_table(FILE *f, const struct run_report *r)
 			(unsigned long long)r->load->op[BENCH_PUT].errors);
 	else
 		fprintf(f, "nothing loaded\n");
+}
 
-	if (make_rows(rows, r->measured, r->seconds)) {
+static void table_xdp(FILE *f, const struct afxdp_info *x)
+{
+	if (x)
+		fprintf(f,
+			"client XDP program: %llu replies redirected, %llu on the wrong queue "
+			"(dropped), %llu for no socket (passed); AF_XDP sockets: %llu dropped, "
+			"%llu RX ring full, %llu fill ring empty\n",
+			(unsigned long long)x->redirected, (unsigned long long)x->wrong_queue,
+			(unsigned long long)x->no_socket, (unsigned long long)x->rx_dropped,
+			(unsigned long long)x->rx_ring_full, (unsigned long long)x->fill_empty);
+}
+
+void report_table(FILE *f, const struct run_report *r)
+{
+	const struct bench_stats *m = r->measured;
+	struct row rows[3];
+
+	table_header(f, r, "measured");
+	if (make_rows(rows, m, r->seconds)) {
 		fprintf(f, "xkv-bench: out of memory for the report\n");
 		return;
 	}
@@ -87,8 +143,19 @@ void report_table(FILE *f, const struct run_report *r)
 			rows[i].p99_us, rows[i].p999_us, rows[i].mean_us,
 			(unsigned long long)rows[i].lost, (unsigned long long)rows[i].errors,
 			(unsigned long long)rows[i].misses);
-	fprintf(f, "late replies %llu, invalid datagrams %llu\n",
-		(unsigned long long)r->measured->late, (unsigned long long)r->measured->invalid);
+	fprintf(f, "late replies %llu, invalid datagrams %llu\n", (unsigned long long)m->late,
+		(unsigned long long)m->invalid);
+	if (r->rate > 0) {
+		struct schedule_row o = schedule_row(m, r->seconds);
+
+		fprintf(f,
+			"open loop: %.0f/s scheduled; send lag p50 %.1f, p99 %.1f, max %.1f us; "
+			"%llu never sent (%.1f ms behind at the end); %llu waited for a free "
+			"slot\n",
+			o.scheduled_per_s, o.lag_p50_us, o.lag_p99_us, o.lag_max_us,
+			(unsigned long long)o.unsent, o.behind_ms, (unsigned long long)o.slot_waits);
+	}
+	table_xdp(f, r->xdp);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -119,27 +186,49 @@ static void json_row(FILE *f, const struct row *row)
 		(unsigned long long)row->lost);
 }
 
-void report_json(FILE *f, const struct run_report *r)
+/* The fields a run and a sweep share, after the opening brace. */
+static void json_run_fields(FILE *f, const struct run_report *r)
 {
 	const struct workload_config *w = r->workload;
-	const struct op_stats *load = r->load ? &r->load->op[BENCH_PUT] : NULL;
-	struct row rows[3];
+	const struct afxdp_info *x = r->xdp;
 
-	if (make_rows(rows, r->measured, r->seconds)) {
-		fprintf(stderr, "xkv-bench: out of memory for the report\n");
-		return;
-	}
-	fputs("{\"label\":", f);
+	fputs("\"label\":", f);
 	json_string(f, r->label);
 	fputs(",\"server\":", f);
 	json_string(f, r->server);
 	fprintf(f,
-		",\"transport\":\"%s\",\"threads\":%u,\"depth\":%u,\"duration_s\":%.3f,"
-		"\"seed\":%llu,\"timeout_ms\":%llu,\"keys\":%u,\"key_size\":%u,\"value_size\":%u,"
-		"\"get_ratio\":%g,\"zipf\":%g,",
-		r->transport, r->threads, r->depth, r->seconds, (unsigned long long)r->seed,
-		(unsigned long long)r->timeout_ms, w->keys, w->key_size, w->value_size,
-		w->get_ratio, w->zipf);
+		",\"transport\":\"%s\",\"threads\":%u,\"depth\":%u,\"rate\":%.1f,"
+		"\"duration_s\":%.3f,\"seed\":%llu,\"timeout_ms\":%llu,\"keys\":%u,"
+		"\"key_size\":%u,\"value_size\":%u,\"get_ratio\":%g,\"zipf\":%g,",
+		r->transport, r->threads, r->depth, r->rate, r->seconds,
+		(unsigned long long)r->seed, (unsigned long long)r->timeout_ms, w->keys,
+		w->key_size, w->value_size, w->get_ratio, w->zipf);
+	if (x) {
+		fputs("\"xdp\":{\"iface\":", f);
+		json_string(f, x->iface);
+		fprintf(f,
+			",\"queue\":%u,\"mode\":\"%s\",\"redirected\":%llu,\"wrong_queue\":%llu,"
+			"\"no_socket\":%llu,\"rx_dropped\":%llu,\"rx_ring_full\":%llu,"
+			"\"fill_empty\":%llu},",
+			x->queue, x->mode, (unsigned long long)x->redirected,
+			(unsigned long long)x->wrong_queue, (unsigned long long)x->no_socket,
+			(unsigned long long)x->rx_dropped, (unsigned long long)x->rx_ring_full,
+			(unsigned long long)x->fill_empty);
+	}
+}
+
+void report_json(FILE *f, const struct run_report *r)
+{
+	const struct op_stats *load = r->load ? &r->load->op[BENCH_PUT] : NULL;
+	const struct bench_stats *m = r->measured;
+	struct row rows[3];
+
+	if (make_rows(rows, m, r->seconds)) {
+		fprintf(stderr, "xkv-bench: out of memory for the report\n");
+		return;
+	}
+	fputc('{', f);
+	json_run_fields(f, r);
 	fprintf(f,
 		"\"load\":{\"keys\":%u,\"seconds\":%.3f,\"ok\":%llu,\"lost\":%llu,"
 		"\"errors\":%llu},",
@@ -150,6 +239,111 @@ void report_json(FILE *f, const struct run_report *r)
 		json_row(f, &rows[i]);
 		fputc(',', f);
 	}
-	fprintf(f, "\"late\":%llu,\"invalid\":%llu}\n", (unsigned long long)r->measured->late,
-		(unsigned long long)r->measured->invalid);
+	if (r->rate > 0) {
+		struct schedule_row o = schedule_row(m, r->seconds);
+
+		fprintf(f,
+			"\"open_loop\":{\"scheduled_per_s\":%.1f,\"send_lag_p50_us\":%.3f,"
+			"\"send_lag_p99_us\":%.3f,\"send_lag_max_us\":%.3f,\"unsent\":%llu,"
+			"\"behind_ms\":%.3f,\"slot_waits\":%llu},",
+			o.scheduled_per_s, o.lag_p50_us, o.lag_p99_us, o.lag_max_us,
+			(unsigned long long)o.unsent, o.behind_ms, (unsigned long long)o.slot_waits);
+	}
+	fprintf(f, "\"late\":%llu,\"invalid\":%llu}\n", (unsigned long long)m->late,
+		(unsigned long long)m->invalid);
+}
+
+/* A latency that may be infinite: null in JSON. */
+static void json_us(FILE *f, const char *name, double us)
+{
+	if (isfinite(us))
+		fprintf(f, "\"%s\":%.3f", name, us);
+	else
+		fprintf(f, "\"%s\":null", name);
+}
+
+void report_sweep_table(FILE *f, const struct run_report *r, const struct sweep_result *s)
+{
+	char tail[32];
+
+	table_header(f, r, "per step");
+	fprintf(f, "SLO: p%g <= %.1f us", s->percentile, s->slo_us);
+	if (s->service_us > 0)
+		fprintf(f, " (%.3g x the %.1f us mean latency of the first step)",
+			s->slo_us / s->service_us, s->service_us);
+	fputs(", over every request due, lost ones counting as infinitely late\n", f);
+	snprintf(tail, sizeof(tail), "p%g all us", s->percentile);
+	fprintf(f, "%4s %11s %11s %11s %9s %9s %11s %11s %8s %8s %8s %5s\n", "step", "offered/s",
+		"scheduled/s", "achieved/s", "p50 us", "p99 us", tail, "lag p99 us", "lost",
+		"errors", "unsent", "SLO");
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sweep_point *p = &s->steps[i];
+
+		fprintf(f, "%4u %11.0f %11.0f %11.0f %9.1f %9.1f %11.1f %11.1f %8llu %8llu %8llu "
+			   "%5s\n",
+			i + 1, p->offered, p->scheduled, p->achieved, p->p50_us, p->p99_us,
+			p->tail_us, p->send_lag_p99_us, (unsigned long long)p->lost,
+			(unsigned long long)p->errors, (unsigned long long)p->unsent,
+			p->meets ? "meets" : "miss");
+	}
+	if (!s->rate)
+		fprintf(f, "rate found: none: the first step missed the SLO\n");
+	else
+		fprintf(f, "rate found: %.0f/s%s\n", s->rate,
+			s->bracketed ? "" : " (not bracketed: the search stopped at --sweep-max or "
+					    "its step limit)");
+	table_xdp(f, r->xdp);
+}
+
+void report_sweep_json(FILE *f, const struct run_report *r, const struct sweep_result *s)
+{
+	fputc('{', f);
+	json_run_fields(f, r);
+	fprintf(f,
+		"\"sweep\":true,\"slo_us\":%.3f,\"slo_percentile\":%g,\"service_us\":%.3f,"
+		"\"rate_found\":%.1f,\"bracketed\":%s,",
+		s->slo_us, s->percentile, s->service_us, s->rate, s->bracketed ? "true" : "false");
+	fputs("\"steps\":[", f);
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sweep_point *p = &s->steps[i];
+
+		fprintf(f,
+			"%s{\"offered_per_s\":%.1f,\"scheduled_per_s\":%.1f,"
+			"\"achieved_per_s\":%.1f,\"p50_us\":%.3f,\"p99_us\":%.3f,",
+			i ? "," : "", p->offered, p->scheduled, p->achieved, p->p50_us, p->p99_us);
+		json_us(f, "tail_us", p->tail_us);
+		fprintf(f,
+			",\"mean_us\":%.3f,\"send_lag_p99_us\":%.3f,\"lost\":%llu,\"errors\":%llu,"
+			"\"unsent\":%llu,\"meets_slo\":%s}",
+			p->mean_us, p->send_lag_p99_us, (unsigned long long)p->lost,
+			(unsigned long long)p->errors, (unsigned long long)p->unsent,
+			p->meets ? "true" : "false");
+	}
+	fputs("]}\n", f);
+}
+
+void report_sweep_csv(FILE *f, const struct run_report *r, const struct sweep_result *s)
+{
+	fputs("label,transport,threads,step,offered_per_s,scheduled_per_s,achieved_per_s,p50_us,"
+	      "p99_us,tail_us,mean_us,send_lag_p99_us,lost,errors,unsent,meets_slo,slo_us,"
+	      "slo_percentile\n",
+	      f);
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sweep_point *p = &s->steps[i];
+
+		/* labels are the user's: keep the columns whatever they hold */
+		fputc('"', f);
+		for (const char *c = r->label; *c; c++) {
+			if (*c == '"')
+				fputc('"', f); /* doubled, as CSV quotes a quote */
+			fputc(*c, f);
+		}
+		fprintf(f,
+			"\",%s,%u,%u,%.1f,%.1f,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%llu,%llu,%llu,%d,"
+			"%.3f,%g\n",
+			r->transport, r->threads, i + 1, p->offered, p->scheduled, p->achieved,
+			p->p50_us, p->p99_us, p->tail_us, p->mean_us, p->send_lag_p99_us,
+			(unsigned long long)p->lost, (unsigned long long)p->errors,
+			(unsigned long long)p->unsent, p->meets, s->slo_us, s->percentile);
+	}
 }

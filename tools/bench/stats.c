@@ -8,6 +8,7 @@ void bench_stats_init(struct bench_stats *s)
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < BENCH_OPS; i++)
 		lat_hist_init(&s->op[i].latency);
+	lat_hist_init(&s->send_lag);
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
@@ -25,4 +26,16 @@ void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src)
 		op_stats_merge(&dst->op[i], &src->op[i]);
 	dst->late += src->late;
 	dst->invalid += src->invalid;
+	dst->scheduled += src->scheduled;
+	dst->unsent += src->unsent;
+	dst->slot_waits += src->slot_waits;
+	if (src->behind_ns > dst->behind_ns)
+		dst->behind_ns = src->behind_ns;
+	lat_hist_merge(&dst->send_lag, &src->send_lag);
+}
+
+void bench_stats_total(const struct bench_stats *s, struct op_stats *all)
+{
+	*all = s->op[BENCH_GET];
+	op_stats_merge(all, &s->op[BENCH_PUT]);
 }

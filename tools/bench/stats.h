@@ -19,13 +19,19 @@ struct op_stats {
 	uint64_t misses;	 /* GETs answered NOT_FOUND */
 	uint64_t errors;	 /* any other answer, or a wrong one */
 	uint64_t lost;		 /* no reply within the timeout; not retried, no latency */
-	struct lat_hist latency; /* ns from send to reply, of ok and misses */
+	struct lat_hist latency; /* ns from intended send to reply, of ok and misses */
 };
 
 struct bench_stats {
 	struct op_stats op[BENCH_OPS];
 	uint64_t late;	  /* replies to requests already counted lost */
 	uint64_t invalid; /* datagrams that do not decode as a reply or match no request */
+	/* the open loop's schedule, and how well the generator kept to it */
+	uint64_t scheduled;	  /* arrivals due in the measured window */
+	uint64_t unsent;	  /* of those, never sent: the generator fell behind */
+	uint64_t slot_waits;	  /* arrivals that came due while every slot was busy */
+	uint64_t behind_ns;	  /* at the end: how late the oldest unsent arrival was */
+	struct lat_hist send_lag; /* ns from each request's intended to its actual send */
 };
 
 /* XKV_OP_GET or XKV_OP_PUT to its row. */
@@ -37,5 +43,7 @@ static inline enum bench_op bench_op_of(uint8_t xkv_op)
 void bench_stats_init(struct bench_stats *s);
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src);
 void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src);
+/* GETs and PUTs together. */
+void bench_stats_total(const struct bench_stats *s, struct op_stats *all);
 
 #endif /* XKV_BENCH_STATS_H */

@@ -106,8 +106,7 @@ uint64_t workload_rng_next(struct workload_rng *r)
 	return splitmix64_mix(r->state);
 }
 
-/* Uniform in [0, 1) with 53 random bits. */
-static double rng_unit(struct workload_rng *r)
+double workload_rng_unit(struct workload_rng *r)
 {
 	return (double)(workload_rng_next(r) >> 11) * 0x1p-53;
 }
@@ -120,7 +119,7 @@ uint32_t workload_next_key(const struct workload *w, struct workload_rng *r)
 	if (!w->cdf) /* Lemire's multiply-shift: bias below keys / 2^64 */
 		return (uint32_t)(((unsigned __int128)workload_rng_next(r) * w->cfg.keys) >> 64);
 	/* the first rank whose cumulative probability exceeds u */
-	u = rng_unit(r);
+	u = workload_rng_unit(r);
 	hi = w->cfg.keys - 1;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -135,7 +134,7 @@ uint32_t workload_next_key(const struct workload *w, struct workload_rng *r)
 
 void workload_next(const struct workload *w, struct workload_rng *r, uint8_t *op, uint32_t *key)
 {
-	*op = rng_unit(r) < w->cfg.get_ratio ? XKV_OP_GET : XKV_OP_PUT;
+	*op = workload_rng_unit(r) < w->cfg.get_ratio ? XKV_OP_GET : XKV_OP_PUT;
 	*key = workload_next_key(w, r);
 }
 

@@ -62,6 +62,8 @@ void workload_free(struct workload *w);
 /* Stream `stream` of `seed`: threads with different streams draw unrelated sequences. */
 void workload_rng_seed(struct workload_rng *r, uint64_t seed, uint32_t stream);
 uint64_t workload_rng_next(struct workload_rng *r);
+/* Uniform in [0, 1) with 53 random bits. */
+double workload_rng_unit(struct workload_rng *r);
 
 /* The next request: XKV_OP_GET or XKV_OP_PUT in *op, and its key index. */
 void workload_next(const struct workload *w, struct workload_rng *r, uint8_t *op, uint32_t *key);

@@ -3,12 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrivals.h"
 #include "clock.h"
-#include "closed_loop.h"
+#include "loop.h"
 
 #define NS_PER_MS 1000000ULL
 
-static void encode(struct closed_loop *l, unsigned i, uint8_t op, uint32_t key)
+static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 {
 	const struct workload_config *cfg = &l->workload->cfg;
 	struct loop_slot *s = &l->slots[i];
@@ -26,7 +27,7 @@ static void encode(struct closed_loop *l, unsigned i, uint8_t op, uint32_t key)
 	workload_key(l->workload, key, key_at);
 	if (op == XKV_OP_PUT)
 		workload_value(l->workload, key, key_at + cfg->key_size);
-	/* closed_loop_init encoded both kinds once: with these lengths it cannot fail */
+	/* loop_init encoded both kinds once: with these lengths it cannot fail */
 	s->len = (uint32_t)xkv_encode_hdr(s->dgram, &msg);
 	s->request_id = msg.request_id;
 	s->timestamp = msg.timestamp;
@@ -36,7 +37,7 @@ static void encode(struct closed_loop *l, unsigned i, uint8_t op, uint32_t key)
 }
 
 /* Puts the phase's next request in slot i; leaves the slot idle once loading is done. */
-static void next_request(struct closed_loop *l, unsigned i)
+static void next_request(struct loop *l, unsigned i)
 {
 	uint8_t op;
 	uint32_t key;
@@ -54,8 +55,16 @@ static void next_request(struct closed_loop *l, unsigned i)
 	encode(l, i, op, key);
 }
 
-static void answer(struct closed_loop *l, unsigned i, enum workload_outcome outcome,
-		   uint64_t latency_ns)
+/* Slot i's request is done: the closed loop refills it at once, the open loop at an arrival. */
+static void release(struct loop *l, unsigned i)
+{
+	if (l->open)
+		l->idle[l->nidle++] = i;
+	else
+		next_request(l, i);
+}
+
+static void answer(struct loop *l, unsigned i, enum workload_outcome outcome, uint64_t latency_ns)
 {
 	struct op_stats *os = &l->stats->op[bench_op_of(l->slots[i].op)];
 
@@ -74,7 +83,7 @@ static void answer(struct closed_loop *l, unsigned i, enum workload_outcome outc
 	}
 }
 
-static void take_reply(struct closed_loop *l, const struct bench_dgram *d, uint64_t now)
+static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now)
 {
 	enum workload_outcome outcome;
 	struct xkv_msg reply;
@@ -101,11 +110,11 @@ static void take_reply(struct closed_loop *l, const struct bench_dgram *d, uint6
 	outcome = reply.timestamp != s->timestamp
 			  ? WORKLOAD_ERROR
 			  : workload_check_reply(l->workload, s->op, s->key, &reply);
-	answer(l, i, outcome, now - s->sent_ns);
-	next_request(l, i);
+	answer(l, i, outcome, now - s->intended_ns);
+	release(l, i);
 }
 
-static void expire(struct closed_loop *l, uint64_t now)
+static void expire(struct loop *l, uint64_t now)
 {
 	for (unsigned i = 0; i < l->depth; i++) {
 		struct loop_slot *s = &l->slots[i];
@@ -119,12 +128,12 @@ static void expire(struct closed_loop *l, uint64_t now)
 			continue;
 		}
 		l->stats->op[bench_op_of(s->op)].lost++;
-		next_request(l, i);
+		release(l, i);
 	}
 }
 
 /* Sends every ready request in one batch; what the transport did not take waits. */
-static int send_ready(struct closed_loop *l)
+static int send_ready(struct loop *l)
 {
 	unsigned n = l->nready;
 	uint64_t now;
@@ -144,6 +153,10 @@ static int send_ready(struct closed_loop *l)
 
 		s->in_flight = 1;
 		s->sent_ns = now;
+		if (l->open) /* admitted when due, so never early */
+			lat_hist_record(&l->stats->send_lag, now - s->intended_ns);
+		else
+			s->intended_ns = now;
 	}
 	l->in_flight += (unsigned)sent;
 	l->nready = n - (unsigned)sent;
@@ -151,8 +164,54 @@ static int send_ready(struct closed_loop *l)
 	return 0;
 }
 
-/* How long to wait for replies: until the next expiry check or the deadline. */
-static int wait_ms(const struct closed_loop *l, uint64_t now, uint64_t deadline)
+static void publish_progress(struct loop *l)
+{
+	const struct op_stats *op = l->stats->op;
+	uint64_t answered = op[BENCH_GET].ok + op[BENCH_GET].misses + op[BENCH_PUT].ok +
+			    op[BENCH_PUT].misses;
+
+	atomic_store_explicit(&l->answered, answered, memory_order_relaxed);
+}
+
+/* Takes what the transport has within timeout_ms, then expires lost requests when due. */
+static int receive(struct loop *l, int timeout_ms, uint64_t *now, uint64_t *next_expiry)
+{
+	int n = transport_recv(l->transport, l->rx, l->depth, timeout_ms);
+
+	if (n < 0)
+		return n;
+	*now = bench_now_ns();
+	for (int i = 0; i < n; i++)
+		take_reply(l, &l->rx[i], *now);
+	if (n)
+		publish_progress(l);
+	if (*now >= *next_expiry) {
+		expire(l, *now);
+		*next_expiry = *now + l->expiry_period_ns;
+	}
+	return n;
+}
+
+/* Whatever an earlier phase left in flight is forgotten; its replies will be late. */
+static void begin(struct loop *l, enum loop_phase phase, bool open, struct bench_stats *stats)
+{
+	l->phase = phase;
+	l->open = open;
+	l->stats = stats;
+	bench_stats_init(stats);
+	atomic_store_explicit(&l->answered, 0, memory_order_relaxed);
+	l->nready = 0;
+	l->in_flight = 0;
+	l->nidle = 0;
+	l->starved_at = 0;
+	for (unsigned i = 0; i < l->depth; i++) {
+		l->slots[i].in_flight = 0;
+		release(l, i);
+	}
+}
+
+/* Closed loop: how long to wait for replies, until the next expiry check or the deadline. */
+static int closed_wait_ms(const struct loop *l, uint64_t now, uint64_t deadline)
 {
 	uint64_t wait_ns = l->expiry_period_ns;
 
@@ -163,32 +222,12 @@ static int wait_ms(const struct closed_loop *l, uint64_t now, uint64_t deadline)
 	return (int)((wait_ns + NS_PER_MS - 1) / NS_PER_MS);
 }
 
-static void publish_progress(struct closed_loop *l)
-{
-	const struct op_stats *op = l->stats->op;
-	uint64_t answered = op[BENCH_GET].ok + op[BENCH_GET].misses + op[BENCH_PUT].ok +
-			    op[BENCH_PUT].misses;
-
-	atomic_store_explicit(&l->answered, answered, memory_order_relaxed);
-}
-
-static int run(struct closed_loop *l, enum loop_phase phase, struct bench_stats *stats)
+static int run_closed(struct loop *l, enum loop_phase phase, struct bench_stats *stats)
 {
 	uint64_t now = bench_now_ns(), next_expiry = now + l->expiry_period_ns;
 	uint64_t last_reply = now;
 
-	/* whatever an earlier phase left in flight is forgotten; its replies will be late */
-	l->phase = phase;
-	l->stats = stats;
-	bench_stats_init(stats);
-	atomic_store_explicit(&l->answered, 0, memory_order_relaxed);
-	l->nready = 0;
-	l->in_flight = 0;
-	for (unsigned i = 0; i < l->depth; i++) {
-		l->slots[i].in_flight = 0;
-		next_request(l, i);
-	}
-
+	begin(l, phase, false, stats);
 	for (;;) {
 		uint64_t deadline = atomic_load_explicit(l->deadline_ns, memory_order_relaxed);
 		int n, err;
@@ -202,41 +241,104 @@ static int run(struct closed_loop *l, enum loop_phase phase, struct bench_stats 
 			if (err)
 				return err;
 		}
-		n = transport_recv(l->transport, l->rx, l->depth, wait_ms(l, now, deadline));
+		n = receive(l, closed_wait_ms(l, now, deadline), &now, &next_expiry);
 		if (n < 0)
 			return n;
-		now = bench_now_ns();
-		for (int i = 0; i < n; i++)
-			take_reply(l, &l->rx[i], now);
-		if (n) {
+		if (n)
 			last_reply = now;
-			publish_progress(l);
-		}
-		if (now >= next_expiry) {
-			expire(l, now);
-			next_expiry = now + l->expiry_period_ns;
-		}
 		if (phase == LOOP_LOAD && now - last_reply > LOOP_LOAD_STALL_NS)
 			return -ETIMEDOUT;
 	}
 }
 
-int closed_loop_load(struct closed_loop *l, uint32_t first, uint32_t step, uint32_t end,
-		     struct bench_stats *stats)
+/* Open loop: every arrival due by now takes a free slot, in order of intended time. */
+static void admit(struct loop *l, struct arrivals *a, uint64_t now)
+{
+	for (; arrivals_next(a) <= now; arrivals_advance(a)) {
+		struct loop_slot *s;
+		uint8_t op;
+		uint32_t key;
+
+		if (!l->nidle) {
+			l->starved_at = now;
+			return;
+		}
+		s = &l->slots[l->idle[--l->nidle]];
+		workload_next(l->workload, &l->rng, &op, &key);
+		encode(l, (unsigned)(s - l->slots), op, key);
+		s->intended_ns = arrivals_next(a);
+		l->stats->scheduled++;
+		if (s->intended_ns <= l->starved_at)
+			l->stats->slot_waits++;
+	}
+}
+
+/*
+ * Open loop: how long to wait for replies. poll(2) sleeps in whole milliseconds and
+ * oversleeps, so within 2 ms of the next arrival (or the deadline, or an expiry
+ * check) the loop spins instead.
+ */
+static int open_wait_ms(const struct loop *l, uint64_t now, uint64_t until)
+{
+	if (l->nready || until <= now + 2 * NS_PER_MS)
+		return 0;
+	return (int)((until - now) / NS_PER_MS) - 1;
+}
+
+static int run_open(struct loop *l, double rate_per_s, struct bench_stats *stats)
+{
+	uint64_t now = bench_now_ns(), next_expiry = now + l->expiry_period_ns, oldest;
+	struct arrivals a;
+
+	begin(l, LOOP_MEASURE, true, stats);
+	arrivals_init(&a, rate_per_s, l->seed, l->stream, now);
+	for (;;) {
+		uint64_t until = atomic_load_explicit(l->deadline_ns, memory_order_relaxed);
+		int n, err;
+
+		if (now >= until)
+			break;
+		admit(l, &a, now);
+		if (l->nready) {
+			err = send_ready(l);
+			if (err)
+				return err;
+		}
+		if (arrivals_next(&a) < until)
+			until = arrivals_next(&a);
+		if (next_expiry < until)
+			until = next_expiry;
+		n = receive(l, open_wait_ms(l, now, until), &now, &next_expiry);
+		if (n < 0)
+			return n;
+	}
+	/* what was due and never went out: the generator, or its slots, fell behind */
+	oldest = l->nready ? l->slots[l->ready[0]].intended_ns : arrivals_next(&a);
+	stats->behind_ns = oldest < now ? now - oldest : 0;
+	stats->unsent = arrivals_skip_until(&a, now);
+	stats->scheduled += stats->unsent;
+	stats->unsent += l->nready;
+	return 0;
+}
+
+int loop_load(struct loop *l, uint32_t first, uint32_t step, uint32_t end,
+	      struct bench_stats *stats)
 {
 	l->load_next = first;
 	l->load_step = step;
 	l->load_end = end;
-	return run(l, LOOP_LOAD, stats);
+	return run_closed(l, LOOP_LOAD, stats);
 }
 
-int closed_loop_measure(struct closed_loop *l, struct bench_stats *stats)
+int loop_measure(struct loop *l, double rate_per_s, struct bench_stats *stats)
 {
-	return run(l, LOOP_MEASURE, stats);
+	if (rate_per_s > 0)
+		return run_open(l, rate_per_s, stats);
+	return run_closed(l, LOOP_MEASURE, stats);
 }
 
-int closed_loop_init(struct closed_loop *l, struct transport *t, const struct workload *w,
-		     const struct loop_config *cfg)
+int loop_init(struct loop *l, struct transport *t, const struct workload *w,
+	      const struct loop_config *cfg)
 {
 	size_t dgram_cap = sizeof(struct xkv_hdr) + w->cfg.key_size + w->cfg.value_size;
 	struct xkv_msg put = {.op = XKV_OP_PUT, .key_len = (uint16_t)w->cfg.key_size,
@@ -249,9 +351,11 @@ int closed_loop_init(struct closed_loop *l, struct transport *t, const struct wo
 		return -EINVAL;
 	while ((1u << bits) < cfg->depth)
 		bits++;
-	*l = (struct closed_loop){
+	*l = (struct loop){
 		.transport = t,
 		.workload = w,
+		.seed = cfg->seed,
+		.stream = cfg->stream,
 		.deadline_ns = cfg->deadline_ns,
 		.timeout_ns = cfg->timeout_ns,
 		/* a lost request is noticed at most an eighth of the timeout late */
@@ -263,10 +367,11 @@ int closed_loop_init(struct closed_loop *l, struct transport *t, const struct wo
 	l->slots = calloc(cfg->depth, sizeof(*l->slots));
 	l->dgrams = malloc(cfg->depth * dgram_cap);
 	l->ready = calloc(cfg->depth, sizeof(*l->ready));
+	l->idle = calloc(cfg->depth, sizeof(*l->idle));
 	l->tx = calloc(cfg->depth, sizeof(*l->tx));
 	l->rx = calloc(cfg->depth, sizeof(*l->rx));
-	if (!l->slots || !l->dgrams || !l->ready || !l->tx || !l->rx) {
-		closed_loop_free(l);
+	if (!l->slots || !l->dgrams || !l->ready || !l->idle || !l->tx || !l->rx) {
+		loop_free(l);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < cfg->depth; i++) {
@@ -274,18 +379,19 @@ int closed_loop_init(struct closed_loop *l, struct transport *t, const struct wo
 		l->slots[i].request_id = i;
 	}
 	if (xkv_encode_hdr(l->dgrams, &put) < 0 || xkv_encode_hdr(l->dgrams, &get) < 0) {
-		closed_loop_free(l);
+		loop_free(l);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-void closed_loop_free(struct closed_loop *l)
+void loop_free(struct loop *l)
 {
 	free(l->slots);
 	free(l->dgrams);
 	free(l->ready);
+	free(l->idle);
 	free(l->tx);
 	free(l->rx);
-	*l = (struct closed_loop){0};
+	*l = (struct loop){0};
 }

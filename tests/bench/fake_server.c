@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "fake_server.h"
+
+/* "k" and decimal digits: the key's index */
+static uint32_t key_index(const struct xkv_msg *m)
+{
+	const uint8_t *key = m->key;
+	uint32_t index = 0;
+
+	for (uint16_t i = 1; i < m->key_len; i++)
+		index = index * 10 + (key[i] - '0');
+	return index;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+static void fake_reply(struct fake_server *f, const struct xkv_msg *req, uint64_t now)
+{
+	uint32_t key = key_index(req);
+	uint8_t value[WORKLOAD_VALUE_MAX];
+	struct xkv_msg reply = {
+		.op = req->op | XKV_OP_REPLY,
+		.request_id = req->request_id,
+		.timestamp = req->timestamp,
+	};
+
+	if (req->op == XKV_OP_PUT) {
+		f->stored[key] = 1;
+	} else if (!f->stored[key]) {
+		reply.status = XKV_S_NOT_FOUND;
+		f->not_found++;
+	} else {
+		workload_value(f->w, key, value);
+		if (f->faults.corrupt_every && ++f->hits % f->faults.corrupt_every == 0) {
+			value[9] ^= 0x20;
+			f->corrupted++;
+		}
+		reply.value_len = reply.frag_len = f->w->cfg.value_size;
+		reply.frag = value;
+	}
+	if (f->faults.restamp_every && (f->replied + 1) % f->faults.restamp_every == 0) {
+		reply.timestamp++;
+		f->restamped++;
+	}
+	for (int copies = f->faults.duplicate ? 2 : 1; copies > 0; copies--) {
+		int len = xkv_encode(f->queue[f->queued].bytes, FAKE_REPLY_BYTES, &reply);
+
+		cr_assert_gt(len, 0);
+		f->queue[f->queued].len = (uint32_t)len;
+		f->queue[f->queued++].ready_ns = now + f->faults.delay_ns;
+	}
+	f->replied++;
+}
+
+static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned n)
+{
+	struct fake_server *f = (struct fake_server *)t;
+	uint64_t now;
+
+	if (f->faults.stall_after && f->requests >= f->faults.stall_after) {
+		f->faults.stall_after = 0;
+		sleep_ns(f->faults.stall_ns);
+	}
+	now = bench_now_ns();
+	for (unsigned i = 0; i < n; i++) {
+		struct xkv_msg req;
+
+		if (f->queued + 2 > FAKE_QUEUE)
+			return (int)i; /* full, as a socket can be */
+		cr_assert_eq(xkv_decode(d[i].data, d[i].len, &req), XKV_R_OK);
+		f->requests++;
+		if (f->faults.drop_every && f->requests % f->faults.drop_every == 0) {
+			f->dropped++;
+			continue;
+		}
+		fake_reply(f, &req, now);
+	}
+	return (int)n;
+}
+
+/* Replies are queued in the order they become ready (the delay is the same for all). */
+static unsigned ready(const struct fake_server *f, unsigned n, uint64_t now)
+{
+	unsigned got = 0;
+
+	while (got < n && got < f->queued && f->queue[got].ready_ns <= now)
+		got++;
+	return got;
+}
+
+static int fake_recv(struct transport *t, struct bench_dgram *d, unsigned n, int timeout_ms)
+{
+	struct fake_server *f = (struct fake_server *)t;
+	uint64_t now = bench_now_ns(), until = now + (uint64_t)timeout_ms * 1000000;
+	unsigned got = ready(f, n, now);
+
+	if (!got && f->queued && timeout_ms > 0) { /* wait for the first, as poll(2) would */
+		if (f->queue[0].ready_ns < until)
+			until = f->queue[0].ready_ns;
+		sleep_ns(until - now);
+		got = ready(f, n, bench_now_ns());
+	}
+	for (unsigned i = 0; i < got; i++) {
+		unsigned from = f->faults.reverse ? got - 1 - i : i;
+
+		f->out[i] = f->queue[from];
+		d[i] = (struct bench_dgram){.data = f->out[i].bytes, .len = f->out[i].len};
+	}
+	memmove(f->queue, f->queue + got, (f->queued - got) * sizeof(f->queue[0]));
+	f->queued -= got;
+	return (int)got;
+}
+
+static void fake_close(struct transport *t)
+{
+	(void)t;
+}
+
+static const struct transport_ops fake_ops = {fake_send, fake_recv, fake_close};
+
+struct fake_server *fake_server_new(const struct workload *w, uint32_t keys)
+{
+	struct fake_server *f = calloc(1, sizeof(*f));
+
+	cr_assert_not_null(f);
+	f->base.ops = &fake_ops;
+	f->w = w;
+	f->stored = calloc(keys, 1);
+	cr_assert_not_null(f->stored);
+	return f;
+}
+
+void fake_server_free(struct fake_server *f)
+{
+	free(f->stored);
+	free(f);
+}

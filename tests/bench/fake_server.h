@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An xkv server inside a transport, for the load generator's tests: it answers what
+ * is sent, from a table of the keys PUT so far, and misbehaves on request: every
+ * drop_every-th request gets no reply, every corrupt_every-th GET hit a wrong byte,
+ * every restamp_every-th reply the wrong timestamp, every reply can come twice, a
+ * batch of replies can come back in reverse order, a reply can take delay_ns to
+ * come back, and one send call can stall (as a generator's CPU taken away would).
+ */
+#ifndef XKV_TEST_FAKE_SERVER_H
+#define XKV_TEST_FAKE_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport.h"
+#include "workload.h"
+
+#define FAKE_QUEUE	 1024 /* replies on their way; more requests are refused for now */
+#define FAKE_REPLY_BYTES 256
+
+/* How the fake misbehaves; all zero: a perfect server. */
+struct fake_faults {
+	unsigned drop_every, corrupt_every, restamp_every;
+	bool duplicate, reverse;
+	uint64_t delay_ns;    /* a reply is ready this long after its request was sent */
+	uint64_t stall_ns;    /* one send call sleeps this long ... */
+	uint64_t stall_after; /* ... the first one after this many requests (0: none) */
+};
+
+struct fake_server {
+	struct transport base;
+	const struct workload *w;
+	uint8_t *stored; /* per key: PUT seen */
+	struct fake_faults faults;
+	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
+	struct {
+		uint64_t ready_ns;
+		uint32_t len;
+		uint8_t bytes[FAKE_REPLY_BYTES];
+	} queue[FAKE_QUEUE], out[FAKE_QUEUE]; /* out: what the last recv returned */
+	unsigned queued;
+};
+
+/* Allocates one: it answers for keys 0 .. keys - 1 of w. */
+struct fake_server *fake_server_new(const struct workload *w, uint32_t keys);
+void fake_server_free(struct fake_server *f);
+
+#endif /* XKV_TEST_FAKE_SERVER_H */

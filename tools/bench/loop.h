@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The requests of one thread on its transport, driven closed or open.
+ *
+ * Closed loop: `depth` requests are kept outstanding; each reply frees its slot and
+ * the slot's next request goes out in the next batch. The generator waits for the
+ * server, so the latencies describe the load the server allowed (coordinated
+ * omission), not a fixed offered load. Loading the keys is always a closed loop.
+ *
+ * Open loop: requests are due at the times of a Poisson process (arrivals.h) and
+ * sent when due, whatever the replies do; up to `depth` may be outstanding. Latency
+ * counts from the *intended* send time, so queueing anywhere (server, network, the
+ * generator itself) shows. A request sent late keeps its intended time; how late
+ * requests went out, and how many never did, is counted (stats.h).
+ *
+ * Either way, ready requests go out in one batch and replies come back in batches,
+ * matched to their slot by id: the request id of slot i is (generation << bits) | i,
+ * so a reply finds its slot without a search and a late reply to a slot's earlier
+ * request does not match. A request without a reply after the timeout is lost.
+ */
+#ifndef XKV_BENCH_LOOP_H
+#define XKV_BENCH_LOOP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stats.h"
+#include "transport.h"
+#include "workload.h"
+
+#define LOOP_DEPTH_MAX	   4096
+#define LOOP_LOAD_ATTEMPTS 3		 /* sends of one PUT while loading */
+#define LOOP_LOAD_STALL_NS 1000000000ULL /* loading gives up after this long without a reply */
+
+struct loop_config {
+	unsigned depth;			     /* closed: kept outstanding; open: most outstanding */
+	uint64_t timeout_ns;		     /* after this a request is lost */
+	uint64_t seed;			     /* with stream, fixes the requests and the schedule */
+	uint32_t stream;		     /* e.g. the thread's number */
+	const _Atomic uint64_t *deadline_ns; /* CLOCK_MONOTONIC; the caller may move it */
+};
+
+struct loop_slot {
+	uint32_t request_id; /* of the request in the slot */
+	uint32_t key;
+	uint8_t op;
+	uint8_t in_flight;
+	uint8_t attempts;     /* loading: sends of this PUT that got no reply */
+	uint32_t len;	      /* of the encoded request */
+	uint64_t timestamp;   /* written in the request; the reply must echo it */
+	uint64_t intended_ns; /* latency counts from here: the schedule's time, or the send */
+	uint64_t sent_ns;     /* the timeout counts from here */
+	uint8_t *dgram;
+};
+
+enum loop_phase {
+	LOOP_LOAD,
+	LOOP_MEASURE,
+};
+
+struct loop {
+	struct transport *transport;
+	const struct workload *workload;
+	struct workload_rng rng;
+	uint64_t seed;
+	uint32_t stream;
+	const _Atomic uint64_t *deadline_ns;
+	uint64_t timeout_ns;
+	uint64_t expiry_period_ns; /* how often slots are checked for lost requests */
+	unsigned depth;
+	uint32_t slot_mask; /* request id bits that name the slot */
+	struct loop_slot *slots;
+	uint8_t *dgrams; /* the slots' request buffers */
+	unsigned *ready; /* slots holding a request not sent yet, oldest first */
+	unsigned nready, in_flight;
+	unsigned *idle; /* open loop: slots free for the next arrival */
+	unsigned nidle;
+	bool open;
+	uint64_t starved_at; /* open loop: when an arrival last found no free slot */
+	struct bench_dgram *tx, *rx;
+	enum loop_phase phase;
+	uint32_t load_next, load_step, load_end; /* loading: keys still to PUT */
+	struct bench_stats *stats;		 /* of the phase running */
+	_Atomic uint64_t answered; /* ok + misses in this phase, for a progress line */
+};
+
+/* Returns 0 or -errno (-EINVAL: a request of this workload would not encode). */
+int loop_init(struct loop *l, struct transport *t, const struct workload *w,
+	      const struct loop_config *cfg);
+void loop_free(struct loop *l);
+
+/*
+ * PUTs keys first, first + step, ... below end, into stats (which it initialises),
+ * in a closed loop. A PUT with no reply is sent again, up to LOOP_LOAD_ATTEMPTS
+ * times. Returns 0, -EINTR when the deadline came first, -ETIMEDOUT when no reply
+ * came for LOOP_LOAD_STALL_NS, or the transport's -errno.
+ */
+int loop_load(struct loop *l, uint32_t first, uint32_t step, uint32_t end,
+	      struct bench_stats *stats);
+
+/*
+ * Runs the workload into stats (which it initialises) until the deadline: closed
+ * when rate_per_s is 0, else open at that many requests per second. Requests still
+ * outstanding then are not counted. Returns 0 or the transport's -errno.
+ */
+int loop_measure(struct loop *l, double rate_per_s, struct bench_stats *stats);
+
+#endif /* XKV_BENCH_LOOP_H */

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <math.h>
+
+#include "sweep.h"
+
+double sweep_tail_us(const struct lat_hist *answered, uint64_t failed, double pct)
+{
+	double q;
+
+	if (!answered->count)
+		return INFINITY;
+	/* rank ceil(pct % of all) among the answers, which come before every failure */
+	q = pct * (double)(answered->count + failed) / (double)answered->count;
+	return q > 100 ? INFINITY : lat_hist_percentile(answered, q) / 1e3;
+}
+
+/* Runs one step at rate and judges it. Returns 0 or the run's -errno. */
+static int step(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
+		struct sweep_result *r, double rate)
+{
+	struct sweep_point *p = &r->steps[r->n];
+	int err;
+
+	*p = (struct sweep_point){0};
+	err = run(ctx, rate, p);
+	if (err)
+		return err;
+	p->offered = rate;
+	if (r->n == 0 && !cfg->slo_us) {
+		r->service_us = p->mean_us;
+		r->slo_us = cfg->slo_mult * p->mean_us;
+	}
+	p->meets = p->tail_us <= r->slo_us;
+	r->n++;
+	if (cfg->progress)
+		fprintf(cfg->progress,
+			"sweep step %2u: offered %10.0f/s achieved %10.0f/s p50 %8.1f us p99 "
+			"%8.1f us (p%g of all due: %8.1f) lost %llu unsent %llu: %s the %.1f us "
+			"SLO\n",
+			r->n, rate, p->achieved, p->p50_us, p->p99_us, cfg->percentile, p->tail_us,
+			(unsigned long long)p->lost, (unsigned long long)p->unsent,
+			p->meets ? "meets" : "misses", r->slo_us);
+	return 0;
+}
+
+int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
+		 struct sweep_result *r)
+{
+	unsigned max_steps = cfg->max_steps;
+	double lo, hi = 0;
+	int err;
+
+	if (!(cfg->start_rate > 0) || cfg->max_rate < cfg->start_rate || !(cfg->precision > 0) ||
+	    !(cfg->slo_us > 0 || cfg->slo_mult > 0) || !(cfg->percentile > 0) ||
+	    cfg->percentile > 100 || max_steps < 1 ||
+	    max_steps > SWEEP_STEPS_MAX)
+		return -EINVAL;
+	*r = (struct sweep_result){.slo_us = cfg->slo_us, .percentile = cfg->percentile};
+	err = step(cfg, run, ctx, r, cfg->start_rate);
+	if (err || !r->steps[0].meets)
+		return err;
+	lo = cfg->start_rate;
+	while (r->n < max_steps && lo < cfg->max_rate) {
+		double rate = fmin(2 * lo, cfg->max_rate);
+
+		err = step(cfg, run, ctx, r, rate);
+		if (err)
+			return err;
+		if (!r->steps[r->n - 1].meets) {
+			hi = rate;
+			break;
+		}
+		lo = rate;
+	}
+	while (hi && r->n < max_steps && hi / lo > 1 + cfg->precision) {
+		double rate = sqrt(lo * hi);
+
+		err = step(cfg, run, ctx, r, rate);
+		if (err)
+			return err;
+		if (r->steps[r->n - 1].meets)
+			lo = rate;
+		else
+			hi = rate;
+	}
+	r->rate = lo;
+	r->bracketed = hi > 0;
+	return 0;
+}
