@@ -39,6 +39,7 @@ include tests/server/server.mk
 -include tests/net/net.mk
 -include tools/sim/sim.mk
 -include tools/bench/bench.mk
+-include tests/replay/replay.mk
 
 all: $(BINS)
 

@@ -1,0 +1,29 @@
+# xkv-trace (tools/trace, docs/TRACE.md): request traces for replay, its Criterion
+# suite, and the replay test: a generated trace sent with tcpreplay to an XDP server
+# on veth, the replies captured and checked.
+
+TRACE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/main.c,$(wildcard tools/trace/*.c))) \
+	      $(BUILD)/tools/bench/workload.o $(BUILD)/userspace/net/packet.o
+TRACE_LDLIBS := -lpcap -lm
+
+# keys and their popularity come from xkv-bench's workload
+$(BUILD)/tools/trace/%.o $(BUILD)/tests/replay/%.o: XKV_CFLAGS += -Itools/bench -Itools/trace
+
+$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(BUILD)/libxkv.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(TRACE_LDLIBS)
+
+$(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(BUILD)/libxkv.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(TRACE_LDLIBS)
+
+# replay.sh makes its namespaces and removes them; it runs the binaries of this build
+$(BUILD)/tests/run-replay: tests/replay/replay.sh | $(BUILD)/xkv-trace $(BUILD)/xkv-server \
+		$(BUILD)/xkv-loader $(BUILD)/xkv-cli
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" "$(abspath $(BUILD))" > $@
+	$(Q)chmod +x $@
+
+BINS += $(BUILD)/xkv-trace
+TESTS += $(BUILD)/tests/test_trace $(BUILD)/tests/run-replay
+ASAN_TESTS += $(BUILD)/tests/test_trace

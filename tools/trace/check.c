@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xkv/hash.h>
+
+#include "check.h"
+#include "model.h"
+#include "proto/reassembly.h"
+
+#define KEY_SHOWN 24 /* key bytes kept for messages */
+
+/* Reassembly without its server-side limits: the whole trace is in hand. */
+#define REASM_MEMORY (1ull << 32)
+
+/* What the one reply to a request must be, and whether it came. */
+struct expect {
+	struct xkv_peer client;
+	uint64_t frame;	    /* where the request's last datagram is in the requests */
+	uint64_t timestamp; /* echoed by the reply */
+	uint64_t digest;    /* of the value a GET must return */
+	uint32_t request_id;
+	uint32_t value_len; /* of the value a GET must return */
+	uint8_t op;
+	uint8_t status;
+	uint8_t key_len;
+	bool answered; /* its whole reply came */
+	bool partial;  /* some pieces of its reply came */
+	char key[KEY_SHOWN];
+};
+
+struct expect_id {
+	struct xkv_peer client;
+	uint32_t request_id;
+};
+
+struct trace_check {
+	struct trace_model model;
+	struct trace_table expects; /* struct expect_id -> struct expect */
+	struct expect **order;	    /* every expect, in the order of the requests */
+	size_t nexpects, cap;
+	struct xkv_reasm *put_pieces, *reply_pieces;
+	bool replying; /* trace_check_reply has been called */
+	struct trace_check_report report;
+};
+
+struct trace_check *trace_check_create(void)
+{
+	struct xkv_reasm_config cfg = {
+		.memory_limit = REASM_MEMORY,
+		.max_messages = TRACE_PIECED_MAX,
+		.timeout_ns = UINT64_MAX,
+	};
+	struct trace_check *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (trace_model_init(&c->model))
+		goto out_free;
+	if (trace_table_init(&c->expects))
+		goto out_model;
+	c->put_pieces = xkv_reasm_create(&cfg);
+	if (!c->put_pieces)
+		goto out_expects;
+	c->reply_pieces = xkv_reasm_create(&cfg);
+	if (!c->reply_pieces)
+		goto out_put_pieces;
+	return c;
+
+out_put_pieces:
+	xkv_reasm_destroy(c->put_pieces);
+out_expects:
+	trace_table_free(&c->expects, NULL);
+out_model:
+	trace_model_free(&c->model);
+out_free:
+	free(c);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void trace_check_destroy(struct trace_check *c)
+{
+	if (!c)
+		return;
+	xkv_reasm_destroy(c->reply_pieces);
+	xkv_reasm_destroy(c->put_pieces);
+	trace_table_free(&c->expects, NULL);
+	for (size_t i = 0; i < c->nexpects; i++)
+		free(c->order[i]);
+	free(c->order);
+	trace_model_free(&c->model);
+	free(c);
+}
+
+void trace_peer_str(const struct xkv_peer *peer, char *buf, size_t len)
+{
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	char addr[INET6_ADDRSTRLEN];
+
+	if (!memcmp(peer->addr, v4mapped, sizeof(v4mapped))) {
+		inet_ntop(AF_INET, peer->addr + 12, addr, sizeof(addr));
+		snprintf(buf, len, "%s:%u", addr, ntohs(peer->port));
+	} else {
+		inet_ntop(AF_INET6, peer->addr, addr, sizeof(addr));
+		snprintf(buf, len, "[%s]:%u", addr, ntohs(peer->port));
+	}
+}
+
+static uint64_t digest(const uint8_t *p, uint32_t len)
+{
+	uint64_t h = XKV_FNV_OFFSET;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = xkv_hash_byte(h, p[i]);
+	return xkv_hash_finish(h);
+}
+
+static const char *op_name(uint8_t op)
+{
+	static const char *const names[] = {"?", "GET", "PUT", "DELETE"};
+
+	op &= ~XKV_OP_REPLY;
+	return op <= XKV_OP_DELETE ? names[op] : names[0];
+}
+
+/* Counts a problem and keeps the first few descriptions. */
+__attribute__((format(printf, 3, 4))) static void
+problem(struct trace_check *c, enum trace_problem kind, const char *fmt, ...)
+{
+	uint64_t n = c->report.count[kind]++;
+	va_list ap;
+
+	if (n >= TRACE_LIST_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->report.first[kind][n], TRACE_LINE_MAX, fmt, ap);
+	va_end(ap);
+}
+
+/* "GET k0042 (id 7 from 10.0.0.2:40000, request frame 9)", the key made printable. */
+static void describe(const struct expect *e, char *buf, size_t len)
+{
+	char key[KEY_SHOWN * 4 + 4], *k = key, client[64];
+	uint32_t shown = e->key_len < KEY_SHOWN ? e->key_len : KEY_SHOWN;
+
+	for (uint32_t i = 0; i < shown; i++) {
+		uint8_t b = (uint8_t)e->key[i];
+
+		if (b >= 0x20 && b < 0x7f && b != '\\')
+			*k++ = (char)b;
+		else
+			k += sprintf(k, "\\x%02x", b);
+	}
+	strcpy(k, e->key_len > shown ? "..." : "");
+	trace_peer_str(&e->client, client, sizeof(client));
+	snprintf(buf, len, "%s %s (id %u from %s, request frame %llu)", op_name(e->op), key,
+		 e->request_id, client, (unsigned long long)e->frame);
+}
+
+static struct expect_id expect_id(const struct xkv_peer *client, uint32_t request_id)
+{
+	struct expect_id id;
+
+	memset(&id, 0, sizeof(id));
+	id.client = *client;
+	id.request_id = request_id;
+	return id;
+}
+
+/* A whole request: run it on the model and remember what its reply must say. */
+static int expect_add(struct trace_check *c, const struct xkv_peer *client, uint64_t frame,
+		      const struct xkv_msg *req)
+{
+	struct expect_id id = expect_id(client, req->request_id);
+	const struct trace_value *value;
+	enum xkv_status status;
+	struct expect *e;
+	void **slot, *unused;
+	int ret;
+
+	ret = trace_table_insert(&c->expects, &id, sizeof(id), &slot);
+	if (ret <= 0)
+		return ret ? ret : -EEXIST;
+	ret = -ENOMEM;
+	if (c->nexpects == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		struct expect **order = realloc(c->order, cap * sizeof(*order));
+
+		if (!order)
+			goto out_unlist;
+		c->order = order;
+		c->cap = cap;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		goto out_unlist;
+	ret = trace_model_apply(&c->model, req, &status, &value);
+	if (ret)
+		goto out_free_expect;
+	e->client = *client;
+	e->frame = frame;
+	e->timestamp = req->timestamp;
+	e->request_id = req->request_id;
+	e->op = req->op;
+	e->status = (uint8_t)status;
+	e->key_len = (uint8_t)req->key_len;
+	memcpy(e->key, req->key, e->key_len < KEY_SHOWN ? e->key_len : KEY_SHOWN);
+	if (value) {
+		e->value_len = value->len;
+		e->digest = digest(value->bytes, value->len);
+	}
+	*slot = e;
+	c->order[c->nexpects++] = e;
+	c->report.requests++;
+	return 0;
+
+out_free_expect:
+	free(e);
+out_unlist:
+	trace_table_remove(&c->expects, &id, sizeof(id), &unused);
+	return ret;
+}
+
+int trace_check_request(struct trace_check *c, const struct xkv_peer *client, uint64_t frame,
+			const void *data, size_t len)
+{
+	struct xkv_reasm_msg *whole;
+	struct xkv_msg m;
+	int ret;
+
+	if (c->replying)
+		return -EALREADY;
+	if (xkv_decode(data, len, &m) != XKV_R_OK || (m.op & XKV_OP_REPLY)) {
+		c->report.not_requests++;
+		return -ENOMSG;
+	}
+	c->report.request_dgrams++;
+	if (m.frag_len == m.value_len)
+		return expect_add(c, client, frame, &m);
+	ret = xkv_reasm_add(c->put_pieces, client, &m, 0, &whole);
+	if (ret == XKV_REASM_PENDING)
+		return 0;
+	if (ret == -ENOMEM)
+		return -ENOBUFS;
+	if (ret != XKV_REASM_COMPLETE) { /* the server refuses such a piece too */
+		c->report.not_requests++;
+		return -ENOMSG;
+	}
+	ret = expect_add(c, &whole->peer, frame, &whole->head);
+	xkv_reasm_release(c->put_pieces, whole);
+	return ret;
+}
+
+/* A whole reply (one datagram, or its pieces put together) to e. */
+static void judge(struct trace_check *c, struct expect *e, const struct xkv_msg *reply)
+{
+	char what[TRACE_LINE_MAX];
+
+	e->answered = true;
+	describe(e, what, sizeof(what));
+	if (reply->status != e->status) {
+		problem(c, TRACE_P_WRONG_STATUS, "%s: expected %s, got %s", what,
+			xkv_status_name(e->status), xkv_status_name(reply->status));
+		return;
+	}
+	if (e->op != XKV_OP_GET || e->status != XKV_S_OK)
+		goto out_correct;
+	if (reply->value_len != e->value_len) {
+		problem(c, TRACE_P_WRONG_VALUE, "%s: expected %u bytes, got %u", what, e->value_len,
+			reply->value_len);
+		return;
+	}
+	if (digest(reply->frag, reply->value_len) != e->digest) {
+		problem(c, TRACE_P_WRONG_VALUE, "%s: the %u bytes differ from the last PUT's", what,
+			e->value_len);
+		return;
+	}
+out_correct:
+	c->report.correct++;
+}
+
+/* A reply datagram that is one piece of a value: judged once all pieces are in. */
+static int reply_piece(struct trace_check *c, struct expect *e, const struct xkv_msg *m,
+		       const char *what)
+{
+	uint64_t dups_before;
+	struct xkv_reasm_stats stats;
+	struct xkv_reasm_msg *whole;
+	int ret;
+
+	xkv_reasm_get_stats(c->reply_pieces, &stats);
+	dups_before = stats.duplicates;
+	ret = xkv_reasm_add(c->reply_pieces, &e->client, m, 0, &whole);
+	switch (ret) {
+	case XKV_REASM_COMPLETE:
+		judge(c, e, &whole->head);
+		xkv_reasm_release(c->reply_pieces, whole);
+		return 0;
+	case XKV_REASM_PENDING:
+		e->partial = true;
+		xkv_reasm_get_stats(c->reply_pieces, &stats);
+		if (stats.duplicates != dups_before)
+			problem(c, TRACE_P_DUPLICATE, "%s: bytes %u..%u of the value again", what,
+				m->frag_offset, m->frag_offset + m->frag_len);
+		return 0;
+	case -EINVAL:
+		e->answered = true; /* reported here; not again as missing */
+		problem(c, TRACE_P_WRONG_VALUE, "%s: a piece disagrees with the pieces before it",
+			what);
+		return 0;
+	case -E2BIG:
+		e->answered = true;
+		problem(c, TRACE_P_WRONG_VALUE, "%s: pieces in over %d separate ranges", what,
+			XKV_REASM_GAPS);
+		return 0;
+	default:
+		return -ENOBUFS;
+	}
+}
+
+int trace_check_reply(struct trace_check *c, const struct xkv_peer *client, uint64_t frame,
+		      const void *data, size_t len)
+{
+	char what[TRACE_LINE_MAX], who[64];
+	struct expect_id id;
+	enum xkv_reason why;
+	struct expect *e;
+	struct xkv_msg m;
+	void **slot;
+
+	c->replying = true;
+	c->report.reply_dgrams++;
+	trace_peer_str(client, who, sizeof(who));
+	why = xkv_decode(data, len, &m);
+	if (why != XKV_R_OK || !(m.op & XKV_OP_REPLY)) {
+		problem(c, TRACE_P_MALFORMED, "reply frame %llu to %s: %s",
+			(unsigned long long)frame, who,
+			why != XKV_R_OK ? xkv_reason_name(why) : "a request, not a reply");
+		return 0;
+	}
+	id = expect_id(client, m.request_id);
+	slot = trace_table_find(&c->expects, &id, sizeof(id));
+	if (!slot) {
+		problem(c, TRACE_P_UNEXPECTED,
+			"reply frame %llu: %s reply, id %u to %s: no such request",
+			(unsigned long long)frame, op_name(m.op), m.request_id, who);
+		return 0;
+	}
+	e = *slot;
+	describe(e, what, sizeof(what));
+	if (m.op != (e->op | XKV_OP_REPLY) || m.timestamp != e->timestamp) {
+		problem(c, TRACE_P_UNEXPECTED,
+			"reply frame %llu: a %s reply with timestamp %llu to %s, sent with %llu",
+			(unsigned long long)frame, op_name(m.op), (unsigned long long)m.timestamp,
+			what, (unsigned long long)e->timestamp);
+		return 0;
+	}
+	if (e->answered) {
+		problem(c, TRACE_P_DUPLICATE, "reply frame %llu: %s answered again",
+			(unsigned long long)frame, what);
+		return 0;
+	}
+	if (m.frag_len != m.value_len)
+		return reply_piece(c, e, &m, what);
+	judge(c, e, &m);
+	return 0;
+}
+
+void trace_check_finish(struct trace_check *c, struct trace_check_report *report)
+{
+	struct xkv_reasm_stats stats;
+	char what[TRACE_LINE_MAX];
+
+	for (size_t i = 0; i < c->nexpects; i++) {
+		struct expect *e = c->order[i];
+
+		if (e->answered)
+			continue;
+		describe(e, what, sizeof(what));
+		problem(c, TRACE_P_MISSING, "%s: %s", what,
+			e->partial ? "some pieces of the reply never came" : "no reply");
+	}
+	xkv_reasm_get_stats(c->put_pieces, &stats);
+	c->report.unfinished_puts = stats.in_flight;
+	*report = c->report;
+}
+
+void trace_check_print(const struct trace_check_report *r, FILE *out)
+{
+	static const char *const names[] = {
+#define TRACE_PROBLEM_NAME(name, str) str,
+		TRACE_PROBLEMS(TRACE_PROBLEM_NAME)
+#undef TRACE_PROBLEM_NAME
+	};
+
+	fprintf(out, "requests: %llu in %llu datagrams; replies: %llu datagrams; correct: %llu\n",
+		(unsigned long long)r->requests, (unsigned long long)r->request_dgrams,
+		(unsigned long long)r->reply_dgrams, (unsigned long long)r->correct);
+	if (r->not_requests)
+		fprintf(out, "ignored: %llu datagrams to the server that are no valid request\n",
+			(unsigned long long)r->not_requests);
+	if (r->unfinished_puts)
+		fprintf(out, "ignored: %llu PUTs with pieces that were never sent\n",
+			(unsigned long long)r->unfinished_puts);
+	for (int k = 0; k < TRACE_P_COUNT; k++) {
+		if (!r->count[k])
+			continue;
+		fprintf(out, "%s: %llu\n", names[k], (unsigned long long)r->count[k]);
+		for (uint64_t i = 0; i < r->count[k] && i < TRACE_LIST_MAX; i++)
+			fprintf(out, "  %s\n", r->first[k][i]);
+	}
+	fprintf(out, "%s\n", trace_check_passed(r) ? "PASS" : "FAIL");
+}

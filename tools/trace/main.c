@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-trace: request traces for replay. `gen` writes a workload as a pcap file of
+ * request frames, `record` captures live traffic, `check` judges a capture of the
+ * server's replies against the requests (docs/TRACE.md).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gen.h"
+#include "net/packet.h"
+#include "pcapio.h"
+#include "record.h"
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+#define WHY_MAX 256
+
+static const char usage_main[] =
+	"usage: xkv-trace COMMAND [options]   (xkv-trace COMMAND --help for each)\n"
+	"  gen      write a workload as a pcap file of request frames\n"
+	"  check    judge captured replies against the requests (exit 1 when wrong)\n"
+	"  record   capture live requests and replies on an interface\n";
+
+static const char usage_gen[] =
+	"usage: xkv-trace gen --count N --out FILE [options]\n"
+	"Writes N xkv requests as Ethernet/IPv4/UDP frames (pcap), the same for the same seed.\n"
+	"\n"
+	"  -w, --workload SPEC   keys=1000,key=16,get=0.9,put=0.1,del=0,value=64,zipf=0\n"
+	"                        (these are the defaults; value=MIN-MAX draws sizes\n"
+	"                        uniformly; a value over one datagram goes in pieces)\n"
+	"  -n, --count N         requests (a PUT in pieces counts once)\n"
+	"  -o, --out FILE        the pcap file to write\n"
+	"  -s, --seed S          (1)\n"
+	"      --src IP:PORT     the client (10.0.0.2:40000)\n"
+	"      --dst IP:PORT     the server (10.0.0.1:7411)\n"
+	"      --src-mac MAC     (02:00:00:00:00:02)\n"
+	"      --dst-mac MAC     (02:00:00:00:00:01)\n"
+	"      --pps N           frames per second the timestamps say (10000)\n"
+	"  -h, --help\n";
+
+static const char usage_check[] =
+	"usage: xkv-trace check [--port P] REQUESTS.pcap REPLIES.pcap\n"
+	"Replays the requests (UDP to port P) through a model of the store and checks that\n"
+	"each got exactly one reply (UDP from port P, all pieces), with the right status\n"
+	"and value. One capture of both directions may be given twice.\n"
+	"Exit 0: all right; 1: a reply missing, duplicate, unexpected or wrong; 2: error.\n"
+	"\n"
+	"  -p, --port P          the server's UDP port (7411)\n"
+	"  -h, --help\n";
+
+static const char usage_record[] =
+	"usage: xkv-trace record --iface IF --out FILE [options]\n"
+	"Captures UDP to and from port P on IF until the count or the time is reached, or\n"
+	"SIGINT or SIGTERM, and says how many frames it wrote.\n"
+	"\n"
+	"  -i, --iface IF        the interface (Ethernet)\n"
+	"  -o, --out FILE        the pcap file to write\n"
+	"  -p, --port P          the server's UDP port (7411)\n"
+	"  -c, --count N         stop after N frames\n"
+	"  -t, --seconds S       stop after S seconds\n"
+	"  -h, --help\n";
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xkv-trace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (--help for usage)\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (!*s || *end || errno || *s == '-' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	uint64_t v;
+
+	if (parse_u64(s, UINT16_MAX, &v) || !v)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* "10.0.0.2:40000" */
+static int parse_ip_port(const char *s, struct trace_endpoint *ep)
+{
+	const char *colon = strrchr(s, ':');
+	char ip[INET_ADDRSTRLEN];
+	uint16_t port;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(ip) || parse_port(colon + 1, &port))
+		return -EINVAL;
+	memcpy(ip, s, (size_t)(colon - s));
+	ip[colon - s] = 0;
+	if (inet_pton(AF_INET, ip, ep->ip) != 1)
+		return -EINVAL;
+	ep->port = htons(port);
+	return 0;
+}
+
+/* "02:00:00:00:00:01" */
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	int end = 0;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &end) != 6 ||
+	    end != 17 || s[end])
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"workload", required_argument, NULL, 'w'},
+		{"count", required_argument, NULL, 'n'},
+		{"out", required_argument, NULL, 'o'},
+		{"seed", required_argument, NULL, 's'},
+		{"src", required_argument, NULL, 'S'},
+		{"dst", required_argument, NULL, 'D'},
+		{"src-mac", required_argument, NULL, 'M'},
+		{"dst-mac", required_argument, NULL, 'N'},
+		{"pps", required_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct trace_gen_opts o = {
+		.seed = 1,
+		.pps = 10000,
+		.src = {.mac = {2, 0, 0, 0, 0, 2}, .ip = {10, 0, 0, 2}, .port = htons(40000)},
+		.dst = {.mac = {2, 0, 0, 0, 0, 1}, .ip = {10, 0, 0, 1}, .port = htons(7411)},
+	};
+	const char *spec = "", *out = NULL;
+	struct trace_gen_stats stats;
+	struct trace_pcap_out file;
+	char why[WHY_MAX];
+	uint64_t v;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "w:n:o:s:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'w':
+			spec = optarg;
+			break;
+		case 'n':
+			if (parse_u64(optarg, UINT32_MAX - 1, &o.count) || !o.count)
+				return usage_error("--count %s: must be 1..%u", optarg,
+						   UINT32_MAX - 1);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			if (parse_u64(optarg, UINT64_MAX, &o.seed))
+				return usage_error("--seed %s: not a number", optarg);
+			break;
+		case 'S':
+		case 'D':
+			if (parse_ip_port(optarg, opt == 'S' ? &o.src : &o.dst))
+				return usage_error("--%s %s: not IPv4:PORT",
+						   opt == 'S' ? "src" : "dst", optarg);
+			break;
+		case 'M':
+		case 'N':
+			if (parse_mac(optarg, opt == 'M' ? o.src.mac : o.dst.mac))
+				return usage_error(
+					"--%s %s: not a MAC address like 02:00:00:00:00:01",
+					opt == 'M' ? "src-mac" : "dst-mac", optarg);
+			break;
+		case 'P':
+			if (parse_u64(optarg, 1000000000, &v) || !v)
+				return usage_error("--pps %s: must be 1..1000000000", optarg);
+			o.pps = (uint32_t)v;
+			break;
+		case 'h':
+			fputs(usage_gen, stdout);
+			return 0;
+		default:
+			return usage_error("gen: %s: unknown option or missing value",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error("gen: unexpected argument \"%s\"", argv[optind]);
+	if (!o.count || !out)
+		return usage_error("gen: --count and --out are required");
+	if (trace_spec_parse(spec, &o.spec, why, sizeof(why)))
+		return usage_error("--workload: %s", why);
+
+	if (trace_pcap_create(&file, out, NULL, why, sizeof(why))) {
+		fprintf(stderr, "xkv-trace: %s\n", why); /* names the file */
+		return EXIT_USAGE;
+	}
+	ret = trace_gen(&o, trace_pcap_write_at, &file, &stats);
+	if (trace_pcap_close(&file) && !ret)
+		ret = -EIO;
+	if (ret) {
+		fprintf(stderr, "xkv-trace: writing %s failed: %s\n", out, strerror(-ret));
+		return EXIT_USAGE;
+	}
+	printf("wrote %llu requests (%llu GET, %llu PUT of which %llu in pieces, %llu DELETE) "
+	       "in %llu frames to %s\n",
+	       (unsigned long long)o.count, (unsigned long long)stats.requests[XKV_OP_GET],
+	       (unsigned long long)stats.requests[XKV_OP_PUT], (unsigned long long)stats.split_puts,
+	       (unsigned long long)stats.requests[XKV_OP_DELETE], (unsigned long long)stats.frames,
+	       out);
+	return 0;
+}
+
+/* One pass of check over a capture: the requests, or the replies. */
+struct check_pass {
+	struct trace_check *check;
+	const char *path;
+	uint16_t port; /* the server's, network order */
+	bool replies;
+};
+
+/* The address a frame goes to, as the check names clients. */
+static void dest_peer(const struct xkv_route *r, struct xkv_peer *peer)
+{
+	struct xkv_route back = *r;
+
+	memcpy(back.ip_src, r->ip_dst, sizeof(back.ip_src));
+	back.port_src = r->port_dst;
+	xkv_route_peer(&back, peer);
+}
+
+static int check_frame(void *ctx, uint64_t frame, const uint8_t *data, uint32_t len)
+{
+	struct check_pass *pass = ctx;
+	struct xkv_peer client;
+	uint32_t off, plen;
+	struct xkv_route r;
+	int ret;
+
+	/* anything but UDP to (requests) or from (replies) the server's port is not ours */
+	if (xkv_frame_parse(data, len, &r, &off, &plen))
+		return 0;
+	if (pass->replies) {
+		if (r.port_src != pass->port)
+			return 0;
+		dest_peer(&r, &client);
+		return trace_check_reply(pass->check, &client, frame, data + off, plen);
+	}
+	if (r.port_dst != pass->port)
+		return 0;
+	xkv_route_peer(&r, &client);
+	ret = trace_check_request(pass->check, &client, frame, data + off, plen);
+	if (ret == -EEXIST)
+		fprintf(stderr,
+			"xkv-trace: %s: frame %llu: the client reuses a request id; check needs "
+			"ids unique per client\n",
+			pass->path, (unsigned long long)frame);
+	return ret == -ENOMSG ? 0 : ret;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"port", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct check_pass pass = {.port = htons(7411)};
+	struct trace_check_report report;
+	char why[WHY_MAX];
+	uint16_t port;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "p:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (parse_port(optarg, &port))
+				return usage_error("--port %s: must be 1..65535", optarg);
+			pass.port = htons(port);
+			break;
+		case 'h':
+			fputs(usage_check, stdout);
+			return 0;
+		default:
+			return usage_error("check: %s: unknown option or missing value",
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("check: give a requests capture and a replies capture");
+
+	pass.check = trace_check_create();
+	if (!pass.check) {
+		fprintf(stderr, "xkv-trace: check: %s\n", strerror(errno));
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < 2; i++) {
+		pass.path = argv[optind + i];
+		pass.replies = i == 1;
+		why[0] = 0;
+		ret = trace_pcap_each(pass.path, check_frame, &pass, why, sizeof(why));
+		if (ret) {
+			/* -EEXIST was explained where it was found; why names the file */
+			if (why[0])
+				fprintf(stderr, "xkv-trace: %s\n", why);
+			else if (ret == -ENOBUFS)
+				fprintf(stderr,
+					"xkv-trace: %s: too many values in pieces (over %d) are "
+					"incomplete at once; the check gives up\n",
+					pass.path, TRACE_PIECED_MAX);
+			else if (ret != -EEXIST)
+				fprintf(stderr, "xkv-trace: %s: %s\n", pass.path, strerror(-ret));
+			trace_check_destroy(pass.check);
+			return EXIT_USAGE;
+		}
+	}
+	trace_check_finish(pass.check, &report);
+	trace_check_destroy(pass.check);
+	/* a check of nothing passes, which is no news: most likely the wrong port */
+	if (!report.requests) {
+		fprintf(stderr, "xkv-trace: %s: no requests to UDP port %u\n", argv[optind],
+			ntohs(pass.port));
+		return EXIT_USAGE;
+	}
+	trace_check_print(&report, stdout);
+	return trace_check_passed(&report) ? 0 : EXIT_FAILED;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"iface", required_argument, NULL, 'i'},
+		{"out", required_argument, NULL, 'o'},
+		{"port", required_argument, NULL, 'p'},
+		{"count", required_argument, NULL, 'c'},
+		{"seconds", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct trace_record_opts o = {.port = 7411};
+	/* no SA_RESTART: a signal must end the wait in the capture at once */
+	struct sigaction sa = {.sa_handler = on_stop};
+	struct trace_record_stats stats;
+	char why[WHY_MAX], *end;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "i:o:p:c:t:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			o.iface = optarg;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'p':
+			if (parse_port(optarg, &o.port))
+				return usage_error("--port %s: must be 1..65535", optarg);
+			break;
+		case 'c':
+			if (parse_u64(optarg, UINT64_MAX, &o.count) || !o.count)
+				return usage_error("--count %s: must be 1 or more", optarg);
+			break;
+		case 't':
+			errno = 0;
+			o.seconds = strtod(optarg, &end);
+			if (*end || errno || !(o.seconds > 0))
+				return usage_error("--seconds %s: must be more than 0", optarg);
+			break;
+		case 'h':
+			fputs(usage_record, stdout);
+			return 0;
+		default:
+			return usage_error("record: %s: unknown option or missing value",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error("record: unexpected argument \"%s\"", argv[optind]);
+	if (!o.iface || !o.out)
+		return usage_error("record: --iface and --out are required");
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = trace_record(&o, &stop_requested, stderr, &stats, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "xkv-trace: record on %s: %s\n", o.iface, why);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "captured %llu frames to %s (%u dropped by the kernel)\n",
+		(unsigned long long)stats.captured, o.out, stats.dropped);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int argc, char **argv);
+	} commands[] = {{"gen", cmd_gen}, {"check", cmd_check}, {"record", cmd_record}};
+
+	opterr = 0; /* one line of our own says what is wrong */
+	if (argc < 2)
+		return usage_error("a command is required: gen, check or record");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	return usage_error("unknown command \"%s\"", argv[1]);
+}
