@@ -1,7 +1,8 @@
 # Userspace: the libraries (store, protocol, execution, client) as one static
 # library, and the programs built on it.
 
-LIBXKV_SRCS := $(wildcard userspace/store/*.c userspace/proto/*.c userspace/client/*.c) \
+LIBXKV_SRCS := $(wildcard userspace/store/*.c userspace/proto/*.c userspace/client/*.c \
+		userspace/util/*.c) \
 	       userspace/server/execute.c userspace/server/worker.c
 LIBXKV_OBJS := $(LIBXKV_SRCS:%.c=$(BUILD)/%.o)
 

@@ -22,6 +22,7 @@
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#include "util/pin.h"
 
 #define KEY_LEN	      16
 #define VALUE_LEN     64
@@ -122,16 +123,6 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-static void pin(pthread_t t, uint32_t id)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(id % (cpus > 0 ? cpus : 1), &set);
-	pthread_setaffinity_np(t, sizeof(set), &set);
-}
-
 static int measure_rate(struct bench *b, bool put)
 {
 	struct worker *w = calloc(b->threads, sizeof(*w));
@@ -145,7 +136,7 @@ static int measure_rate(struct bench *b, bool put)
 			b->threads = t;
 			break;
 		}
-		pin(w[t].thread, t);
+		xkv_pin_to_cpu(w[t].thread, t);
 	}
 	for (uint32_t t = 0; t < b->threads; t++)
 		pthread_join(w[t].thread, NULL);

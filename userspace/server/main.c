@@ -17,6 +17,7 @@
 #include <xkv/hash.h>
 #include "bpfctl/bpfctl.h"
 #include "server/server.h"
+#include "util/pin.h"
 
 #define REASM_MEMORY	 (64u << 20) /* per worker */
 #define REASM_MESSAGES	 1024
@@ -182,16 +183,6 @@ static uint32_t bucket_bits_for(size_t memory)
 	return bits;
 }
 
-static void pin(pthread_t t, uint32_t id)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(id % (cpus > 0 ? cpus : 1), &set);
-	pthread_setaffinity_np(t, sizeof(set), &set);
-}
-
 static void *worker_thread(void *arg)
 {
 	struct server_worker *w = arg;
@@ -270,7 +261,7 @@ static int start_workers(struct server *s, uint32_t *started)
 			xkv_worker_fini(&w->proto);
 			return err;
 		}
-		pin(w->thread, w->id);
+		xkv_pin_to_cpu(w->thread, w->id);
 	}
 	return 0;
 }
