@@ -69,10 +69,11 @@ test-asan:
 asan-suites: $(ASAN_TESTS)
 
 # Benchmarks print figures and ratios; they assert nothing about time.
-bench: all $(BENCHES)
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
-	$(Q)echo "== XDP backend vs io_uring backend (tools/demo.sh)"
-	$(Q)tools/demo.sh $(BUILD) 5
+	$(Q)echo "== every server, both clients, one generator (tools/bench/bench-all.sh)"
+	$(Q)tools/bench/bench-all.sh $(BUILD)
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -9,28 +9,31 @@
 
 #define NS_PER_MS 1000000ULL
 
+_Static_assert(LOOP_DEPTH_MAX <= UINT16_MAX + 1, "memcached's 16-bit ids must name every slot");
+
 static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 {
 	const struct workload_config *cfg = &l->workload->cfg;
 	struct loop_slot *s = &l->slots[i];
-	uint8_t *key_at = s->dgram + sizeof(struct xkv_hdr);
-	struct xkv_msg msg = {
+	uint8_t key_bytes[XKV_KEY_MAX], value[WORKLOAD_VALUE_MAX];
+	struct bench_request req = {
 		.op = op,
-		.key_len = (uint16_t)cfg->key_size,
 		/* the next generation of this slot: the low bits still name it */
 		.request_id = s->request_id + l->slot_mask + 1,
-		.value_len = op == XKV_OP_PUT ? cfg->value_size : 0,
-		.frag_len = op == XKV_OP_PUT ? cfg->value_size : 0,
 		.timestamp = bench_now_ns(),
+		.key = key_bytes,
+		.key_len = cfg->key_size,
+		.value = value,
+		.value_len = op == XKV_OP_PUT ? cfg->value_size : 0,
 	};
 
-	workload_key(l->workload, key, key_at);
+	workload_key(l->workload, key, key_bytes);
 	if (op == XKV_OP_PUT)
-		workload_value(l->workload, key, key_at + cfg->key_size);
+		workload_value(l->workload, key, value);
 	/* loop_init encoded both kinds once: with these lengths it cannot fail */
-	s->len = (uint32_t)xkv_encode_hdr(s->dgram, &msg);
-	s->request_id = msg.request_id;
-	s->timestamp = msg.timestamp;
+	s->len = (uint32_t)l->proto->encode(s->dgram, LOOP_DGRAM_CAP, &req);
+	s->request_id = req.request_id;
+	s->timestamp = req.timestamp;
 	s->op = op;
 	s->key = key;
 	l->ready[l->nready++] = i;
@@ -90,7 +93,7 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 	struct loop_slot *s;
 	unsigned i;
 
-	if (xkv_decode(d->data, d->len, &reply) != XKV_R_OK || !(reply.op & XKV_OP_REPLY)) {
+	if (l->proto->parse(d->data, d->len, &reply)) {
 		l->stats->invalid++;
 		return;
 	}
@@ -100,14 +103,14 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 		return;
 	}
 	s = &l->slots[i];
-	if (!s->in_flight || s->request_id != reply.request_id) {
+	if (!s->in_flight || (s->request_id & l->proto->id_mask) != reply.request_id) {
 		l->stats->late++;
 		return;
 	}
 	s->in_flight = 0;
 	l->in_flight--;
 	/* our id with another request's timestamp is someone else's answer */
-	outcome = reply.timestamp != s->timestamp
+	outcome = l->proto->echoes_timestamp && reply.timestamp != s->timestamp
 			  ? WORKLOAD_ERROR
 			  : workload_check_reply(l->workload, s->op, s->key, &reply);
 	answer(l, i, outcome, now - s->intended_ns);
@@ -340,10 +343,11 @@ int loop_measure(struct loop *l, double rate_per_s, struct bench_stats *stats)
 int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	      const struct loop_config *cfg)
 {
-	size_t dgram_cap = sizeof(struct xkv_hdr) + w->cfg.key_size + w->cfg.value_size;
-	struct xkv_msg put = {.op = XKV_OP_PUT, .key_len = (uint16_t)w->cfg.key_size,
-			      .value_len = w->cfg.value_size, .frag_len = w->cfg.value_size};
-	struct xkv_msg get = {.op = XKV_OP_GET, .key_len = (uint16_t)w->cfg.key_size};
+	const struct bench_proto *proto = cfg->proto ? cfg->proto : &bench_proto_xkv;
+	uint8_t key[XKV_KEY_MAX], value[WORKLOAD_VALUE_MAX], dgram[LOOP_DGRAM_CAP];
+	struct bench_request put = {.op = XKV_OP_PUT, .key = key, .key_len = w->cfg.key_size,
+				    .value = value, .value_len = w->cfg.value_size};
+	struct bench_request get = {.op = XKV_OP_GET, .key = key, .key_len = w->cfg.key_size};
 	uint64_t expiry_period_ns = cfg->timeout_ns / 8;
 	unsigned bits = 0;
 
@@ -354,6 +358,7 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	*l = (struct loop){
 		.transport = t,
 		.workload = w,
+		.proto = proto,
 		.seed = cfg->seed,
 		.stream = cfg->stream,
 		.deadline_ns = cfg->deadline_ns,
@@ -365,7 +370,7 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	};
 	workload_rng_seed(&l->rng, cfg->seed, cfg->stream);
 	l->slots = calloc(cfg->depth, sizeof(*l->slots));
-	l->dgrams = malloc(cfg->depth * dgram_cap);
+	l->dgrams = malloc(cfg->depth * LOOP_DGRAM_CAP);
 	l->ready = calloc(cfg->depth, sizeof(*l->ready));
 	l->idle = calloc(cfg->depth, sizeof(*l->idle));
 	l->tx = calloc(cfg->depth, sizeof(*l->tx));
@@ -375,10 +380,13 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < cfg->depth; i++) {
-		l->slots[i].dgram = l->dgrams + i * dgram_cap;
+		l->slots[i].dgram = l->dgrams + i * LOOP_DGRAM_CAP;
 		l->slots[i].request_id = i;
 	}
-	if (xkv_encode_hdr(l->dgrams, &put) < 0 || xkv_encode_hdr(l->dgrams, &get) < 0) {
+	workload_key(w, 0, key);
+	workload_value(w, 0, value);
+	if (proto->encode(dgram, sizeof(dgram), &put) < 0 ||
+	    proto->encode(dgram, sizeof(dgram), &get) < 0) {
 		loop_free(l);
 		return -EINVAL;
 	}

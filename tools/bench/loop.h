@@ -16,7 +16,9 @@
  * Either way, ready requests go out in one batch and replies come back in batches,
  * matched to their slot by id: the request id of slot i is (generation << bits) | i,
  * so a reply finds its slot without a search and a late reply to a slot's earlier
- * request does not match. A request without a reply after the timeout is lost.
+ * request does not match (a protocol with 16-bit ids, memcached, keeps only the
+ * low 16 bits: the slot and a few generations). A request without a reply after
+ * the timeout is lost.
  */
 #ifndef XKV_BENCH_LOOP_H
 #define XKV_BENCH_LOOP_H
@@ -25,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proto.h"
 #include "stats.h"
 #include "transport.h"
 #include "workload.h"
@@ -32,6 +35,7 @@
 #define LOOP_DEPTH_MAX	   4096
 #define LOOP_LOAD_ATTEMPTS 3		 /* sends of one PUT while loading */
 #define LOOP_LOAD_STALL_NS 1000000000ULL /* loading gives up after this long without a reply */
+#define LOOP_DGRAM_CAP	   WORKLOAD_DGRAM_MAX /* a slot's request buffer, whatever the protocol */
 
 struct loop_config {
 	unsigned depth;			     /* closed: kept outstanding; open: most outstanding */
@@ -39,6 +43,7 @@ struct loop_config {
 	uint64_t seed;			     /* with stream, fixes the requests and the schedule */
 	uint32_t stream;		     /* e.g. the thread's number */
 	const _Atomic uint64_t *deadline_ns; /* CLOCK_MONOTONIC; the caller may move it */
+	const struct bench_proto *proto;     /* NULL: xkv */
 };
 
 struct loop_slot {
@@ -62,6 +67,7 @@ enum loop_phase {
 struct loop {
 	struct transport *transport;
 	const struct workload *workload;
+	const struct bench_proto *proto;
 	struct workload_rng rng;
 	uint64_t seed;
 	uint32_t stream;

@@ -49,6 +49,7 @@ struct bench_opts {
 	const char *server;
 	const char *label;
 	enum bench_transport transport;
+	const struct bench_proto *proto;
 	const char *iface; /* xdp: the client interface */
 	uint32_t queue;	   /* xdp: its rx queue the sockets bind to */
 	unsigned threads, depth;
@@ -116,6 +117,8 @@ static const char usage[] =
 	"(--rate, Poisson arrivals), or a sweep of open-loop steps (--sweep).\n"
 	"\n"
 	"  -s, --server HOST[:PORT]  the server (port 7411 by default)\n"
+	"      --protocol xkv|memcached  what the server speaks (xkv); memcached: its UDP\n"
+	"                            frame header and the ASCII protocol\n"
 	"      --transport udp|xdp   kernel UDP sockets, or AF_XDP sockets on --iface (udp)\n"
 	"      --iface IF            xdp: the client interface (an XDP program is attached)\n"
 	"      --queue Q             xdp: the rx queue the sockets bind to (0)\n"
@@ -239,9 +242,11 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		OPT_WARMUP_KEYS = 256, OPT_NO_LOAD, OPT_GET_RATIO, OPT_KEY_SIZE, OPT_VALUE_SIZE,
 		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON, OPT_TRANSPORT, OPT_IFACE,
 		OPT_QUEUE, OPT_SWEEP, OPT_SLO_US, OPT_SLO_MULT, OPT_SLO_PCT, OPT_SWEEP_MAX, OPT_CSV,
+		OPT_PROTOCOL,
 	};
 	static const struct option opts[] = {
 		{"server", required_argument, NULL, 's'},
+		{"protocol", required_argument, NULL, OPT_PROTOCOL},
 		{"transport", required_argument, NULL, OPT_TRANSPORT},
 		{"iface", required_argument, NULL, OPT_IFACE},
 		{"queue", required_argument, NULL, OPT_QUEUE},
@@ -277,6 +282,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 
 	*o = (struct bench_opts){
 		.label = "xkv-bench",
+		.proto = &bench_proto_xkv,
 		.threads = 1,
 		.duration_s = 5,
 		.seed = 1,
@@ -287,6 +293,13 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		switch (opt) {
 		case 's':
 			o->server = optarg;
+			break;
+		case OPT_PROTOCOL:
+			o->proto = bench_proto_find(optarg);
+			if (!o->proto) {
+				fprintf(stderr, "xkv-bench: --protocol %s: xkv or memcached\n", optarg);
+				err = -EINVAL;
+			}
 			break;
 		case OPT_TRANSPORT:
 			if (!strcmp(optarg, "udp") || !strcmp(optarg, "xdp")) {
@@ -747,6 +760,7 @@ static int open_threads(struct bench *b)
 			.seed = o->seed,
 			.stream = i,
 			.deadline_ns = &deadline_ns,
+			.proto = o->proto,
 		};
 		int err;
 

@@ -1,6 +1,7 @@
 # Sourced by xkv-bench's namespace scripts (tests/bench/xdp_client.sh,
-# tools/bench/compare_clients.sh): on top of tools/netns-pair.sh, an xkv-server
-# --backend xdp on the server host and commands on either host. The caller sets
+# tools/bench/compare_clients.sh, tools/bench/bench-all.sh): on top of
+# tools/netns-pair.sh, a server (xkv-server --backend xdp, or any command) on the
+# server host and commands on either host. The caller sets
 # what netns-pair.sh wants, plus build (the build directory) and out (a directory
 # for the server's log), and calls server_host_down from its exit trap.
 
@@ -11,26 +12,42 @@ server_pid=
 in_server() { nsenter --net="/run/netns/$ns_s" "$@"; }
 in_client() { nsenter --net="/run/netns/$ns_c" "$@"; }
 
-# server_start NAME [SERVER_OPTIONS...]: returns once the server answers; log in $out/NAME.log
+# server_start NAME [SERVER_OPTIONS...]: an xkv-server --backend xdp, see server_run
 server_start() {
-	local name=$1 rc
+	local name=$1
 	shift
+	server_run "$name" xkv "$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 \
+		--allow "$ip_c/32" "$@"
+}
+
+# server_run NAME PROBE COMMAND...: runs COMMAND on the server host, log in $out/NAME.log;
+# returns once it answers on ${server_port:-7411}: xkv-cli's GET when PROBE is xkv, else
+# xkv-bench loading one key with --protocol PROBE
+server_run() {
+	local name=$1 probe=$2 rc
+	shift 2
 	# not through in_server: a function run in the background is a subshell, and $!
 	# would be that shell, not the server
-	nsenter --net="/run/netns/$ns_s" "$build/xkv-server" --backend xdp --iface "$if_s" \
-		--workers 1 --allow "$ip_c/32" "$@" >"$out/$name.log" 2>&1 &
+	nsenter --net="/run/netns/$ns_s" "$@" >"$out/$name.log" 2>&1 &
 	server_pid=$!
 	for _ in $(seq 100); do
 		rc=0
-		in_client "$build/xkv-cli" -s "$ip_s" -t 50 -r 0 get ping >/dev/null 2>&1 || rc=$?
-		[ "$rc" -le 1 ] && return 0 # found or not found: it answers
+		if [ "$probe" = xkv ]; then
+			in_client "$build/xkv-cli" -s "$ip_s:${server_port:-7411}" -t 50 -r 0 \
+				get ping >/dev/null 2>&1 || rc=$?
+			[ "$rc" -le 1 ] && return 0 # found or not found: it answers
+		else
+			in_client "$build/xkv-bench" --server "$ip_s:${server_port:-7411}" \
+				--protocol "$probe" --keys 1 --key-size 2 --duration 0.01 \
+				>/dev/null 2>&1 && return 0
+		fi
 		if ! kill -0 "$server_pid" 2>/dev/null; then
-			echo "xkv-server died: $(cat "$out/$name.log")" >&2
+			echo "$name died: $(cat "$out/$name.log")" >&2
 			return 1
 		fi
 		sleep 0.1
 	done
-	echo "xkv-server does not answer: $(cat "$out/$name.log")" >&2
+	echo "$name does not answer: $(cat "$out/$name.log")" >&2
 	return 1
 }
 

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the load generator says on the wire, apart from how it is sent and what it
+ * asks: a protocol turns one request into one datagram and one datagram into a
+ * reply, so that the loop and the workload's checks are the same for every server.
+ *
+ * xkv: the xkv datagram (include/xkv/proto.h); the reply echoes the 32-bit request
+ * id and the request's timestamp.
+ *
+ * memcached: the ASCII protocol over UDP (binary is not spoken). Each datagram
+ * starts with memcached's 8-byte frame header: request id, sequence number, datagrams
+ * in the message, reserved, 16 bits each in network order. The id is the low 16 bits
+ * of the loop's request id, which the loop keeps unique among requests outstanding
+ * (its depth is at most 4096, so they differ in their low 12 bits); there is no
+ * timestamp to echo. Replies must fit one datagram (sequence 0 of 1).
+ */
+#ifndef XKV_BENCH_PROTO_H
+#define XKV_BENCH_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/codec.h"
+
+#define MC_FRAME_HDR_LEN 8u
+
+struct bench_request {
+	uint8_t op; /* XKV_OP_GET or XKV_OP_PUT */
+	uint32_t request_id;
+	uint64_t timestamp;
+	const uint8_t *key;
+	uint32_t key_len;
+	const uint8_t *value; /* PUT only */
+	uint32_t value_len;
+};
+
+struct bench_proto {
+	const char *name;
+	uint32_t id_mask;      /* the request id bits a reply carries back */
+	bool echoes_timestamp; /* whether a reply's timestamp must be the request's */
+	/* Writes req into buf; returns the datagram length, -ENOSPC or -EINVAL. */
+	int (*encode)(void *buf, size_t cap, const struct bench_request *req);
+	/*
+	 * Reads a reply into the fields of reply that workload_check_reply judges (op
+	 * with XKV_OP_REPLY, status, value_len, frag_offset, frag_len, frag) and its
+	 * request_id and timestamp. Returns -EBADMSG when the datagram is no reply
+	 * (its id cannot be trusted); a reply whose body makes no sense still names
+	 * its request and comes back with op XKV_OP_REPLY alone and XKV_S_BAD_REQUEST.
+	 */
+	int (*parse)(const void *buf, size_t len, struct xkv_msg *reply);
+};
+
+extern const struct bench_proto bench_proto_xkv;
+extern const struct bench_proto bench_proto_memcached;
+
+/* The protocol called name ("xkv", "memcached"), or NULL. */
+const struct bench_proto *bench_proto_find(const char *name);
+
+#endif /* XKV_BENCH_PROTO_H */
