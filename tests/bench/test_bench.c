@@ -457,7 +457,7 @@ static struct fake_run *fake_run_new(double get_ratio)
 	struct fake_run *run = calloc(1, sizeof(*run));
 	struct loop_config cfg = {
 		.depth = FAKE_DEPTH,
-		.timeout_ns = 5000000, /* 5 ms */
+		.timeout_ns = 20000000, /* 20 ms */
 		.seed = 1,
 	};
 
@@ -507,9 +507,15 @@ Test(closed_loop, a_clean_server_gives_only_right_answers)
 	cr_assert_gt(TOTAL(&run->measured, ok), 1000, "the loop ran");
 	cr_assert_eq(TOTAL(&run->measured, errors), 0);
 	cr_assert_eq(TOTAL(&run->measured, misses), 0);
-	cr_assert_eq(TOTAL(&run->measured, lost), 0);
-	cr_assert_eq(run->measured.late + run->measured.invalid, 0);
-	assert_near(TOTAL(&run->measured, ok), run->server->replied, "answers");
+	/*
+	 * The fake answers at once, so nothing is lost, unless this VM stalls the test
+	 * longer than the timeout: then the request counts lost and its reply late,
+	 * once each. Either way every reply is accounted for exactly once.
+	 */
+	cr_assert_eq(run->measured.late, TOTAL(&run->measured, lost));
+	cr_assert_eq(run->measured.invalid, 0);
+	assert_near(TOTAL(&run->measured, ok) + TOTAL(&run->measured, lost), run->server->replied,
+		    "answers");
 	cr_assert_eq(run->measured.op[BENCH_GET].latency.count, run->measured.op[BENCH_GET].ok);
 	fake_run_free(run);
 }
@@ -522,7 +528,8 @@ Test(closed_loop, lost_requests_are_counted_once_and_not_retried)
 	fake_run(run, &(struct fake_faults){.drop_every = 10});
 	lost = TOTAL(&run->measured, lost);
 	cr_assert_gt(lost, 10);
-	assert_near(lost, run->server->dropped, "lost");
+	/* lost beyond the drops only if a stall outlasted the timeout: their replies came late */
+	assert_near(lost - run->measured.late, run->server->dropped, "lost");
 	cr_assert_eq(TOTAL(&run->measured, errors), 0);
 	/* every request sent was either answered or dropped: nothing was sent twice */
 	assert_near(TOTAL(&run->measured, ok) + lost, run->server->requests, "requests");
@@ -566,8 +573,11 @@ Test(closed_loop, duplicates_are_late_not_answers)
 
 	fake_run(run, &(struct fake_faults){.duplicate = true, .reverse = true});
 	cr_assert_eq(TOTAL(&run->measured, errors), 0);
-	assert_near(TOTAL(&run->measured, ok), run->server->replied, "answers");
-	assert_near(run->measured.late, run->server->replied, "late copies");
+	/* an answered request leaves one late copy, one lost to a stall leaves two */
+	assert_near(TOTAL(&run->measured, ok) + TOTAL(&run->measured, lost), run->server->replied,
+		    "answers");
+	assert_near(run->measured.late, run->server->replied + TOTAL(&run->measured, lost),
+		    "late copies");
 	fake_run_free(run);
 }
 
