@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-	make gcc clang llvm pkg-config bpftool libbpf-dev libxdp-dev xdp-tools
+	make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libxdp-dev xdp-tools
 	liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind
 	python3-matplotlib tcpreplay tcpdump memcached
 )
