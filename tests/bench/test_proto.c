@@ -33,7 +33,7 @@ Test(memcached, encodes_a_set)
 {
 	struct bench_request req = {.op = XKV_OP_PUT, .request_id = 7,
 				    .key = (const uint8_t *)"k1", .key_len = 2,
-				    .value = (const uint8_t *)"abc", .value_len = 3};
+				    .value_len = 3, .frag_len = 3, .frag = (const uint8_t *)"abc"};
 	const uint8_t want[] = "\0\x07\0\0\0\x01\0\0set k1 0 0 3\r\nabc\r\n";
 	uint8_t buf[64];
 

@@ -23,8 +23,9 @@ static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 		.timestamp = bench_now_ns(),
 		.key = key_bytes,
 		.key_len = cfg->key_size,
-		.value = value,
 		.value_len = op == XKV_OP_PUT ? cfg->value_size : 0,
+		.frag_len = op == XKV_OP_PUT ? cfg->value_size : 0,
+		.frag = value,
 	};
 
 	workload_key(l->workload, key, key_bytes);
@@ -346,7 +347,8 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	const struct bench_proto *proto = cfg->proto ? cfg->proto : &bench_proto_xkv;
 	uint8_t key[XKV_KEY_MAX], value[WORKLOAD_VALUE_MAX], dgram[LOOP_DGRAM_CAP];
 	struct bench_request put = {.op = XKV_OP_PUT, .key = key, .key_len = w->cfg.key_size,
-				    .value = value, .value_len = w->cfg.value_size};
+				    .value_len = w->cfg.value_size,
+				    .frag_len = w->cfg.value_size, .frag = value};
 	struct bench_request get = {.op = XKV_OP_GET, .key = key, .key_len = w->cfg.key_size};
 	uint64_t expiry_period_ns = cfg->timeout_ns / 8;
 	unsigned bits = 0;

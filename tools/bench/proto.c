@@ -13,10 +13,11 @@ static int xkv_encode_request(void *buf, size_t cap, const struct bench_request 
 		.key_len = (uint16_t)req->key_len,
 		.request_id = req->request_id,
 		.value_len = put ? req->value_len : 0,
-		.frag_len = put ? req->value_len : 0,
+		.frag_offset = put ? req->frag_offset : 0,
+		.frag_len = put ? req->frag_len : 0,
 		.timestamp = req->timestamp,
 		.key = req->key,
-		.frag = put ? req->value : NULL,
+		.frag = put ? req->frag : NULL,
 	};
 
 	return xkv_encode(buf, cap, &msg);
@@ -58,6 +59,8 @@ static int mc_encode_request(void *buf, size_t cap, const struct bench_request *
 
 	if (req->op != XKV_OP_GET && !put)
 		return -EINVAL;
+	if (put && (req->frag_offset || req->frag_len != req->value_len))
+		return -EINVAL; /* memcached takes a UDP request in one datagram */
 	if (!req->key_len || req->key_len > XKV_KEY_MAX ||
 	    memchr(req->key, ' ', req->key_len) || memchr(req->key, '\r', req->key_len) ||
 	    memchr(req->key, '\n', req->key_len))
@@ -79,7 +82,7 @@ static int mc_encode_request(void *buf, size_t cap, const struct bench_request *
 	memcpy(p, tail, (size_t)tail_len);
 	p += tail_len;
 	if (put) {
-		memcpy(p, req->value, req->value_len);
+		memcpy(p, req->frag, req->value_len);
 		memcpy(p + req->value_len, "\r\n", 2);
 	}
 	return (int)len;

@@ -31,8 +31,10 @@ struct bench_request {
 	uint64_t timestamp;
 	const uint8_t *key;
 	uint32_t key_len;
-	const uint8_t *value; /* PUT only */
-	uint32_t value_len;
+	uint32_t value_len;	/* PUT only: the whole value's length */
+	uint32_t frag_offset;	/* the piece of it this datagram carries */
+	uint32_t frag_len;
+	const uint8_t *frag;	/* frag_len bytes at frag_offset */
 };
 
 struct bench_proto {
