@@ -26,42 +26,87 @@ static void sleep_ns(uint64_t ns)
 		;
 }
 
+/* Queues reply datagram m, twice when duplicating. */
+static void queue_reply(struct fake_server *f, const struct xkv_msg *m, uint64_t now)
+{
+	for (int copies = f->faults.duplicate ? 2 : 1; copies > 0; copies--) {
+		int len = xkv_encode(f->queue[f->queued].bytes, FAKE_REPLY_BYTES, m);
+
+		cr_assert_gt(len, 0);
+		f->queue[f->queued].len = (uint32_t)len;
+		f->queue[f->queued++].ready_ns = now + f->faults.delay_ns;
+	}
+}
+
+/* A GET hit: the key's value in pieces of FAKE_PIECE bytes at most. */
+static void reply_value(struct fake_server *f, struct xkv_msg *reply, uint32_t key, uint64_t now)
+{
+	uint32_t size = workload_value_size(f->w, key), off = 0;
+	bool corrupt = f->faults.corrupt_every && ++f->hits % f->faults.corrupt_every == 0;
+	uint8_t piece[FAKE_PIECE];
+
+	reply->value_len = size;
+	reply->frag = piece;
+	do {
+		reply->frag_offset = off;
+		reply->frag_len = size - off < FAKE_PIECE ? size - off : FAKE_PIECE;
+		workload_value(f->w, key, off, reply->frag_len, piece);
+		if (corrupt && off + reply->frag_len == size) { /* the last piece's last byte */
+			piece[reply->frag_len - 1] ^= 0x20;
+			f->corrupted++;
+		}
+		queue_reply(f, reply, now);
+		off += reply->frag_len;
+	} while (off < size);
+}
+
 static void fake_reply(struct fake_server *f, const struct xkv_msg *req, uint64_t now)
 {
 	uint32_t key = key_index(req);
-	uint8_t value[WORKLOAD_VALUE_MAX];
 	struct xkv_msg reply = {
 		.op = req->op | XKV_OP_REPLY,
 		.request_id = req->request_id,
 		.timestamp = req->timestamp,
 	};
 
-	if (req->op == XKV_OP_PUT) {
-		f->stored[key] = 1;
-	} else if (!f->stored[key]) {
-		reply.status = XKV_S_NOT_FOUND;
-		f->not_found++;
-	} else {
-		workload_value(f->w, key, value);
-		if (f->faults.corrupt_every && ++f->hits % f->faults.corrupt_every == 0) {
-			value[9] ^= 0x20;
-			f->corrupted++;
-		}
-		reply.value_len = reply.frag_len = f->w->cfg.value_size;
-		reply.frag = value;
-	}
 	if (f->faults.restamp_every && (f->replied + 1) % f->faults.restamp_every == 0) {
 		reply.timestamp++;
 		f->restamped++;
 	}
-	for (int copies = f->faults.duplicate ? 2 : 1; copies > 0; copies--) {
-		int len = xkv_encode(f->queue[f->queued].bytes, FAKE_REPLY_BYTES, &reply);
-
-		cr_assert_gt(len, 0);
-		f->queue[f->queued].len = (uint32_t)len;
-		f->queue[f->queued++].ready_ns = now + f->faults.delay_ns;
+	if (req->op == XKV_OP_PUT) {
+		f->stored[key] = 1;
+		queue_reply(f, &reply, now);
+	} else if (!f->stored[key]) {
+		reply.status = XKV_S_NOT_FOUND;
+		f->not_found++;
+		queue_reply(f, &reply, now);
+	} else {
+		reply_value(f, &reply, key, now);
 	}
 	f->replied++;
+}
+
+/*
+ * Takes one PUT piece: checks its bytes and that pieces come in order; the last one
+ * is the request. Returns whether the PUT is whole.
+ */
+static bool take_piece(struct fake_server *f, const struct xkv_msg *req)
+{
+	uint8_t expected[WORKLOAD_DGRAM_MAX];
+
+	cr_assert_leq(req->frag_len, sizeof(expected));
+	cr_assert_eq(req->value_len, workload_value_size(f->w, key_index(req)));
+	workload_value(f->w, key_index(req), req->frag_offset, req->frag_len, expected);
+	cr_assert_arr_eq(req->frag, expected, req->frag_len, "PUT piece at %u: wrong bytes",
+			 req->frag_offset);
+	if (req->frag_offset == 0)
+		f->put_received = 0;
+	cr_assert_eq(req->frag_offset, f->put_received, "PUT piece at %u, expected %u",
+		     req->frag_offset, f->put_received);
+	f->put_received += req->frag_len;
+	if (req->value_len > req->frag_len)
+		f->pieces++;
+	return f->put_received == req->value_len;
 }
 
 static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned n)
@@ -77,9 +122,11 @@ static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned 
 	for (unsigned i = 0; i < n; i++) {
 		struct xkv_msg req;
 
-		if (f->queued + 2 > FAKE_QUEUE)
+		if (f->queued + 2 * FAKE_PIECES_MAX > FAKE_QUEUE)
 			return (int)i; /* full, as a socket can be */
 		cr_assert_eq(xkv_decode(d[i].data, d[i].len, &req), XKV_R_OK);
+		if (req.op == XKV_OP_PUT && !take_piece(f, &req))
+			continue;
 		f->requests++;
 		if (f->faults.drop_every && f->requests % f->faults.drop_every == 0) {
 			f->dropped++;

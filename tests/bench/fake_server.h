@@ -6,6 +6,8 @@
  * every restamp_every-th reply the wrong timestamp, every reply can come twice, a
  * batch of replies can come back in reverse order, a reply can take delay_ns to
  * come back, and one send call can stall (as a generator's CPU taken away would).
+ * Values go both ways in pieces: a GET hit in pieces of FAKE_PIECE bytes, and a PUT
+ * in pieces is checked byte by byte and in order (a wrong piece fails the test).
  */
 #ifndef XKV_TEST_FAKE_SERVER_H
 #define XKV_TEST_FAKE_SERVER_H
@@ -16,8 +18,10 @@
 #include "transport.h"
 #include "workload.h"
 
-#define FAKE_QUEUE	 1024 /* replies on their way; more requests are refused for now */
-#define FAKE_REPLY_BYTES 256
+#define FAKE_QUEUE	 4096 /* replies on their way; more requests are refused for now */
+#define FAKE_PIECE	 1000 /* value bytes per reply datagram */
+#define FAKE_PIECES_MAX	 64   /* a GET reply's datagrams at most: values up to 64000 B */
+#define FAKE_REPLY_BYTES (FAKE_PIECE + 64)
 
 /* How the fake misbehaves; all zero: a perfect server. */
 struct fake_faults {
@@ -34,6 +38,8 @@ struct fake_server {
 	uint8_t *stored; /* per key: PUT seen */
 	struct fake_faults faults;
 	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
+	uint64_t pieces;       /* PUT datagrams that carried part of a value */
+	uint32_t put_received; /* bytes of the PUT in pieces under way */
 	struct {
 		uint64_t ready_ns;
 		uint32_t len;

@@ -365,26 +365,180 @@ Test(workload, keys_and_values)
 	cr_assert_eq(memcmp(key, "k000000000000042", 16), 0);
 	workload_key(&w, 99999, key);
 	cr_assert_eq(memcmp(key, "k000000000099999", 16), 0);
-	workload_value(&w, 0x2a, value);
+	workload_value(&w, 0x2a, 0, 64, value);
 	cr_assert_eq(memcmp(value, "0000002aijklmnop", 16), 0, "%.16s", value);
+	workload_free(&w);
+}
+
+/* Any piece of a value is the same bytes as that part of the whole value. */
+Test(workload, a_piece_is_that_part_of_the_value)
+{
+	struct workload w = make_workload(1000, 0, 1);
+	const uint32_t size = 3 * WORKLOAD_CHUNK + 77;
+	uint8_t *whole = malloc(size), *piece = malloc(size);
+	struct workload_rng rng;
+
+	cr_assert(whole && piece);
+	workload_value(&w, 0xabc, 0, size, whole);
+	cr_assert_eq(memcmp(whole, "00000abc", 8), 0);
+	for (uint32_t j = 8; j < size; j++)
+		cr_assert_eq(whole[j], 'a' + j % 26, "byte %u", j);
+	workload_rng_seed(&rng, 3, 0);
+	for (int i = 0; i < 2000; i++) {
+		uint32_t off = (uint32_t)(workload_rng_next(&rng) % size);
+		uint32_t len = (uint32_t)(workload_rng_next(&rng) % (size - off + 1));
+
+		workload_value(&w, 0xabc, off, len, piece);
+		cr_assert_eq(memcmp(piece, whole + off, len), 0, "piece %u+%u", off, len);
+	}
+	free(whole);
+	free(piece);
+	workload_free(&w);
+}
+
+static struct workload make_profile(enum workload_profile profile, uint32_t keys, double large_pct,
+				    uint32_t large_size)
+{
+	struct workload_config cfg = {
+		.keys = keys,
+		.key_size = 16,
+		.profile = profile,
+		.value_size = 64,
+		.large_pct = large_pct,
+		.large_size = large_size,
+		.get_ratio = 1,
+		.zipf = 0.99,
+	};
+	struct workload w;
+
+	cr_assert_eq(workload_init(&w, &cfg), 0);
+	return w;
+}
+
+/* Minos Sec. 5.3: 40 % of the keys tiny (1-13 B), 60 % small (14-1400 B), large from 1500 B. */
+Test(workload, etc_sizes_are_trimodal)
+{
+	const uint32_t keys = 200000;
+	struct workload w = make_profile(WORKLOAD_ETC, keys, 0.125, 500000);
+	uint32_t large = w.cfg.large_keys, tiny = 0, seen[WORKLOAD_SMALL_MAX + 1] = {0};
+	uint64_t large_sum = 0;
+
+	cr_assert_eq(large, 125, "200000 x 10 K / 16 M");
+	for (uint32_t k = 0; k < keys - large; k++) {
+		uint32_t size = workload_value_size(&w, k);
+
+		cr_assert(size >= 1 && size <= WORKLOAD_SMALL_MAX, "key %u: %u B", k, size);
+		tiny += size <= WORKLOAD_TINY_MAX;
+		seen[size]++;
+	}
+	/* binomial: sd = sqrt(n p (1 - p)) ~ 219 */
+	cr_assert(fabs(tiny - 0.4 * (keys - large)) < 5 * 219, "tiny keys: %u", tiny);
+	for (uint32_t size = 1; size <= WORKLOAD_SMALL_MAX; size++)
+		cr_assert_gt(seen[size], 0, "no key of %u B: sizes are not uniform", size);
+	for (uint32_t k = keys - large; k < keys; k++) {
+		uint32_t size = workload_value_size(&w, k);
+
+		cr_assert(size >= WORKLOAD_LARGE_MIN && size <= 500000, "large key %u: %u B", k,
+			  size);
+		large_sum += size;
+	}
+	cr_assert_gt(large_sum / large, 100000, "large sizes spread over 1500..500000");
+	cr_assert_eq(workload_value_size_max(&w.cfg), 500000);
+	workload_free(&w);
+}
+
+Test(workload, bimodal_sizes)
+{
+	struct workload w = make_profile(WORKLOAD_BIMODAL, 1000, 1, 20000);
+
+	cr_assert_eq(w.cfg.large_keys, 1, "at least one large key");
+	cr_assert_eq(workload_value_size(&w, 0), 64);
+	cr_assert_eq(workload_value_size(&w, 998), 64);
+	cr_assert_eq(workload_value_size(&w, 999), 20000);
+	cr_assert_eq(workload_size_class(64), WORKLOAD_SMALL);
+	cr_assert_eq(workload_size_class(13), WORKLOAD_TINY);
+	cr_assert_eq(workload_size_class(1401), WORKLOAD_LARGE);
+	workload_free(&w);
+	w = make_profile(WORKLOAD_BIMODAL, 1000, 0, 20000);
+	cr_assert_eq(w.cfg.large_keys, 0, "no large requests, no large keys");
+	cr_assert_eq(workload_value_size(&w, 999), 64);
+	workload_free(&w);
+}
+
+/*
+ * p_L percent of the requests go to large keys, uniformly among them; the others
+ * keep their zipf popularity.
+ */
+Test(workload, large_requests_are_p_l_percent_and_uniform)
+{
+	const uint32_t keys = 10000, n = 1000000;
+	struct workload w = make_profile(WORKLOAD_BIMODAL, keys, 5, 2000);
+	struct workload_config cfg = w.cfg;
+	uint32_t large_keys, regular;
+	uint64_t *count = calloc(keys, sizeof(*count)), large = 0, min = UINT64_MAX, max = 0;
+	double h = 0, expect;
+	struct workload_rng rng;
+
+	cfg.large_keys = 100;
+	workload_free(&w);
+	cr_assert_eq(workload_init(&w, &cfg), 0);
+	large_keys = w.cfg.large_keys;
+	regular = keys - large_keys;
+	workload_rng_seed(&rng, 9, 0);
+	for (uint32_t i = 0; i < n; i++)
+		count[workload_next_key(&w, &rng)]++;
+	for (uint32_t k = regular; k < keys; k++) {
+		large += count[k];
+		min = count[k] < min ? count[k] : min;
+		max = count[k] > max ? count[k] : max;
+	}
+	/* n p = 50000, sd ~ 218 */
+	cr_assert(fabs((double)large - 0.05 * n) < 5 * 218, "large requests: %llu",
+		  (unsigned long long)large);
+	/* each large key ~ 500 draws, sd ~ 22: uniform within 5 sd */
+	cr_assert(min > 500 - 5 * 22 && max < 500 + 5 * 22, "large keys %llu..%llu",
+		  (unsigned long long)min, (unsigned long long)max);
+	for (uint32_t r = 0; r < regular; r++)
+		h += pow(r + 1.0, -0.99);
+	expect = 0.95 * n / h; /* the hottest key's share of the small requests */
+	cr_assert(fabs(count[0] - expect) < 5 * sqrt(expect), "rank 0: %llu, expected %.0f",
+		  (unsigned long long)count[0], expect);
+	free(count);
 	workload_free(&w);
 }
 
 Test(workload, config_limits)
 {
-	struct workload_config ok = {.keys = 1000, .key_size = 4, .value_size = 1400,
-				     .get_ratio = 0.5};
+	struct workload_config ok[] = {
+		{.keys = 1000, .key_size = 4, .value_size = XKV_VALUE_MAX, .get_ratio = 0.5},
+		{.keys = 2, .key_size = 2, .profile = WORKLOAD_BIMODAL, .value_size = 0,
+		 .large_pct = 99, .large_size = XKV_VALUE_MAX},
+		{.keys = 1000, .key_size = 4, .profile = WORKLOAD_ETC, .large_pct = 0.125,
+		 .large_size = WORKLOAD_LARGE_MIN},
+		{.keys = 1000, .key_size = 4, .profile = WORKLOAD_ETC, .large_pct = 0},
+	};
 	struct workload_config bad[] = {
 		{.keys = 1000, .key_size = 3, .value_size = 64, .get_ratio = 0.5}, /* "k" + 3 */
-		{.keys = 1000, .key_size = 4, .value_size = 1401, .get_ratio = 0.5},
-		{.keys = 1000, .key_size = 41, .value_size = 1400, .get_ratio = 0.5}, /* 1473 B */
+		{.keys = 1000, .key_size = 4, .value_size = XKV_VALUE_MAX + 1, .get_ratio = 0.5},
+		{.keys = 1000, .key_size = 4, .profile = WORKLOAD_ETC, .large_pct = 1,
+		 .large_size = WORKLOAD_LARGE_MIN - 1},
+		{.keys = 1000, .key_size = 4, .profile = WORKLOAD_BIMODAL, .large_pct = 1,
+		 .large_size = XKV_VALUE_MAX + 1},
+		{.keys = 1000, .key_size = 4, .profile = WORKLOAD_BIMODAL, .large_pct = 100,
+		 .large_size = 2000},
+		{.keys = 1, .key_size = 2, .profile = WORKLOAD_BIMODAL, .large_pct = 1,
+		 .large_size = 2000}, /* no room for a small key */
+		{.keys = 1000, .key_size = 4, .profile = WORKLOAD_BIMODAL, .large_pct = 1,
+		 .large_size = 2000, .large_keys = 1000},
 		{.keys = 1000, .key_size = 4, .value_size = 64, .get_ratio = 1.5},
 		{.keys = 1000, .key_size = 4, .value_size = 64, .get_ratio = 0.5, .zipf = -1},
 		{.keys = 0, .key_size = 4, .value_size = 64, .get_ratio = 0.5},
 	};
 	char why[200];
 
-	cr_assert_eq(workload_config_check(&ok, why, sizeof(why)), 0, "%s", why);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		cr_assert_eq(workload_config_check(&ok[i], why, sizeof(why)), 0, "case %zu: %s", i,
+			     why);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
 		cr_assert_eq(workload_config_check(&bad[i], why, sizeof(why)), -EINVAL, "case %zu",
@@ -405,39 +559,77 @@ static struct xkv_msg reply_msg(uint8_t op, uint8_t status, const uint8_t *value
 	};
 }
 
+/* Judges m as the first datagram of the reply to op on key. */
+static enum workload_outcome judge(const struct workload *w, uint8_t op, uint32_t key,
+				   const struct xkv_msg *m)
+{
+	uint32_t received = 0;
+
+	return workload_check_reply(w, op, key, m, &received);
+}
+
 Test(workload, a_wrong_answer_is_never_a_success)
 {
 	struct workload w = make_workload(1000, 0, 0.5);
 	uint8_t right[64], other[64];
 	struct xkv_msg m;
 
-	workload_value(&w, 7, right);
-	workload_value(&w, 8, other);
+	workload_value(&w, 7, 0, 64, right);
+	workload_value(&w, 8, 0, 64, other);
 	m = reply_msg(XKV_OP_GET, XKV_S_OK, right, 64);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_OK);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 8, &m), WORKLOAD_ERROR,
-		     "another key's value");
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_OK);
+	cr_assert_eq(judge(&w, XKV_OP_GET, 8, &m), WORKLOAD_ERROR, "another key's value");
 	m = reply_msg(XKV_OP_GET, XKV_S_OK, other, 64);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR);
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR);
 	m = reply_msg(XKV_OP_GET, XKV_S_OK, right, 63);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "short value");
-	m = reply_msg(XKV_OP_GET, XKV_S_OK, right, 32);
-	m.value_len = 64; /* the first of two pieces */
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "a piece");
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "short value");
+	m = reply_msg(XKV_OP_GET, XKV_S_OK, right, 0);
+	m.value_len = 64;
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "an empty piece");
 	right[63] ^= 1;
 	m = reply_msg(XKV_OP_GET, XKV_S_OK, right, 64);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "last byte");
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "last byte");
 	m = reply_msg(XKV_OP_GET, XKV_S_NOT_FOUND, NULL, 0);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_MISS);
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_MISS);
 	m = reply_msg(XKV_OP_GET, XKV_S_BUSY, NULL, 0);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR);
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR);
 	m = reply_msg(XKV_OP_PUT, XKV_S_OK, NULL, 0);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_PUT, 7, &m), WORKLOAD_OK);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "PUT's reply");
+	cr_assert_eq(judge(&w, XKV_OP_PUT, 7, &m), WORKLOAD_OK);
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &m), WORKLOAD_ERROR, "PUT's reply");
 	m = reply_msg(XKV_OP_PUT, XKV_S_NO_MEMORY, NULL, 0);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_PUT, 7, &m), WORKLOAD_ERROR);
+	cr_assert_eq(judge(&w, XKV_OP_PUT, 7, &m), WORKLOAD_ERROR);
 	m = reply_msg(XKV_OP_PUT, XKV_S_NOT_FOUND, NULL, 0);
-	cr_assert_eq(workload_check_reply(&w, XKV_OP_PUT, 7, &m), WORKLOAD_ERROR);
+	cr_assert_eq(judge(&w, XKV_OP_PUT, 7, &m), WORKLOAD_ERROR);
+	workload_free(&w);
+}
+
+/* A value in pieces is right only whole, in order, each piece once. */
+Test(workload, pieces_count_only_in_order_and_whole)
+{
+	struct workload w = make_workload(1000, 0, 0.5);
+	uint8_t value[64];
+	struct xkv_msg first, second;
+	uint32_t received = 0;
+
+	workload_value(&w, 7, 0, 64, value);
+	first = reply_msg(XKV_OP_GET, XKV_S_OK, value, 40);
+	second = reply_msg(XKV_OP_GET, XKV_S_OK, value + 40, 24);
+	first.value_len = second.value_len = 64;
+	second.frag_offset = 40;
+	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &first, &received), WORKLOAD_PARTIAL);
+	cr_assert_eq(received, 40);
+	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &second, &received), WORKLOAD_OK);
+	cr_assert_eq(judge(&w, XKV_OP_GET, 7, &second), WORKLOAD_ERROR, "the second piece first");
+	received = 40;
+	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &first, &received), WORKLOAD_ERROR,
+		     "the first piece twice");
+	received = 40;
+	second.frag_len = 25; /* past the value's end */
+	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &second, &received), WORKLOAD_ERROR);
+	received = 40;
+	second = reply_msg(XKV_OP_GET, XKV_S_NOT_FOUND, NULL, 0);
+	cr_assert_eq(workload_check_reply(&w, XKV_OP_GET, 7, &second, &received), WORKLOAD_ERROR,
+		     "NOT_FOUND after a piece of the value");
 	workload_free(&w);
 }
 
@@ -452,7 +644,7 @@ struct fake_run {
 	struct bench_stats load, measured;
 };
 
-static struct fake_run *fake_run_new(double get_ratio)
+static struct fake_run *fake_run_of(const struct workload_config *wc)
 {
 	struct fake_run *run = calloc(1, sizeof(*run));
 	struct loop_config cfg = {
@@ -462,12 +654,32 @@ static struct fake_run *fake_run_new(double get_ratio)
 	};
 
 	cr_assert_not_null(run);
-	run->w = make_workload(FAKE_KEYS, 0.99, get_ratio);
+	cr_assert_eq(workload_init(&run->w, wc), 0);
 	run->server = fake_server_new(&run->w, FAKE_KEYS);
 	atomic_store(&run->deadline, UINT64_MAX);
 	cfg.deadline_ns = &run->deadline;
 	cr_assert_eq(loop_init(&run->loop, &run->server->base, &run->w, &cfg), 0);
 	return run;
+}
+
+static struct fake_run *fake_run_new(double get_ratio)
+{
+	struct workload_config wc = {
+		.keys = FAKE_KEYS, .key_size = 16, .value_size = 64, .get_ratio = get_ratio,
+		.zipf = 0.99};
+
+	return fake_run_of(&wc);
+}
+
+/* Half GETs, a fifth of them for large values of 20000 B: 20 reply datagrams, 15 PUT ones. */
+static struct fake_run *fake_run_large(void)
+{
+	struct workload_config wc = {
+		.keys = FAKE_KEYS, .key_size = 16, .profile = WORKLOAD_BIMODAL, .value_size = 64,
+		.large_pct = 20, .large_size = 20000, .large_keys = 10, .get_ratio = 0.5,
+		.zipf = 0.99};
+
+	return fake_run_of(&wc);
 }
 
 /* Loads every key, then measures for 100 ms; the fake's misbehaviour starts after loading. */
@@ -578,6 +790,52 @@ Test(closed_loop, duplicates_are_late_not_answers)
 		    "answers");
 	assert_near(run->measured.late, run->server->replied + TOTAL(&run->measured, lost),
 		    "late copies");
+	fake_run_free(run);
+}
+
+Test(closed_loop, values_in_pieces_both_ways)
+{
+	struct fake_run *run = fake_run_large();
+	const struct bench_stats *m = &run->measured;
+	const struct op_stats *large = &m->size_class[WORKLOAD_LARGE];
+	uint64_t class_ok = 0, class_latencies = 0;
+
+	fake_run(run, &(struct fake_faults){0});
+	cr_assert_gt(run->server->pieces, 10 * 15, "large PUTs went in pieces");
+	cr_assert_gt(large->ok, 10, "large requests answered");
+	cr_assert_gt(m->size_class[WORKLOAD_SMALL].ok, 100);
+	cr_assert_eq(TOTAL(m, errors), 0);
+	cr_assert_eq(m->invalid, 0);
+	for (int c = 0; c < WORKLOAD_SIZE_CLASSES; c++) {
+		class_ok += m->size_class[c].ok;
+		class_latencies += m->size_class[c].latency.count;
+	}
+	cr_assert_eq(class_ok, TOTAL(m, ok), "each answer in one size class");
+	cr_assert_eq(class_latencies, TOTAL(m, ok));
+	/* the fake answers a request as soon as it is whole: a large one is its pieces late */
+	cr_assert_gt(lat_hist_percentile(&large->latency, 50),
+		     lat_hist_percentile(&m->size_class[WORKLOAD_SMALL].latency, 50));
+	fake_run_free(run);
+}
+
+Test(closed_loop, a_corrupt_piece_is_an_error)
+{
+	struct fake_run *run = fake_run_large();
+
+	fake_run(run, &(struct fake_faults){.corrupt_every = 2});
+	cr_assert_gt(run->measured.size_class[WORKLOAD_LARGE].errors, 5);
+	assert_near(TOTAL(&run->measured, errors), run->server->corrupted, "errors");
+	fake_run_free(run);
+}
+
+Test(closed_loop, reordered_pieces_are_errors)
+{
+	struct fake_run *run = fake_run_large();
+	const struct op_stats *large = &run->measured.size_class[WORKLOAD_LARGE];
+
+	fake_run(run, &(struct fake_faults){.reverse = true});
+	cr_assert_gt(large->errors, 10);
+	cr_assert_eq(run->measured.size_class[WORKLOAD_SMALL].errors, 0, "one datagram each");
 	fake_run_free(run);
 }
 

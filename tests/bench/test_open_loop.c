@@ -198,7 +198,10 @@ Test(open_loop, keeps_the_rate_of_a_prompt_server)
 	cr_assert(fabs((double)run->stats.scheduled - expect) < 5 * sd,
 		  "%llu scheduled, %g expected", (unsigned long long)run->stats.scheduled, expect);
 	cr_assert_eq(run->all.errors + run->all.lost + run->stats.invalid + run->stats.late, 0);
-	cr_assert_eq(run->stats.unsent + run->stats.slot_waits, 0, "no reason to lag");
+	cr_assert_eq(run->stats.unsent + run->stats.slot_waits, 0,
+		     "no reason to lag: %llu unsent, %llu waited for a slot",
+		     (unsigned long long)run->stats.unsent,
+		     (unsigned long long)run->stats.slot_waits);
 	/* every request sent, answered but those still in flight at the end */
 	cr_assert_eq(run->stats.send_lag.count, run->stats.scheduled);
 	cr_assert(answered(run) <= run->stats.scheduled &&

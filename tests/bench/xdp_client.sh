@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # xkv-bench's AF_XDP transport against a real server: a server host and a client
 # host (tools/netns-pair.sh), xkv-server --backend xdp on one, xkv-bench --transport
-# xdp on the other for a short closed loop and a short open loop. Each must get
-# answers and no error, and leave no XDP program on the client interface, also when
+# xdp on the other for a short closed loop, a short open loop and a closed loop with
+# large values sent and answered in pieces. Each must get answers and no error, and leave no XDP program on the client interface, also when
 # stopped by SIGINT. Everything made here goes on every way out.
 #   xdp_client.sh BUILD_DIR
 set -euo pipefail
@@ -50,6 +50,9 @@ assert r["transport"] == "xdp" and r["xdp"]["mode"] in ("copy", "zero-copy"), r
 assert a["ops"] > 0, "no answers"
 assert a["errors"] == 0 and r["load"]["errors"] == 0, "wrong answers"
 assert r["xdp"]["redirected"] >= a["ops"], "answers the client XDP program did not see"
+if r["value_profile"] != "fixed":
+    assert r["large"]["ops"] > 0 and r["large"]["errors"] == 0, r["large"]
+    assert r["small"]["ops"] > 0, r
 print(f"{r['label']}: {a['ops_per_s']:.0f} ops/s, p99 {a['p99_us']:.1f} us, "
       f"lost {a['lost']}, {r['xdp']['mode']} mode")
 PY
@@ -58,6 +61,8 @@ PY
 
 check_run closed --depth 32
 check_run open --rate 20000
+check_run large --depth 8 --get-ratio 0.5 --value-profile bimodal --large-pct 5 \
+	--large-size 100000 --large-keys 10
 
 # SIGINT while measuring: the run reports, then detaches. (nsenter execs: $! is xkv-bench)
 nsenter --net="/run/netns/$ns_c" taskset -c "$client_cpu" "$build/xkv-bench" --server "$ip_s" \

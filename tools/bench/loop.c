@@ -11,32 +11,48 @@
 
 _Static_assert(LOOP_DEPTH_MAX <= UINT16_MAX + 1, "memcached's 16-bit ids must name every slot");
 
-static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
+/* Writes piece `piece` of slot s's request into buf; returns its length or -errno. */
+static int encode_piece(const struct loop *l, const struct loop_slot *s, uint32_t piece,
+			uint8_t *buf)
 {
-	const struct workload_config *cfg = &l->workload->cfg;
-	struct loop_slot *s = &l->slots[i];
-	uint8_t key_bytes[XKV_KEY_MAX], value[WORKLOAD_VALUE_MAX];
+	const struct workload *w = l->workload;
+	uint32_t offset = piece * l->piece_max, left = s->value_size - offset;
+	uint8_t key[XKV_KEY_MAX], value[LOOP_DGRAM_CAP];
 	struct bench_request req = {
-		.op = op,
-		/* the next generation of this slot: the low bits still name it */
-		.request_id = s->request_id + l->slot_mask + 1,
-		.timestamp = bench_now_ns(),
-		.key = key_bytes,
-		.key_len = cfg->key_size,
-		.value_len = op == XKV_OP_PUT ? cfg->value_size : 0,
-		.frag_len = op == XKV_OP_PUT ? cfg->value_size : 0,
+		.op = s->op,
+		.request_id = s->request_id,
+		.timestamp = s->timestamp,
+		.key = key,
+		.key_len = w->cfg.key_size,
+		.value_len = s->value_size,
+		.frag_offset = offset,
+		.frag_len = left < l->piece_max ? left : l->piece_max,
 		.frag = value,
 	};
 
-	workload_key(l->workload, key, key_bytes);
-	if (op == XKV_OP_PUT)
-		workload_value(l->workload, key, value);
-	/* loop_init encoded both kinds once: with these lengths it cannot fail */
-	s->len = (uint32_t)l->proto->encode(s->dgram, LOOP_DGRAM_CAP, &req);
-	s->request_id = req.request_id;
-	s->timestamp = req.timestamp;
+	workload_key(w, s->key, key);
+	workload_value(w, s->key, offset, req.frag_len, value);
+	return l->proto->encode(buf, LOOP_DGRAM_CAP, &req);
+}
+
+/* Puts request op on key in slot i, ready to go: its id, timestamp and pieces. */
+static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
+{
+	struct loop_slot *s = &l->slots[i];
+	uint32_t size = workload_value_size(l->workload, key);
+
+	s->request_id += l->slot_mask + 1; /* the next generation: the low bits still name it */
+	s->timestamp = bench_now_ns();
 	s->op = op;
 	s->key = key;
+	s->size_class = (uint8_t)workload_size_class(size);
+	s->value_size = op == XKV_OP_PUT ? size : 0;
+	s->pieces = s->value_size > l->piece_max ? (s->value_size - 1) / l->piece_max + 1 : 1;
+	s->pieces_sent = 0;
+	s->received = 0;
+	/* loop_init encoded the largest request of each kind: this cannot fail */
+	if (s->pieces == 1) /* else piece by piece as they go out */
+		s->len = (uint32_t)encode_piece(l, s, 0, s->dgram);
 	l->ready[l->nready++] = i;
 }
 
@@ -68,10 +84,8 @@ static void release(struct loop *l, unsigned i)
 		next_request(l, i);
 }
 
-static void answer(struct loop *l, unsigned i, enum workload_outcome outcome, uint64_t latency_ns)
+static void count(struct op_stats *os, enum workload_outcome outcome, uint64_t latency_ns)
 {
-	struct op_stats *os = &l->stats->op[bench_op_of(l->slots[i].op)];
-
 	switch (outcome) {
 	case WORKLOAD_OK:
 		os->ok++;
@@ -84,7 +98,17 @@ static void answer(struct loop *l, unsigned i, enum workload_outcome outcome, ui
 	case WORKLOAD_ERROR:
 		os->errors++;
 		break;
+	case WORKLOAD_PARTIAL:
+		break;
 	}
+}
+
+/* Counts slot s's answer under its operation and its size class. */
+static void answer(struct loop *l, const struct loop_slot *s, enum workload_outcome outcome,
+		   uint64_t latency_ns)
+{
+	count(&l->stats->op[bench_op_of(s->op)], outcome, latency_ns);
+	count(&l->stats->size_class[s->size_class], outcome, latency_ns);
 }
 
 static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now)
@@ -108,13 +132,15 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 		l->stats->late++;
 		return;
 	}
-	s->in_flight = 0;
-	l->in_flight--;
 	/* our id with another request's timestamp is someone else's answer */
 	outcome = l->proto->echoes_timestamp && reply.timestamp != s->timestamp
 			  ? WORKLOAD_ERROR
-			  : workload_check_reply(l->workload, s->op, s->key, &reply);
-	answer(l, i, outcome, now - s->intended_ns);
+			  : workload_check_reply(l->workload, s->op, s->key, &reply, &s->received);
+	if (outcome == WORKLOAD_PARTIAL)
+		return;
+	s->in_flight = 0;
+	l->in_flight--;
+	answer(l, s, outcome, now - s->intended_ns);
 	release(l, i);
 }
 
@@ -132,39 +158,78 @@ static void expire(struct loop *l, uint64_t now)
 			continue;
 		}
 		l->stats->op[bench_op_of(s->op)].lost++;
+		l->stats->size_class[s->size_class].lost++;
 		release(l, i);
 	}
 }
 
-/* Sends every ready request in one batch; what the transport did not take waits. */
+/*
+ * Puts ready requests in l->tx, oldest first: one datagram each, or the next pieces
+ * of a value, LOOP_PIECE_BURST in all. A request whose pieces do not all fit ends
+ * the batch, so that requests go out whole and in order. Returns the datagrams.
+ */
+static unsigned batch_ready(struct loop *l)
+{
+	unsigned n = 0, burst = 0;
+
+	for (unsigned r = 0; r < l->nready; r++) {
+		unsigned i = l->ready[r];
+		const struct loop_slot *s = &l->slots[i];
+		uint32_t piece = s->pieces_sent;
+
+		if (s->pieces == 1) {
+			l->tx_slot[n] = i;
+			l->tx[n++] = (struct bench_dgram){.data = s->dgram, .len = s->len};
+			continue;
+		}
+		for (; piece < s->pieces && burst < LOOP_PIECE_BURST; piece++, burst++) {
+			uint8_t *buf = l->piece_dgrams + burst * LOOP_DGRAM_CAP;
+
+			l->tx_slot[n] = i;
+			/* loop_init encoded the largest request's pieces: this cannot fail */
+			l->tx[n++] = (struct bench_dgram){
+				.data = buf, .len = (uint32_t)encode_piece(l, s, piece, buf)};
+		}
+		if (piece < s->pieces)
+			break;
+	}
+	return n;
+}
+
+/* A request's first datagram is out: latency counts from its intended time. */
+static void first_sent(struct loop *l, struct loop_slot *s, uint64_t now)
+{
+	if (l->open) /* admitted when due, so never early */
+		lat_hist_record(&l->stats->send_lag, now - s->intended_ns);
+	else
+		s->intended_ns = now;
+}
+
+/* Sends a batch of ready requests; what the transport did not take waits. */
 static int send_ready(struct loop *l)
 {
-	unsigned n = l->nready;
-	uint64_t now;
-	int sent;
+	unsigned n = batch_ready(l), whole = 0;
+	uint64_t now = bench_now_ns();
+	int sent = transport_send(l->transport, l->tx, n);
 
-	for (unsigned i = 0; i < n; i++) {
-		const struct loop_slot *s = &l->slots[l->ready[i]];
-
-		l->tx[i] = (struct bench_dgram){.data = s->dgram, .len = s->len};
-	}
-	now = bench_now_ns();
-	sent = transport_send(l->transport, l->tx, n);
 	if (sent < 0)
 		return sent;
-	for (int i = 0; i < sent; i++) {
-		struct loop_slot *s = &l->slots[l->ready[i]];
+	l->tx_full = (unsigned)sent < n;
+	/* the transport took a prefix: whole requests first, then perhaps part of one */
+	for (int k = 0; k < sent; k++) {
+		struct loop_slot *s = &l->slots[l->tx_slot[k]];
 
+		if (!s->pieces_sent++)
+			first_sent(l, s, now);
+		if (s->pieces_sent < s->pieces)
+			continue;
 		s->in_flight = 1;
-		s->sent_ns = now;
-		if (l->open) /* admitted when due, so never early */
-			lat_hist_record(&l->stats->send_lag, now - s->intended_ns);
-		else
-			s->intended_ns = now;
+		s->sent_ns = now; /* the timeout counts from the last piece */
+		whole++;
 	}
-	l->in_flight += (unsigned)sent;
-	l->nready = n - (unsigned)sent;
-	memmove(l->ready, l->ready + sent, l->nready * sizeof(*l->ready));
+	l->in_flight += whole;
+	l->nready -= whole;
+	memmove(l->ready, l->ready + whole, l->nready * sizeof(*l->ready));
 	return 0;
 }
 
@@ -219,8 +284,8 @@ static int closed_wait_ms(const struct loop *l, uint64_t now, uint64_t deadline)
 {
 	uint64_t wait_ns = l->expiry_period_ns;
 
-	if (l->nready) /* the transport was full: try again soon */
-		wait_ns = NS_PER_MS;
+	if (l->nready) /* pieces to send: at once; the transport was full: soon */
+		wait_ns = l->tx_full ? NS_PER_MS : 0;
 	if (deadline - now < wait_ns)
 		wait_ns = deadline - now;
 	return (int)((wait_ns + NS_PER_MS - 1) / NS_PER_MS);
@@ -341,17 +406,24 @@ int loop_measure(struct loop *l, double rate_per_s, struct bench_stats *stats)
 	return run_closed(l, LOOP_MEASURE, stats);
 }
 
+/* Whether the largest request of w encodes, piece by piece: 0 or -EINVAL. */
+static int check_encodes(const struct loop *l, const struct workload *w)
+{
+	struct loop_slot s = {.op = XKV_OP_PUT, .value_size = workload_value_size_max(&w->cfg)};
+	uint8_t dgram[LOOP_DGRAM_CAP];
+
+	s.pieces = s.value_size > l->piece_max ? (s.value_size - 1) / l->piece_max + 1 : 1;
+	if (encode_piece(l, &s, 0, dgram) < 0 || encode_piece(l, &s, s.pieces - 1, dgram) < 0)
+		return -EINVAL;
+	s = (struct loop_slot){.op = XKV_OP_GET};
+	return encode_piece(l, &s, 0, dgram) < 0 ? -EINVAL : 0;
+}
+
 int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	      const struct loop_config *cfg)
 {
-	const struct bench_proto *proto = cfg->proto ? cfg->proto : &bench_proto_xkv;
-	uint8_t key[XKV_KEY_MAX], value[WORKLOAD_VALUE_MAX], dgram[LOOP_DGRAM_CAP];
-	struct bench_request put = {.op = XKV_OP_PUT, .key = key, .key_len = w->cfg.key_size,
-				    .value_len = w->cfg.value_size,
-				    .frag_len = w->cfg.value_size, .frag = value};
-	struct bench_request get = {.op = XKV_OP_GET, .key = key, .key_len = w->cfg.key_size};
 	uint64_t expiry_period_ns = cfg->timeout_ns / 8;
-	unsigned bits = 0;
+	unsigned bits = 0, tx_max = cfg->depth + LOOP_PIECE_BURST;
 
 	if (cfg->depth < 1 || cfg->depth > LOOP_DEPTH_MAX || !cfg->timeout_ns)
 		return -EINVAL;
@@ -360,7 +432,7 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	*l = (struct loop){
 		.transport = t,
 		.workload = w,
-		.proto = proto,
+		.proto = cfg->proto ? cfg->proto : &bench_proto_xkv,
 		.seed = cfg->seed,
 		.stream = cfg->stream,
 		.deadline_ns = cfg->deadline_ns,
@@ -369,28 +441,27 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 		.expiry_period_ns = expiry_period_ns > NS_PER_MS ? expiry_period_ns : NS_PER_MS,
 		.depth = cfg->depth,
 		.slot_mask = (1u << bits) - 1,
+		.piece_max = loop_piece_max(&w->cfg),
 	};
+	if (check_encodes(l, w))
+		return -EINVAL;
 	workload_rng_seed(&l->rng, cfg->seed, cfg->stream);
 	l->slots = calloc(cfg->depth, sizeof(*l->slots));
 	l->dgrams = malloc(cfg->depth * LOOP_DGRAM_CAP);
+	l->piece_dgrams = malloc(LOOP_PIECE_BURST * LOOP_DGRAM_CAP);
 	l->ready = calloc(cfg->depth, sizeof(*l->ready));
 	l->idle = calloc(cfg->depth, sizeof(*l->idle));
-	l->tx = calloc(cfg->depth, sizeof(*l->tx));
+	l->tx = calloc(tx_max, sizeof(*l->tx));
+	l->tx_slot = calloc(tx_max, sizeof(*l->tx_slot));
 	l->rx = calloc(cfg->depth, sizeof(*l->rx));
-	if (!l->slots || !l->dgrams || !l->ready || !l->idle || !l->tx || !l->rx) {
+	if (!l->slots || !l->dgrams || !l->piece_dgrams || !l->ready || !l->idle || !l->tx ||
+	    !l->tx_slot || !l->rx) {
 		loop_free(l);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < cfg->depth; i++) {
 		l->slots[i].dgram = l->dgrams + i * LOOP_DGRAM_CAP;
 		l->slots[i].request_id = i;
-	}
-	workload_key(w, 0, key);
-	workload_value(w, 0, value);
-	if (proto->encode(dgram, sizeof(dgram), &put) < 0 ||
-	    proto->encode(dgram, sizeof(dgram), &get) < 0) {
-		loop_free(l);
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -399,9 +470,11 @@ void loop_free(struct loop *l)
 {
 	free(l->slots);
 	free(l->dgrams);
+	free(l->piece_dgrams);
 	free(l->ready);
 	free(l->idle);
 	free(l->tx);
+	free(l->tx_slot);
 	free(l->rx);
 	*l = (struct loop){0};
 }

@@ -19,6 +19,11 @@
  * request does not match (a protocol with 16-bit ids, memcached, keeps only the
  * low 16 bits: the slot and a few generations). A request without a reply after
  * the timeout is lost.
+ *
+ * A value too large for one datagram goes in pieces (xkv only): a PUT's pieces are
+ * sent in order, at most LOOP_PIECE_BURST datagrams per batch so that replies are
+ * taken in between, and its latency counts from the first piece; a GET's reply is
+ * taken piece by piece and answered by its last.
  */
 #ifndef XKV_BENCH_LOOP_H
 #define XKV_BENCH_LOOP_H
@@ -36,6 +41,7 @@
 #define LOOP_LOAD_ATTEMPTS 3		 /* sends of one PUT while loading */
 #define LOOP_LOAD_STALL_NS 1000000000ULL /* loading gives up after this long without a reply */
 #define LOOP_DGRAM_CAP	   WORKLOAD_DGRAM_MAX /* a slot's request buffer, whatever the protocol */
+#define LOOP_PIECE_BURST   64 /* datagrams of values in pieces per batch */
 
 struct loop_config {
 	unsigned depth;			     /* closed: kept outstanding; open: most outstanding */
@@ -52,7 +58,11 @@ struct loop_slot {
 	uint8_t op;
 	uint8_t in_flight;
 	uint8_t attempts;     /* loading: sends of this PUT that got no reply */
-	uint32_t len;	      /* of the encoded request */
+	uint8_t size_class;   /* of the key's value */
+	uint32_t len;	      /* of the encoded request, when it is one datagram */
+	uint32_t value_size;  /* a PUT's value */
+	uint32_t pieces, pieces_sent; /* datagrams of the request: 1, or a PUT's pieces */
+	uint32_t received;    /* bytes of a GET's value taken so far */
 	uint64_t timestamp;   /* written in the request; the reply must echo it */
 	uint64_t intended_ns; /* latency counts from here: the schedule's time, or the send */
 	uint64_t sent_ns;     /* the timeout counts from here */
@@ -80,10 +90,14 @@ struct loop {
 	uint8_t *dgrams; /* the slots' request buffers */
 	unsigned *ready; /* slots holding a request not sent yet, oldest first */
 	unsigned nready, in_flight;
+	bool tx_full; /* the transport took less than the last batch */
 	unsigned *idle; /* open loop: slots free for the next arrival */
 	unsigned nidle;
 	bool open;
 	uint64_t starved_at; /* open loop: when an arrival last found no free slot */
+	uint32_t piece_max; /* value bytes a datagram carries */
+	uint8_t *piece_dgrams; /* LOOP_PIECE_BURST datagrams of pieces being sent */
+	unsigned *tx_slot;     /* the slot of each datagram in tx */
 	struct bench_dgram *tx, *rx;
 	enum loop_phase phase;
 	uint32_t load_next, load_step, load_end; /* loading: keys still to PUT */
@@ -91,7 +105,16 @@ struct loop {
 	_Atomic uint64_t answered; /* ok + misses in this phase, for a progress line */
 };
 
-/* Returns 0 or -errno (-EINVAL: a request of this workload would not encode). */
+/* Value bytes one datagram of w carries. */
+static inline uint32_t loop_piece_max(const struct workload_config *w)
+{
+	return LOOP_DGRAM_CAP - (uint32_t)sizeof(struct xkv_hdr) - w->key_size;
+}
+
+/*
+ * Returns 0 or -errno (-EINVAL: a request of this workload would not encode, e.g. a
+ * value in pieces in a protocol that takes one datagram per request).
+ */
 int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	      const struct loop_config *cfg);
 void loop_free(struct loop *l);

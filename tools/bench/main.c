@@ -139,7 +139,18 @@ static const char usage[] =
 	"      --no-load             PUT nothing before measuring\n"
 	"      --get-ratio R         fraction of GETs, the rest PUTs (0.95)\n"
 	"      --key-size B          bytes per key: \"k\" + zero-padded index (16)\n"
-	"      --value-size B        bytes per value, at most 1400 (64)\n"
+	"      --value-size B        bytes per value (64); over one datagram it goes in\n"
+	"                            pieces (xkv)\n"
+	"      --value-profile P     value sizes: fixed (--value-size), bimodal (small of\n"
+	"                            --value-size, large of --large-size) or etc (Minos's\n"
+	"                            trimodal ETC: tiny 1-13 B, small 14-1400 B, large\n"
+	"                            1500 B to --large-size) (fixed)\n"
+	"      --large-pct P         bimodal, etc: percent of requests for large values\n"
+	"                            (0.125)\n"
+	"      --large-size B        bimodal: a large value's bytes; etc: the largest\n"
+	"                            (512000)\n"
+	"      --large-keys N        bimodal, etc: keys holding large values, the last\n"
+	"                            ones (Minos's share, 10 K in 16 M, at least 1)\n"
 	"      --zipf GAMMA          key popularity exponent, 0 for uniform (0)\n"
 	"      --seed N              fixes every thread's requests and schedule (1)\n"
 	"      --timeout-ms MS       a request without a reply by then is lost (100)\n"
@@ -148,10 +159,12 @@ static const char usage[] =
 	"  -h, --help\n"
 	"\n"
 	"JSON fields: label server transport threads depth rate duration_s seed timeout_ms\n"
-	"keys key_size value_size get_ratio zipf; xdp {iface queue mode redirected\n"
-	"wrong_queue no_socket} with --transport xdp; load {keys seconds ok lost errors};\n"
-	"all, get, put {ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses\n"
-	"errors lost}; open_loop {scheduled_per_s send_lag_p50_us send_lag_p99_us\n"
+	"keys key_size value_size value_profile large_pct large_size large_keys get_ratio\n"
+	"zipf; xdp {iface queue mode redirected wrong_queue no_socket} with --transport\n"
+	"xdp; load {keys seconds ok lost errors}; all, get, put and, with a bimodal or etc\n"
+	"profile, each size class that had requests (tiny <= 13 B, small <= 1400 B, large)\n"
+	"{ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses errors lost};\n"
+	"open_loop {scheduled_per_s send_lag_p50_us send_lag_p99_us\n"
 	"send_lag_max_us unsent behind_ms slot_waits} with --rate; late invalid.\n"
 	"A sweep: the run fields, then sweep slo_us slo_percentile service_us rate_found\n"
 	"bracketed steps [{offered_per_s scheduled_per_s achieved_per_s p50_us p99_us\n"
@@ -189,6 +202,18 @@ static int parse_real(const char *name, const char *arg, double min, double max,
 	}
 	*out = v;
 	return 0;
+}
+
+static int parse_profile(const char *arg, enum workload_profile *out)
+{
+	for (enum workload_profile p = WORKLOAD_FIXED; p <= WORKLOAD_ETC; p++) {
+		if (!strcmp(arg, workload_profile_name(p))) {
+			*out = p;
+			return 0;
+		}
+	}
+	fprintf(stderr, "xkv-bench: --value-profile %s: fixed, bimodal or etc\n", arg);
+	return -EINVAL;
 }
 
 /* What --sweep, --transport and --rate imply, and what they refuse. */
@@ -242,7 +267,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		OPT_WARMUP_KEYS = 256, OPT_NO_LOAD, OPT_GET_RATIO, OPT_KEY_SIZE, OPT_VALUE_SIZE,
 		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON, OPT_TRANSPORT, OPT_IFACE,
 		OPT_QUEUE, OPT_SWEEP, OPT_SLO_US, OPT_SLO_MULT, OPT_SLO_PCT, OPT_SWEEP_MAX, OPT_CSV,
-		OPT_PROTOCOL,
+		OPT_PROTOCOL, OPT_VALUE_PROFILE, OPT_LARGE_PCT, OPT_LARGE_SIZE, OPT_LARGE_KEYS,
 	};
 	static const struct option opts[] = {
 		{"server", required_argument, NULL, 's'},
@@ -266,6 +291,10 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		{"get-ratio", required_argument, NULL, OPT_GET_RATIO},
 		{"key-size", required_argument, NULL, OPT_KEY_SIZE},
 		{"value-size", required_argument, NULL, OPT_VALUE_SIZE},
+		{"value-profile", required_argument, NULL, OPT_VALUE_PROFILE},
+		{"large-pct", required_argument, NULL, OPT_LARGE_PCT},
+		{"large-size", required_argument, NULL, OPT_LARGE_SIZE},
+		{"large-keys", required_argument, NULL, OPT_LARGE_KEYS},
 		{"zipf", required_argument, NULL, OPT_ZIPF},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},
@@ -287,7 +316,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		.duration_s = 5,
 		.seed = 1,
 		.timeout_ms = 100,
-		.workload = {.keys = 100000, .key_size = 16, .value_size = 64, .get_ratio = 0.95},
+		.workload = {.keys = 100000, .key_size = 16, .value_size = 64, .get_ratio = 0.95,
+			     .large_pct = 0.125, .large_size = 512000},
 	};
 	while (!err && (opt = getopt_long(argc, argv, "s:t:d:r:D:k:h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -373,6 +403,20 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			err = parse_uint("--value-size", optarg, 0, XKV_VALUE_MAX, &v);
 			w->value_size = (uint32_t)v;
 			break;
+		case OPT_VALUE_PROFILE:
+			err = parse_profile(optarg, &w->profile);
+			break;
+		case OPT_LARGE_PCT:
+			err = parse_real("--large-pct", optarg, 0, 99.999, &w->large_pct);
+			break;
+		case OPT_LARGE_SIZE:
+			err = parse_uint("--large-size", optarg, 1, XKV_VALUE_MAX, &v);
+			w->large_size = (uint32_t)v;
+			break;
+		case OPT_LARGE_KEYS:
+			err = parse_uint("--large-keys", optarg, 1, WORKLOAD_KEYS_MAX, &v);
+			w->large_keys = (uint32_t)v;
+			break;
 		case OPT_ZIPF:
 			err = parse_real("--zipf", optarg, 0, 100, &w->zipf);
 			break;
@@ -419,6 +463,13 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	}
 	if (workload_config_check(w, why, sizeof(why))) {
 		fprintf(stderr, "xkv-bench: %s\n", why);
+		return -EINVAL;
+	}
+	if (o->proto != &bench_proto_xkv && workload_value_size_max(w) > loop_piece_max(w)) {
+		fprintf(stderr,
+			"xkv-bench: --protocol %s: values of up to %u bytes, more than the %u "
+			"one datagram carries, and only xkv sends values in pieces\n",
+			o->proto->name, workload_value_size_max(w), loop_piece_max(w));
 		return -EINVAL;
 	}
 	return check_modes(o, depth_given, duration_given);

@@ -34,19 +34,34 @@ static void make_row(struct row *row, const char *name, const struct op_stats *s
 	};
 }
 
-/* The rows all, get, put. Returns 0 or -ENOMEM (the merged histogram is large). */
-static int make_rows(struct row rows[3], const struct bench_stats *s, double seconds)
+#define ROWS_MAX (3 + WORKLOAD_SIZE_CLASSES)
+
+/*
+ * The rows all, get, put, then with sizes that vary each size class that had
+ * requests. Returns how many, or -ENOMEM (the merged histogram is large).
+ */
+static int make_rows(struct row rows[ROWS_MAX], const struct run_report *r,
+		     const struct bench_stats *s)
 {
+	static const char *const class_names[] = {
+		[WORKLOAD_TINY] = "tiny", [WORKLOAD_SMALL] = "small", [WORKLOAD_LARGE] = "large"};
 	struct op_stats *all = malloc(sizeof(*all));
+	int n = 3;
 
 	if (!all)
 		return -ENOMEM;
 	bench_stats_total(s, all);
-	make_row(&rows[0], "all", all, seconds);
-	make_row(&rows[1], "get", &s->op[BENCH_GET], seconds);
-	make_row(&rows[2], "put", &s->op[BENCH_PUT], seconds);
+	make_row(&rows[0], "all", all, r->seconds);
+	make_row(&rows[1], "get", &s->op[BENCH_GET], r->seconds);
+	make_row(&rows[2], "put", &s->op[BENCH_PUT], r->seconds);
 	free(all);
-	return 0;
+	for (int c = 0; c < WORKLOAD_SIZE_CLASSES && r->workload->profile != WORKLOAD_FIXED; c++) {
+		const struct op_stats *cs = &s->size_class[c];
+
+		if (cs->ok + cs->misses + cs->errors + cs->lost)
+			make_row(&rows[n++], class_names[c], cs, r->seconds);
+	}
+	return n;
 }
 
 /* How well an open loop kept to its schedule. */
@@ -78,6 +93,17 @@ static const char *popularity(const struct workload_config *w, char *buf, size_t
 	return buf;
 }
 
+/* The sizes of values that are not large: "64", or ETC's "1-13 and 14-1400". */
+static const char *value_sizes(const struct workload_config *w, char *buf, size_t cap)
+{
+	if (w->profile == WORKLOAD_ETC)
+		snprintf(buf, cap, "1-%u and %u-%u", WORKLOAD_TINY_MAX, WORKLOAD_TINY_MAX + 1,
+			 WORKLOAD_SMALL_MAX);
+	else
+		snprintf(buf, cap, "%u", w->value_size);
+	return buf;
+}
+
 /* "udp", or "xdp (copy mode, IF queue Q)" */
 static const char *transport_name(const struct run_report *r, char *buf, size_t cap)
 {
@@ -91,7 +117,7 @@ static const char *transport_name(const struct run_report *r, char *buf, size_t 
 static void table_header(FILE *f, const struct run_report *r, const char *window)
 {
 	const struct workload_config *w = r->workload;
-	char pop[32], transport[96], loop[48];
+	char pop[32], transport[96], loop[48], sizes[48];
 
 	if (r->sweep)
 		snprintf(loop, sizeof(loop), "open-loop sweep from %.0f/s", r->rate);
@@ -103,8 +129,14 @@ static void table_header(FILE *f, const struct run_report *r, const char *window
 		r->server, transport_name(r, transport, sizeof(transport)), r->threads,
 		r->threads == 1 ? "" : "s", r->depth, loop, r->seconds, window,
 		(unsigned long long)r->seed);
-	fprintf(f, "workload: %u keys %s, %.0f%% GET, key %u B, value %u B; ", w->keys,
-		popularity(w, pop, sizeof(pop)), w->get_ratio * 100, w->key_size, w->value_size);
+	fprintf(f, "workload: %u keys %s, %.0f%% GET, key %u B, ", w->keys,
+		popularity(w, pop, sizeof(pop)), w->get_ratio * 100, w->key_size);
+	if (w->profile == WORKLOAD_FIXED || !workload_large_keys(w))
+		fprintf(f, "value %s B; ", value_sizes(w, sizes, sizeof(sizes)));
+	else
+		fprintf(f, "values %s B, %g%% of requests to %u large keys of %s%u B; ",
+			value_sizes(w, sizes, sizeof(sizes)), w->large_pct, workload_large_keys(w),
+			w->profile == WORKLOAD_ETC ? "1500-" : "", w->large_size);
 	if (r->load)
 		fprintf(f, "loaded %u keys in %.2f s (%llu lost, %llu errors)\n", r->loaded_keys,
 			r->load_seconds, (unsigned long long)r->load->op[BENCH_PUT].lost,
@@ -128,17 +160,18 @@ static void table_xdp(FILE *f, const struct afxdp_info *x)
 void report_table(FILE *f, const struct run_report *r)
 {
 	const struct bench_stats *m = r->measured;
-	struct row rows[3];
+	struct row rows[ROWS_MAX];
+	int nrows = make_rows(rows, r, m);
 
 	table_header(f, r, "measured");
-	if (make_rows(rows, m, r->seconds)) {
+	if (nrows < 0) {
 		fprintf(f, "xkv-bench: out of memory for the report\n");
 		return;
 	}
-	fprintf(f, "%-12s %-3s %12s %9s %9s %9s %9s %9s %9s %9s %9s\n", "label", "op", "ops/s",
+	fprintf(f, "%-12s %-5s %12s %9s %9s %9s %9s %9s %9s %9s %9s\n", "label", "op", "ops/s",
 		"p50 us", "p90 us", "p99 us", "p99.9 us", "mean us", "lost", "errors", "misses");
-	for (int i = 0; i < 3; i++)
-		fprintf(f, "%-12s %-3s %12.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9llu %9llu %9llu\n",
+	for (int i = 0; i < nrows; i++)
+		fprintf(f, "%-12s %-5s %12.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9llu %9llu %9llu\n",
 			r->label, rows[i].name, rows[i].ops_per_s, rows[i].p50_us, rows[i].p90_us,
 			rows[i].p99_us, rows[i].p999_us, rows[i].mean_us,
 			(unsigned long long)rows[i].lost, (unsigned long long)rows[i].errors,
@@ -199,10 +232,13 @@ static void json_run_fields(FILE *f, const struct run_report *r)
 	fprintf(f,
 		",\"transport\":\"%s\",\"threads\":%u,\"depth\":%u,\"rate\":%.1f,"
 		"\"duration_s\":%.3f,\"seed\":%llu,\"timeout_ms\":%llu,\"keys\":%u,"
-		"\"key_size\":%u,\"value_size\":%u,\"get_ratio\":%g,\"zipf\":%g,",
+		"\"key_size\":%u,\"value_size\":%u,\"value_profile\":\"%s\",\"large_pct\":%g,"
+		"\"large_size\":%u,\"large_keys\":%u,\"get_ratio\":%g,\"zipf\":%g,",
 		r->transport, r->threads, r->depth, r->rate, r->seconds,
 		(unsigned long long)r->seed, (unsigned long long)r->timeout_ms, w->keys,
-		w->key_size, w->value_size, w->get_ratio, w->zipf);
+		w->key_size, w->value_size, workload_profile_name(w->profile),
+		w->profile == WORKLOAD_FIXED ? 0 : w->large_pct, w->large_size,
+		workload_large_keys(w), w->get_ratio, w->zipf);
 	if (x) {
 		fputs("\"xdp\":{\"iface\":", f);
 		json_string(f, x->iface);
@@ -221,9 +257,10 @@ void report_json(FILE *f, const struct run_report *r)
 {
 	const struct op_stats *load = r->load ? &r->load->op[BENCH_PUT] : NULL;
 	const struct bench_stats *m = r->measured;
-	struct row rows[3];
+	struct row rows[ROWS_MAX];
+	int nrows = make_rows(rows, r, m);
 
-	if (make_rows(rows, m, r->seconds)) {
+	if (nrows < 0) {
 		fprintf(stderr, "xkv-bench: out of memory for the report\n");
 		return;
 	}
@@ -235,7 +272,7 @@ void report_json(FILE *f, const struct run_report *r)
 		r->loaded_keys, r->load_seconds, (unsigned long long)(load ? load->ok : 0),
 		(unsigned long long)(load ? load->lost : 0),
 		(unsigned long long)(load ? load->errors : 0));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < nrows; i++) {
 		json_row(f, &rows[i]);
 		fputc(',', f);
 	}

@@ -8,6 +8,8 @@ void bench_stats_init(struct bench_stats *s)
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < BENCH_OPS; i++)
 		lat_hist_init(&s->op[i].latency);
+	for (int i = 0; i < WORKLOAD_SIZE_CLASSES; i++)
+		lat_hist_init(&s->size_class[i].latency);
 	lat_hist_init(&s->send_lag);
 }
 
@@ -24,6 +26,8 @@ void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src)
 {
 	for (int i = 0; i < BENCH_OPS; i++)
 		op_stats_merge(&dst->op[i], &src->op[i]);
+	for (int i = 0; i < WORKLOAD_SIZE_CLASSES; i++)
+		op_stats_merge(&dst->size_class[i], &src->size_class[i]);
 	dst->late += src->late;
 	dst->invalid += src->invalid;
 	dst->scheduled += src->scheduled;

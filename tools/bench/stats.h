@@ -7,6 +7,7 @@
 
 #include <xkv/proto.h>
 #include "hist.h"
+#include "workload.h"
 
 enum bench_op {
 	BENCH_GET,
@@ -24,6 +25,7 @@ struct op_stats {
 
 struct bench_stats {
 	struct op_stats op[BENCH_OPS];
+	struct op_stats size_class[WORKLOAD_SIZE_CLASSES]; /* the same requests, by value size */
 	uint64_t late;	  /* replies to requests already counted lost */
 	uint64_t invalid; /* datagrams that do not decode as a reply or match no request */
 	/* the open loop's schedule, and how well the generator kept to it */

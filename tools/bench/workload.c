@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,55 @@ static unsigned decimal_digits(uint32_t n)
 	return digits;
 }
 
+const char *workload_profile_name(enum workload_profile p)
+{
+	static const char *const names[] = {
+		[WORKLOAD_FIXED] = "fixed", [WORKLOAD_BIMODAL] = "bimodal", [WORKLOAD_ETC] = "etc"};
+
+	return names[p];
+}
+
+uint32_t workload_large_keys(const struct workload_config *cfg)
+{
+	double share;
+
+	if (cfg->profile == WORKLOAD_FIXED || cfg->large_pct == 0)
+		return 0;
+	if (cfg->large_keys)
+		return cfg->large_keys;
+	share = ceil(cfg->keys * WORKLOAD_LARGE_SHARE);
+	return share < cfg->keys - 1 ? (uint32_t)share : cfg->keys - 1;
+}
+
+/* The size checks of profile cfg->profile; 0 or -EINVAL with why written. */
+static int sizes_check(const struct workload_config *cfg, char *why, size_t why_len)
+{
+	uint32_t large_min = cfg->profile == WORKLOAD_ETC ? WORKLOAD_LARGE_MIN : 1;
+
+	if (cfg->profile != WORKLOAD_ETC && cfg->value_size > WORKLOAD_VALUE_MAX)
+		snprintf(why, why_len, "--value-size %u: at most %u bytes", cfg->value_size,
+			 WORKLOAD_VALUE_MAX);
+	else if (cfg->profile == WORKLOAD_FIXED)
+		return 0;
+	else if (!(cfg->large_pct >= 0 && cfg->large_pct < 100))
+		snprintf(why, why_len, "--large-pct %g: must be 0 or more and below 100",
+			 cfg->large_pct);
+	else if (cfg->large_pct == 0)
+		return 0;
+	else if (cfg->large_size < large_min || cfg->large_size > WORKLOAD_VALUE_MAX)
+		snprintf(why, why_len, "--large-size %u: must be %u..%u bytes", cfg->large_size,
+			 large_min, WORKLOAD_VALUE_MAX);
+	else if (cfg->keys < 2 || workload_large_keys(cfg) >= cfg->keys)
+		snprintf(why, why_len,
+			 "--large-keys %u: must leave small keys among the %u (at least 2 keys)",
+			 workload_large_keys(cfg), cfg->keys);
+	else
+		return 0;
+	return -EINVAL;
+}
+
 int workload_config_check(const struct workload_config *cfg, char *why, size_t why_len)
 {
-	uint32_t put_len = sizeof(struct xkv_hdr) + cfg->key_size + cfg->value_size;
 	unsigned key_min = cfg->keys ? 1 + decimal_digits(cfg->keys - 1) : 1;
 
 	if (cfg->keys < 1 || cfg->keys > WORKLOAD_KEYS_MAX)
@@ -29,16 +76,11 @@ int workload_config_check(const struct workload_config *cfg, char *why, size_t w
 		snprintf(why, why_len,
 			 "--key-size %u: %u keys are named \"k\" + %u digits, so %u..%u bytes",
 			 cfg->key_size, cfg->keys, key_min - 1, key_min, XKV_KEY_MAX);
-	else if (cfg->value_size > WORKLOAD_VALUE_MAX)
-		snprintf(why, why_len,
-			 "--value-size %u: at most %u bytes, one datagram (values sent in pieces "
-			 "are not supported yet)",
-			 cfg->value_size, WORKLOAD_VALUE_MAX);
-	else if (put_len > WORKLOAD_DGRAM_MAX)
-		snprintf(why, why_len,
-			 "a PUT of a %u-byte key and a %u-byte value is a %u-byte datagram, over "
-			 "the %u bytes one datagram carries on a 1500-byte MTU",
-			 cfg->key_size, cfg->value_size, put_len, WORKLOAD_DGRAM_MAX);
+	else if (sizeof(struct xkv_hdr) + cfg->key_size >= WORKLOAD_DGRAM_MAX)
+		snprintf(why, why_len, "--key-size %u: leaves no room for a value in a datagram",
+			 cfg->key_size);
+	else if (sizes_check(cfg, why, why_len))
+		return -EINVAL;
 	else if (!(cfg->get_ratio >= 0 && cfg->get_ratio <= 1))
 		snprintf(why, why_len, "--get-ratio %g: must be 0..1", cfg->get_ratio);
 	else if (!(cfg->zipf >= 0 && isfinite(cfg->zipf)))
@@ -56,35 +98,31 @@ int workload_init(struct workload *w, const struct workload_config *cfg)
 	if (workload_config_check(cfg, why, sizeof(why)))
 		return -EINVAL;
 	*w = (struct workload){.cfg = *cfg};
-	w->pattern = malloc(cfg->value_size + 1);
-	if (!w->pattern)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cfg->value_size; i++)
-		w->pattern[i] = (uint8_t)('a' + i % 26);
+	w->cfg.large_keys = workload_large_keys(cfg);
+	w->regular_keys = cfg->keys - w->cfg.large_keys;
+	w->large_p = w->cfg.large_keys ? cfg->large_pct / 100 : 0;
+	for (uint32_t i = 0; i < sizeof(w->letters); i++)
+		w->letters[i] = (uint8_t)('a' + i % 26);
 	if (cfg->zipf == 0)
 		return 0;
 
-	w->cdf = malloc(sizeof(*w->cdf) * cfg->keys);
-	if (!w->cdf) {
-		workload_free(w);
+	w->cdf = malloc(sizeof(*w->cdf) * w->regular_keys);
+	if (!w->cdf)
 		return -ENOMEM;
-	}
-	for (uint32_t r = 0; r < cfg->keys; r++) {
+	for (uint32_t r = 0; r < w->regular_keys; r++) {
 		sum += pow(r + 1.0, -cfg->zipf);
 		w->cdf[r] = sum;
 	}
-	for (uint32_t r = 0; r < cfg->keys; r++)
+	for (uint32_t r = 0; r < w->regular_keys; r++)
 		w->cdf[r] /= sum;
-	w->cdf[cfg->keys - 1] = 1.0; /* rounding must not leave a draw past the last rank */
+	w->cdf[w->regular_keys - 1] = 1.0; /* rounding must not leave a draw past the last */
 	return 0;
 }
 
 void workload_free(struct workload *w)
 {
 	free(w->cdf);
-	free(w->pattern);
 	w->cdf = NULL;
-	w->pattern = NULL;
 }
 
 static uint64_t splitmix64_mix(uint64_t z)
@@ -111,16 +149,24 @@ double workload_rng_unit(struct workload_rng *r)
 	return (double)(workload_rng_next(r) >> 11) * 0x1p-53;
 }
 
+/* Lemire's multiply-shift: bias below n / 2^64 */
+static uint32_t uniform_below(struct workload_rng *r, uint32_t n)
+{
+	return (uint32_t)(((unsigned __int128)workload_rng_next(r) * n) >> 64);
+}
+
 uint32_t workload_next_key(const struct workload *w, struct workload_rng *r)
 {
 	uint32_t lo = 0, hi;
 	double u;
 
-	if (!w->cdf) /* Lemire's multiply-shift: bias below keys / 2^64 */
-		return (uint32_t)(((unsigned __int128)workload_rng_next(r) * w->cfg.keys) >> 64);
+	if (w->large_p && workload_rng_unit(r) < w->large_p) /* large keys: uniform */
+		return w->regular_keys + uniform_below(r, w->cfg.large_keys);
+	if (!w->cdf)
+		return uniform_below(r, w->regular_keys);
 	/* the first rank whose cumulative probability exceeds u */
 	u = workload_rng_unit(r);
-	hi = w->cfg.keys - 1;
+	hi = w->regular_keys - 1;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -147,7 +193,37 @@ void workload_key(const struct workload *w, uint32_t key, uint8_t *out)
 	}
 }
 
-/* The first WORKLOAD_TAG_LEN bytes of key's value: its index in hex. */
+/* A value's size is a function of its key alone: every run loads the same values. */
+uint32_t workload_value_size(const struct workload *w, uint32_t key)
+{
+	const struct workload_config *cfg = &w->cfg;
+	uint64_t h = splitmix64_mix(key + 0x5eedULL);
+
+	if (key >= w->regular_keys) {
+		if (cfg->profile == WORKLOAD_BIMODAL)
+			return cfg->large_size;
+		return WORKLOAD_LARGE_MIN +
+		       (uint32_t)(h % (cfg->large_size - WORKLOAD_LARGE_MIN + 1));
+	}
+	if (cfg->profile != WORKLOAD_ETC)
+		return cfg->value_size;
+	/* 40 % tiny, 60 % small: the low bits pick the class, the high bits the size */
+	if ((uint32_t)h % 10 < 4)
+		return 1 + (uint32_t)((h >> 32) % WORKLOAD_TINY_MAX);
+	return WORKLOAD_TINY_MAX + 1 +
+	       (uint32_t)((h >> 32) % (WORKLOAD_SMALL_MAX - WORKLOAD_TINY_MAX));
+}
+
+uint32_t workload_value_size_max(const struct workload_config *cfg)
+{
+	uint32_t regular = cfg->profile == WORKLOAD_ETC ? WORKLOAD_SMALL_MAX : cfg->value_size;
+
+	if (workload_large_keys(cfg) && cfg->large_size > regular)
+		return cfg->large_size;
+	return regular;
+}
+
+/* The value's first WORKLOAD_TAG_LEN bytes: its key's index in hex. */
 static void value_tag(uint32_t key, uint8_t tag[WORKLOAD_TAG_LEN])
 {
 	static const char hex[] = "0123456789abcdef";
@@ -158,39 +234,63 @@ static void value_tag(uint32_t key, uint8_t tag[WORKLOAD_TAG_LEN])
 	}
 }
 
-void workload_value(const struct workload *w, uint32_t key, uint8_t *out)
+void workload_value(const struct workload *w, uint32_t key, uint32_t offset, uint32_t len,
+		    uint8_t *out)
 {
-	uint32_t size = w->cfg.value_size;
 	uint8_t tag[WORKLOAD_TAG_LEN];
-	uint32_t tag_len = size < WORKLOAD_TAG_LEN ? size : WORKLOAD_TAG_LEN;
 
 	value_tag(key, tag);
-	memcpy(out, tag, tag_len);
-	memcpy(out + tag_len, w->pattern + tag_len, size - tag_len);
+	for (; len && offset < WORKLOAD_TAG_LEN; len--)
+		*out++ = tag[offset++];
+	while (len) {
+		uint32_t n = len < WORKLOAD_CHUNK ? len : WORKLOAD_CHUNK;
+
+		memcpy(out, w->letters + offset % 26, n);
+		out += n;
+		offset += n;
+		len -= n;
+	}
 }
 
-static int value_matches(const struct workload *w, uint32_t key, const uint8_t *value)
+/* Whether value bytes offset .. offset + len of key's value are those at p. */
+static bool value_matches(const struct workload *w, uint32_t key, uint32_t offset, uint32_t len,
+			  const uint8_t *p)
 {
-	uint8_t expected[WORKLOAD_VALUE_MAX];
+	uint8_t tag[WORKLOAD_TAG_LEN];
 
-	workload_value(w, key, expected);
-	return !memcmp(value, expected, w->cfg.value_size);
+	value_tag(key, tag);
+	for (; len && offset < WORKLOAD_TAG_LEN; len--)
+		if (*p++ != tag[offset++])
+			return false;
+	while (len) {
+		uint32_t n = len < WORKLOAD_CHUNK ? len : WORKLOAD_CHUNK;
+
+		if (memcmp(p, w->letters + offset % 26, n))
+			return false;
+		p += n;
+		offset += n;
+		len -= n;
+	}
+	return true;
 }
 
 enum workload_outcome workload_check_reply(const struct workload *w, uint8_t op, uint32_t key,
-					   const struct xkv_msg *reply)
+					   const struct xkv_msg *reply, uint32_t *received)
 {
 	if (reply->op != (op | XKV_OP_REPLY))
 		return WORKLOAD_ERROR;
-	if (op == XKV_OP_GET && reply->status == XKV_S_NOT_FOUND)
+	if (op == XKV_OP_GET && reply->status == XKV_S_NOT_FOUND && !*received)
 		return WORKLOAD_MISS;
 	if (reply->status != XKV_S_OK)
 		return WORKLOAD_ERROR;
 	if (op == XKV_OP_PUT)
 		return reply->value_len == 0 ? WORKLOAD_OK : WORKLOAD_ERROR;
-	/* a GET hit: the whole value, in this one datagram, for this key */
-	if (reply->value_len != w->cfg.value_size || reply->frag_offset != 0 ||
-	    reply->frag_len != reply->value_len || !value_matches(w, key, reply->frag))
+	/* a GET hit: the next piece, in order, of this key's value */
+	if (reply->value_len != workload_value_size(w, key) || reply->frag_offset != *received ||
+	    reply->frag_len > reply->value_len - *received ||
+	    (!reply->frag_len && reply->value_len) ||
+	    !value_matches(w, key, reply->frag_offset, reply->frag_len, reply->frag))
 		return WORKLOAD_ERROR;
-	return WORKLOAD_OK;
+	*received += reply->frag_len;
+	return *received == reply->value_len ? WORKLOAD_OK : WORKLOAD_PARTIAL;
 }
