@@ -21,6 +21,15 @@ XKV_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wimplicit-fallthrough \
 	     -Iinclude -Iuserspace -I$(BUILD) $(CFLAGS) -MMD -MP
 XKV_LDLIBS = -lurcu-qsbr -lpthread
 
+# A test that is a script ($<): $@ becomes a launcher that runs it with $(1), the
+# paths of this build it needs, and whatever the launcher is given.
+define script_launcher
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" "$(1)" > $@
+	$(Q)chmod +x $@
+endef
+
 BINS	:=
 TESTS	:=
 ASAN_TESTS :=

@@ -3,9 +3,6 @@
 # make writes a launcher that hands it the binaries of this build.
 
 $(BUILD)/test-netns: tests/net/netns.sh $(BUILD)/xkv-loader $(BUILD)/bpf/xdp_pass.bpf.o
-	$(call msg,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec %s %s %s\n' $(abspath tests/net/netns.sh) \
-		$(abspath $(BUILD)/xkv-loader) $(abspath $(BUILD)/bpf/xdp_pass.bpf.o) > $@
-	$(Q)chmod +x $@
+	$(call script_launcher,$(abspath $(BUILD)/xkv-loader) $(abspath $(BUILD)/bpf/xdp_pass.bpf.o))
 
 TESTS += $(BUILD)/test-netns

@@ -20,9 +20,7 @@ $(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(BU
 # replay.sh makes its namespaces and removes them; it runs the binaries of this build
 $(BUILD)/tests/run-replay: tests/replay/replay.sh | $(BUILD)/xkv-trace $(BUILD)/xkv-server \
 		$(BUILD)/xkv-loader $(BUILD)/xkv-cli
-	$(Q)mkdir -p $(@D)
-	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" "$(abspath $(BUILD))" > $@
-	$(Q)chmod +x $@
+	$(call script_launcher,$(abspath $(BUILD)))
 
 BINS += $(BUILD)/xkv-trace
 TESTS += $(BUILD)/tests/test_trace $(BUILD)/tests/run-replay

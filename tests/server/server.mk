@@ -16,10 +16,7 @@ $(SERVER_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/server/%.o $(BUILD)/tests/serv
 
 # run-in-netns.sh makes the namespaces for the XDP suite and removes them after
 $(BUILD)/tests/run-server-xdp: tests/server/run-in-netns.sh
-	$(Q)mkdir -p $(@D)
-	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" \
-		"$(abspath $(BUILD))/tests/test_server_xdp" > $@
-	$(Q)chmod +x $@
+	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_xdp)
 
 $(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp
 

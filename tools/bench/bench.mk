@@ -23,10 +23,12 @@ $(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(BENCH_OBJS) $(BENCH_NET_OBJS) $(
 
 # xdp_client.sh makes its own namespaces, runs a server and the AF_XDP client, removes all
 $(BUILD)/tests/run-bench-xdp: tests/bench/xdp_client.sh | $(BUILD)/xkv-bench $(BUILD)/xkv-server $(BUILD)/xkv-cli
-	$(Q)mkdir -p $(@D)
-	$(Q)printf '#!/bin/sh\nexec %s %s "$$@"\n' "$(abspath $<)" "$(abspath $(BUILD))" > $@
-	$(Q)chmod +x $@
+	$(call script_launcher,$(abspath $(BUILD)))
+
+# memcached.sh runs a memcached on loopback, drives it in both dialects, stops it
+$(BUILD)/tests/run-memcached: tests/bench/memcached.sh | $(BUILD)/xkv-bench
+	$(call script_launcher,$(abspath $(BUILD)))
 
 BINS += $(BUILD)/xkv-bench
-TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp
-ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp
+TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-memcached
+ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-memcached

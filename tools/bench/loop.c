@@ -441,7 +441,7 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 		.expiry_period_ns = expiry_period_ns > NS_PER_MS ? expiry_period_ns : NS_PER_MS,
 		.depth = cfg->depth,
 		.slot_mask = (1u << bits) - 1,
-		.piece_max = loop_piece_max(&w->cfg),
+		.piece_max = LOOP_DGRAM_CAP - (uint32_t)sizeof(struct xkv_hdr) - w->cfg.key_size,
 	};
 	if (check_encodes(l, w))
 		return -EINVAL;

@@ -105,12 +105,6 @@ struct loop {
 	_Atomic uint64_t answered; /* ok + misses in this phase, for a progress line */
 };
 
-/* Value bytes one datagram of w carries. */
-static inline uint32_t loop_piece_max(const struct workload_config *w)
-{
-	return LOOP_DGRAM_CAP - (uint32_t)sizeof(struct xkv_hdr) - w->key_size;
-}
-
 /*
  * Returns 0 or -errno (-EINVAL: a request of this workload would not encode, e.g. a
  * value in pieces in a protocol that takes one datagram per request).

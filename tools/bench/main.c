@@ -117,8 +117,9 @@ static const char usage[] =
 	"(--rate, Poisson arrivals), or a sweep of open-loop steps (--sweep).\n"
 	"\n"
 	"  -s, --server HOST[:PORT]  the server (port 7411 by default)\n"
-	"      --protocol xkv|memcached  what the server speaks (xkv); memcached: its UDP\n"
-	"                            frame header and the ASCII protocol\n"
+	"      --protocol NAME       what the server speaks (xkv): xkv; memcached, its UDP\n"
+	"                            frame and the ASCII protocol; memcached-binary, its\n"
+	"                            UDP frame and the binary protocol\n"
 	"      --transport udp|xdp   kernel UDP sockets, or AF_XDP sockets on --iface (udp)\n"
 	"      --iface IF            xdp: the client interface (an XDP program is attached)\n"
 	"      --queue Q             xdp: the rx queue the sockets bind to (0)\n"
@@ -327,7 +328,9 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		case OPT_PROTOCOL:
 			o->proto = bench_proto_find(optarg);
 			if (!o->proto) {
-				fprintf(stderr, "xkv-bench: --protocol %s: xkv or memcached\n", optarg);
+				fprintf(stderr,
+					"xkv-bench: --protocol %s: xkv, memcached or memcached-binary\n",
+					optarg);
 				err = -EINVAL;
 			}
 			break;
@@ -465,11 +468,13 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		fprintf(stderr, "xkv-bench: %s\n", why);
 		return -EINVAL;
 	}
-	if (o->proto != &bench_proto_xkv && workload_value_size_max(w) > loop_piece_max(w)) {
+	if (o->proto->value_max && workload_value_size_max(w) > o->proto->value_max(w->key_size)) {
 		fprintf(stderr,
-			"xkv-bench: --protocol %s: values of up to %u bytes, more than the %u "
-			"one datagram carries, and only xkv sends values in pieces\n",
-			o->proto->name, workload_value_size_max(w), loop_piece_max(w));
+			"xkv-bench: --protocol %s: values of up to %u bytes, but a request or "
+			"its reply then takes more than one datagram: at most %u with %u-byte "
+			"keys (only xkv sends values in pieces)\n",
+			o->proto->name, workload_value_size_max(w), o->proto->value_max(w->key_size),
+			w->key_size);
 		return -EINVAL;
 	}
 	return check_modes(o, depth_given, duration_given);

@@ -7,12 +7,24 @@
  * xkv: the xkv datagram (include/xkv/proto.h); the reply echoes the 32-bit request
  * id and the request's timestamp.
  *
- * memcached: the ASCII protocol over UDP (binary is not spoken). Each datagram
- * starts with memcached's 8-byte frame header: request id, sequence number, datagrams
- * in the message, reserved, 16 bits each in network order. The id is the low 16 bits
- * of the loop's request id, which the loop keeps unique among requests outstanding
- * (its depth is at most 4096, so they differ in their low 12 bits); there is no
- * timestamp to echo. Replies must fit one datagram (sequence 0 of 1).
+ * memcached: the ASCII protocol over UDP. Each datagram starts with memcached's
+ * 8-byte frame header: request id, sequence number, datagrams in the message,
+ * reserved, 16 bits each in network order. The id is the low 16 bits of the loop's
+ * request id, which the loop keeps unique among requests outstanding (its depth is
+ * at most 4096, so they differ in their low 12 bits); there is no timestamp to echo.
+ * Replies must fit one datagram (sequence 0 of 1).
+ *
+ * memcached-binary: the binary protocol over UDP, in the same frame. After the frame
+ * header comes the 24-byte binary header (magic 0x80, opcode, key length, extras
+ * length, data type 0, vbucket 0, body length, opaque, cas 0), then extras, key and
+ * value: GET (0x00) carries the key, SET (0x01) flags 0 and expiration 0 as extras,
+ * the key and the value. The opaque carries the whole 32-bit request id, and a reply
+ * counts only when the frame's id is the opaque's low 16 bits: the loop then matches
+ * all 32 bits, so a reply 16 generations late is late, not an answer. A reply has
+ * magic 0x81: status 0 is a hit (4 bytes of flags, the value) or stored, status 1 a
+ * miss, any other status or a body length that disagrees with the datagram an answer
+ * that is wrong. A reply too short for both headers, with another magic, or whose
+ * two ids differ, is no reply.
  */
 #ifndef XKV_BENCH_PROTO_H
 #define XKV_BENCH_PROTO_H
@@ -24,6 +36,8 @@
 #include "proto/codec.h"
 
 #define MC_FRAME_HDR_LEN 8u
+#define MC_BIN_HDR_LEN	 24u /* memcached's binary header, after the frame header */
+#define MC_UDP_REPLY_MAX 1400u /* memcached splits a longer UDP reply into datagrams */
 
 struct bench_request {
 	uint8_t op; /* XKV_OP_GET or XKV_OP_PUT */
@@ -51,12 +65,18 @@ struct bench_proto {
 	 * its request and comes back with op XKV_OP_REPLY alone and XKV_S_BAD_REQUEST.
 	 */
 	int (*parse)(const void *buf, size_t len, struct xkv_msg *reply);
+	/*
+	 * The largest value whose request and reply each fit one datagram, with keys
+	 * of key_len bytes; NULL: values of any size go in pieces.
+	 */
+	uint32_t (*value_max)(uint32_t key_len);
 };
 
 extern const struct bench_proto bench_proto_xkv;
 extern const struct bench_proto bench_proto_memcached;
+extern const struct bench_proto bench_proto_memcached_binary;
 
-/* The protocol called name ("xkv", "memcached"), or NULL. */
+/* The protocol called name ("xkv", "memcached", "memcached-binary"), or NULL. */
 const struct bench_proto *bench_proto_find(const char *name);
 
 #endif /* XKV_BENCH_PROTO_H */
