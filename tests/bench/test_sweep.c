@@ -16,7 +16,8 @@ struct mm1 {
 	double capacity;   /* requests per second */
 	double service_us; /* S */
 	unsigned runs;
-	unsigned fail_at; /* the run that returns -EIO (0: none) */
+	unsigned fail_at;  /* the run that returns -EIO (0: none) */
+	unsigned stall_at; /* the run a stall spoils: it misses any SLO (0: none) */
 };
 
 static int mm1_run(void *ctx, double rate, struct sweep_point *p)
@@ -33,7 +34,7 @@ static int mm1_run(void *ctx, double rate, struct sweep_point *p)
 		.mean_us = mean,
 		.p50_us = mean * log(2),
 		.p99_us = mean * log(100),
-		.tail_us = mean * log(100),
+		.tail_us = q->runs == q->stall_at ? INFINITY : mean * log(100),
 	};
 	return 0;
 }
@@ -161,6 +162,54 @@ Test(sweep, the_step_limit_bounds_the_search)
 	cr_assert_eq(q.runs, 12);
 	cr_assert_leq(r.rate, mm1_answer(&q, 100));
 	cr_assert(r.bracketed);
+}
+
+/* A stall spoils one step at a rate the server sustains: the step is run again. */
+Test(sweep, a_stalled_step_is_run_again)
+{
+	struct mm1 q = {.capacity = 4.4e5, .service_us = 5, .stall_at = 4};
+	struct sweep_config cfg = config(200, 0);
+	struct sweep_result r;
+
+	cfg.retries = 1;
+	cr_assert_eq(sweep_search(&cfg, mm1_run, &q, &r), 0);
+	assert_converged(&r, mm1_answer(&q, 200), cfg.precision);
+	cr_assert(!r.steps[3].meets && r.steps[4].meets && r.steps[4].retry);
+	cr_assert_eq(r.steps[4].offered, r.steps[3].offered, "the same rate again");
+	cr_assert_eq(r.retries, 1);
+
+	/* without the retry the search believes the stall and stops at a quarter */
+	q = (struct mm1){.capacity = 4.4e5, .service_us = 5, .stall_at = 4};
+	cfg.retries = 0;
+	cr_assert_eq(sweep_search(&cfg, mm1_run, &q, &r), 0);
+	cr_assert_lt(r.rate, mm1_answer(&q, 200) / 2);
+}
+
+/* A rate the server cannot sustain misses every time: retries do not raise the answer. */
+Test(sweep, a_rate_that_always_misses_fails_after_its_retries)
+{
+	struct mm1 q = {.capacity = 4.4e5, .service_us = 5};
+	struct sweep_config cfg = config(200, 0);
+	struct sweep_result r;
+	unsigned misses = 0;
+
+	cfg.retries = 2;
+	cr_assert_eq(sweep_search(&cfg, mm1_run, &q, &r), 0);
+	assert_converged(&r, mm1_answer(&q, 200), cfg.precision);
+	for (unsigned i = 0; i < r.n; i++) {
+		if (r.steps[i].meets) {
+			cr_assert_eq(misses % 3, 0, "step %u: a rate judged after %u misses", i,
+				     misses % 3);
+			continue;
+		}
+		/* each miss is the first, second or third at its rate, in a row */
+		cr_assert_eq(r.steps[i].retry, misses % 3 != 0, "step %u", i);
+		if (misses % 3)
+			cr_assert_eq(r.steps[i].offered, r.steps[i - 1].offered);
+		misses++;
+	}
+	cr_assert_gt(misses, 0);
+	cr_assert_eq(misses % 3, 0, "every failing rate missed three times");
 }
 
 Test(sweep, a_failing_run_ends_it)

@@ -38,7 +38,8 @@
 #define SWEEP_PERCENTILE   99
 #define SWEEP_STEP_S	   1	  /* a sweep step's length, unless --duration */
 #define SWEEP_PRECISION	   0.05	  /* bisection stops within 5 % */
-#define SWEEP_STEPS	   20
+#define SWEEP_STEPS	   30
+#define SWEEP_RETRIES	   1	  /* a rate fails after two misses in a row */
 #define SWEEP_SETTLE_NS	   200000000ULL /* before each step: the last one's queues drain */
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
@@ -57,6 +58,7 @@ struct bench_opts {
 	double rate;	   /* open loop: requests per second, all threads; 0: closed */
 	bool sweep;
 	double slo_us, slo_mult, sweep_max;
+	unsigned sweep_retries;
 	double slo_pct; /* the percentile the SLO bounds */
 	const char *csv;      /* a sweep's steps as CSV */
 	uint32_t warmup_keys; /* the first this many keys are PUT before measuring */
@@ -134,6 +136,8 @@ static const char usage[] =
 	"      --slo-mult M          sweep: p99 SLO as M x the first step's mean latency\n"
 	"      --slo-percentile P    sweep: the percentile the SLO bounds (99)\n"
 	"      --sweep-max R         sweep: highest rate tried (10000000)\n"
+	"      --sweep-retries N     sweep: steps run again at a rate that missed the\n"
+	"                            SLO before it counts as failed (1)\n"
 	"      --csv FILE            sweep: every step as CSV (plot_latency.py reads it)\n"
 	"  -k, --keys K              key space (100000)\n"
 	"      --warmup-keys N       PUT the first N keys before measuring (all K)\n"
@@ -167,9 +171,9 @@ static const char usage[] =
 	"{ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses errors lost};\n"
 	"open_loop {scheduled_per_s send_lag_p50_us send_lag_p99_us\n"
 	"send_lag_max_us unsent behind_ms slot_waits} with --rate; late invalid.\n"
-	"A sweep: the run fields, then sweep slo_us slo_percentile service_us rate_found\n"
-	"bracketed steps [{offered_per_s scheduled_per_s achieved_per_s p50_us p99_us\n"
-	"tail_us mean_us send_lag_p99_us lost errors unsent meets_slo}].\n"
+	"A sweep: the run fields, then sweep slo_us slo_percentile service_us retries\n"
+	"rate_found bracketed steps [{offered_per_s scheduled_per_s achieved_per_s p50_us\n"
+	"p99_us tail_us mean_us send_lag_p99_us lost errors unsent meets_slo retry}].\n"
 	"Exit status: 0 measured, 1 the run failed or got no reply, 2 bad options.\n";
 
 static int parse_uint(const char *name, const char *arg, uint64_t min, uint64_t max,
@@ -268,7 +272,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		OPT_WARMUP_KEYS = 256, OPT_NO_LOAD, OPT_GET_RATIO, OPT_KEY_SIZE, OPT_VALUE_SIZE,
 		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON, OPT_TRANSPORT, OPT_IFACE,
 		OPT_QUEUE, OPT_SWEEP, OPT_SLO_US, OPT_SLO_MULT, OPT_SLO_PCT, OPT_SWEEP_MAX, OPT_CSV,
-		OPT_PROTOCOL, OPT_VALUE_PROFILE, OPT_LARGE_PCT, OPT_LARGE_SIZE, OPT_LARGE_KEYS,
+		OPT_PROTOCOL, OPT_SWEEP_RETRIES, OPT_VALUE_PROFILE, OPT_LARGE_PCT, OPT_LARGE_SIZE, OPT_LARGE_KEYS,
 	};
 	static const struct option opts[] = {
 		{"server", required_argument, NULL, 's'},
@@ -285,6 +289,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		{"slo-mult", required_argument, NULL, OPT_SLO_MULT},
 		{"slo-percentile", required_argument, NULL, OPT_SLO_PCT},
 		{"sweep-max", required_argument, NULL, OPT_SWEEP_MAX},
+		{"sweep-retries", required_argument, NULL, OPT_SWEEP_RETRIES},
 		{"csv", required_argument, NULL, OPT_CSV},
 		{"keys", required_argument, NULL, 'k'},
 		{"warmup-keys", required_argument, NULL, OPT_WARMUP_KEYS},
@@ -317,6 +322,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		.duration_s = 5,
 		.seed = 1,
 		.timeout_ms = 100,
+		.sweep_retries = SWEEP_RETRIES,
 		.workload = {.keys = 100000, .key_size = 16, .value_size = 64, .get_ratio = 0.95,
 			     .large_pct = 0.125, .large_size = 512000},
 	};
@@ -379,6 +385,10 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_SWEEP_MAX:
 			err = parse_real("--sweep-max", optarg, 1, 1e9, &o->sweep_max);
+			break;
+		case OPT_SWEEP_RETRIES:
+			err = parse_uint("--sweep-retries", optarg, 0, 5, &v);
+			o->sweep_retries = (unsigned)v;
 			break;
 		case OPT_CSV:
 			o->csv = optarg;
@@ -774,6 +784,7 @@ static int sweep(struct bench *b)
 		.slo_mult = o->slo_mult,
 		.percentile = o->slo_pct,
 		.precision = SWEEP_PRECISION,
+		.retries = o->sweep_retries,
 		.max_steps = SWEEP_STEPS,
 		.progress = stderr,
 	};

@@ -308,7 +308,10 @@ void report_sweep_table(FILE *f, const struct run_report *r, const struct sweep_
 	if (s->service_us > 0)
 		fprintf(f, " (%.3g x the %.1f us mean latency of the first step)",
 			s->slo_us / s->service_us, s->service_us);
-	fputs(", over every request due, lost ones counting as infinitely late\n", f);
+	fprintf(f,
+		", over every request due, lost ones counting as infinitely late; a rate "
+		"fails after %u misses in a row\n",
+		s->retries + 1);
 	snprintf(tail, sizeof(tail), "p%g all us", s->percentile);
 	fprintf(f, "%4s %11s %11s %11s %9s %9s %11s %11s %8s %8s %8s %5s\n", "step", "offered/s",
 		"scheduled/s", "achieved/s", "p50 us", "p99 us", tail, "lag p99 us", "lost",
@@ -321,7 +324,7 @@ void report_sweep_table(FILE *f, const struct run_report *r, const struct sweep_
 			i + 1, p->offered, p->scheduled, p->achieved, p->p50_us, p->p99_us,
 			p->tail_us, p->send_lag_p99_us, (unsigned long long)p->lost,
 			(unsigned long long)p->errors, (unsigned long long)p->unsent,
-			p->meets ? "meets" : "miss");
+			p->meets ? "meets" : p->retry ? "again" : "miss");
 	}
 	if (!s->rate)
 		fprintf(f, "rate found: none: the first step missed the SLO\n");
@@ -338,8 +341,9 @@ void report_sweep_json(FILE *f, const struct run_report *r, const struct sweep_r
 	json_run_fields(f, r);
 	fprintf(f,
 		"\"sweep\":true,\"slo_us\":%.3f,\"slo_percentile\":%g,\"service_us\":%.3f,"
-		"\"rate_found\":%.1f,\"bracketed\":%s,",
-		s->slo_us, s->percentile, s->service_us, s->rate, s->bracketed ? "true" : "false");
+		"\"retries\":%u,\"rate_found\":%.1f,\"bracketed\":%s,",
+		s->slo_us, s->percentile, s->service_us, s->retries, s->rate,
+		s->bracketed ? "true" : "false");
 	fputs("\"steps\":[", f);
 	for (unsigned i = 0; i < s->n; i++) {
 		const struct sweep_point *p = &s->steps[i];
@@ -351,10 +355,10 @@ void report_sweep_json(FILE *f, const struct run_report *r, const struct sweep_r
 		json_us(f, "tail_us", p->tail_us);
 		fprintf(f,
 			",\"mean_us\":%.3f,\"send_lag_p99_us\":%.3f,\"lost\":%llu,\"errors\":%llu,"
-			"\"unsent\":%llu,\"meets_slo\":%s}",
+			"\"unsent\":%llu,\"meets_slo\":%s,\"retry\":%s}",
 			p->mean_us, p->send_lag_p99_us, (unsigned long long)p->lost,
 			(unsigned long long)p->errors, (unsigned long long)p->unsent,
-			p->meets ? "true" : "false");
+			p->meets ? "true" : "false", p->retry ? "true" : "false");
 	}
 	fputs("]}\n", f);
 }
@@ -363,7 +367,7 @@ void report_sweep_csv(FILE *f, const struct run_report *r, const struct sweep_re
 {
 	fputs("label,transport,threads,step,offered_per_s,scheduled_per_s,achieved_per_s,p50_us,"
 	      "p99_us,tail_us,mean_us,send_lag_p99_us,lost,errors,unsent,meets_slo,slo_us,"
-	      "slo_percentile\n",
+	      "slo_percentile,retry\n",
 	      f);
 	for (unsigned i = 0; i < s->n; i++) {
 		const struct sweep_point *p = &s->steps[i];
@@ -377,10 +381,10 @@ void report_sweep_csv(FILE *f, const struct run_report *r, const struct sweep_re
 		}
 		fprintf(f,
 			"\",%s,%u,%u,%.1f,%.1f,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%llu,%llu,%llu,%d,"
-			"%.3f,%g\n",
+			"%.3f,%g,%d\n",
 			r->transport, r->threads, i + 1, p->offered, p->scheduled, p->achieved,
 			p->p50_us, p->p99_us, p->tail_us, p->mean_us, p->send_lag_p99_us,
 			(unsigned long long)p->lost, (unsigned long long)p->errors,
-			(unsigned long long)p->unsent, p->meets, s->slo_us, s->percentile);
+			(unsigned long long)p->unsent, p->meets, s->slo_us, s->percentile, p->retry);
 	}
 }

@@ -17,7 +17,7 @@ double sweep_tail_us(const struct lat_hist *answered, uint64_t failed, double pc
 
 /* Runs one step at rate and judges it. Returns 0 or the run's -errno. */
 static int step(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
-		struct sweep_result *r, double rate)
+		struct sweep_result *r, double rate, bool retry)
 {
 	struct sweep_point *p = &r->steps[r->n];
 	int err;
@@ -27,6 +27,7 @@ static int step(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 	if (err)
 		return err;
 	p->offered = rate;
+	p->retry = retry;
 	if (r->n == 0 && !cfg->slo_us) {
 		r->service_us = p->mean_us;
 		r->slo_us = cfg->slo_mult * p->mean_us;
@@ -37,10 +38,29 @@ static int step(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 		fprintf(cfg->progress,
 			"sweep step %2u: offered %10.0f/s achieved %10.0f/s p50 %8.1f us p99 "
 			"%8.1f us (p%g of all due: %8.1f) lost %llu unsent %llu: %s the %.1f us "
-			"SLO\n",
+			"SLO%s\n",
 			r->n, rate, p->achieved, p->p50_us, p->p99_us, cfg->percentile, p->tail_us,
 			(unsigned long long)p->lost, (unsigned long long)p->unsent,
-			p->meets ? "meets" : "misses", r->slo_us);
+			p->meets ? "meets" : "misses", r->slo_us, retry ? " (again)" : "");
+	return 0;
+}
+
+/*
+ * Steps at rate until one meets the SLO, cfg->retries have missed after the first,
+ * or the step limit comes. Returns 0 (*meets says which) or the run's -errno.
+ */
+static int try_rate(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
+		    struct sweep_result *r, double rate, bool *meets)
+{
+	unsigned misses = 0;
+	int err;
+
+	do {
+		err = step(cfg, run, ctx, r, rate, misses > 0);
+		if (err)
+			return err;
+		*meets = r->steps[r->n - 1].meets;
+	} while (!*meets && misses++ < cfg->retries && r->n < cfg->max_steps);
 	return 0;
 }
 
@@ -49,6 +69,7 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 {
 	unsigned max_steps = cfg->max_steps;
 	double lo, hi = 0;
+	bool meets;
 	int err;
 
 	if (!(cfg->start_rate > 0) || cfg->max_rate < cfg->start_rate || !(cfg->precision > 0) ||
@@ -56,18 +77,19 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 	    cfg->percentile > 100 || max_steps < 1 ||
 	    max_steps > SWEEP_STEPS_MAX)
 		return -EINVAL;
-	*r = (struct sweep_result){.slo_us = cfg->slo_us, .percentile = cfg->percentile};
-	err = step(cfg, run, ctx, r, cfg->start_rate);
-	if (err || !r->steps[0].meets)
+	*r = (struct sweep_result){
+		.slo_us = cfg->slo_us, .percentile = cfg->percentile, .retries = cfg->retries};
+	err = try_rate(cfg, run, ctx, r, cfg->start_rate, &meets);
+	if (err || !meets)
 		return err;
 	lo = cfg->start_rate;
 	while (r->n < max_steps && lo < cfg->max_rate) {
 		double rate = fmin(2 * lo, cfg->max_rate);
 
-		err = step(cfg, run, ctx, r, rate);
+		err = try_rate(cfg, run, ctx, r, rate, &meets);
 		if (err)
 			return err;
-		if (!r->steps[r->n - 1].meets) {
+		if (!meets) {
 			hi = rate;
 			break;
 		}
@@ -76,10 +98,10 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 	while (hi && r->n < max_steps && hi / lo > 1 + cfg->precision) {
 		double rate = sqrt(lo * hi);
 
-		err = step(cfg, run, ctx, r, rate);
+		err = try_rate(cfg, run, ctx, r, rate, &meets);
 		if (err)
 			return err;
-		if (r->steps[r->n - 1].meets)
+		if (meets)
 			lo = rate;
 		else
 			hi = rate;
