@@ -51,35 +51,39 @@ workload=(--keys 10000 --key-size 16 --value-size 64 --get-ratio 0.95)
 bench() { in_client taskset -c 1 "$build/xkv-bench" "${workload[@]}" "$@"; }
 client_args() { if [ "$1" = xdp ]; then echo --transport xdp --iface "$if_c"; fi; }
 
-# run_server NAME PROTOCOL PORT COMMAND...: one server, both clients, then stop it
+# run_server RUN NAME PROTOCOL PORT COMMAND...: one server, both clients, then stop it
 run_server() {
-	local name=$1 protocol=$2 port=$3 client run
-	shift 3
+	local run=$1 name=$2 protocol=$3 port=$4 client
+	shift 4
 	server_port=$port
 	server_run "$name" "$protocol" taskset -c 0 "$@"
-	for run in $(seq "$runs"); do
-		for client in udp xdp; do
-			progress "$name, $client client, run $run: sweep, SLO p99 <= $slo_us us"
-			# shellcheck disable=SC2046 # the transport options are words
-			bench --server "$ip_s:$port" --protocol "$protocol" $(client_args $client) \
-				--sweep --slo-us "$slo_us" --rate 5000 --duration "$step_s" \
-				--label "$name-$client" --csv "$out/sweep-$name-$client-$run.csv" \
-				--json >"$out/sweep-$name-$client-$run.json"
-			progress "$name, $client client, run $run: open loop at $rate/s"
-			# shellcheck disable=SC2046
-			bench --server "$ip_s:$port" --protocol "$protocol" $(client_args $client) \
-				--rate "$rate" --duration 2 --label "$name-$client" --json \
-				>"$out/rate-$name-$client-$run.json"
-		done
+	for client in udp xdp; do
+		progress "$name, $client client, run $run: sweep, SLO p99 <= $slo_us us"
+		# shellcheck disable=SC2046 # the transport options are words
+		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args $client) \
+			--sweep --slo-us "$slo_us" --rate 5000 --duration "$step_s" \
+			--label "$name-$client" --csv "$out/sweep-$name-$client-$run.csv" \
+			--json >"$out/sweep-$name-$client-$run.json"
+		progress "$name, $client client, run $run: open loop at $rate/s"
+		# shellcheck disable=SC2046
+		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args $client) \
+			--rate "$rate" --duration 2 --label "$name-$client" --json \
+			>"$out/rate-$name-$client-$run.json"
 	done
 	server_stop
 }
 
 xdp_server=("$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 --allow "$ip_c/32")
-run_server echo xkv 7411 "${xdp_server[@]}" --echo
-run_server xkv-xdp xkv 7411 "${xdp_server[@]}"
-run_server xkv-uring xkv 7411 "$build/xkv-server" --backend uring --workers 1
-run_server memcached memcached 11211 "$memcached" -u root -U 11211 -p 0 -t 1 -l "$ip_s"
+# Run r of every server before run r+1 of any: the VM's noisy spells (a vCPU stalled for
+# milliseconds, a neighbour's build) come and go over tens of seconds, and running one
+# server's runs back to back let one spell sink all of them, and its ratio with them.
+for run in $(seq "$runs"); do
+	run_server "$run" echo xkv 7411 "${xdp_server[@]}" --echo
+	run_server "$run" xkv-xdp xkv 7411 "${xdp_server[@]}"
+	run_server "$run" xkv-uring xkv 7411 "$build/xkv-server" --backend uring --workers 1
+	run_server "$run" memcached memcached 11211 "$memcached" -u root -U 11211 -p 0 -t 1 \
+		-l "$ip_s"
+done
 
 for client in udp xdp; do
 	/usr/bin/python3 "$(dirname "$0")/plot_latency.py" -o "$out/latency-$client.png" \
