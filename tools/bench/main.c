@@ -272,7 +272,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		OPT_WARMUP_KEYS = 256, OPT_NO_LOAD, OPT_GET_RATIO, OPT_KEY_SIZE, OPT_VALUE_SIZE,
 		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON, OPT_TRANSPORT, OPT_IFACE,
 		OPT_QUEUE, OPT_SWEEP, OPT_SLO_US, OPT_SLO_MULT, OPT_SLO_PCT, OPT_SWEEP_MAX, OPT_CSV,
-		OPT_PROTOCOL, OPT_SWEEP_RETRIES, OPT_VALUE_PROFILE, OPT_LARGE_PCT, OPT_LARGE_SIZE, OPT_LARGE_KEYS,
+		OPT_PROTOCOL, OPT_SWEEP_RETRIES, OPT_VALUE_PROFILE, OPT_LARGE_PCT, OPT_LARGE_SIZE,
+		OPT_LARGE_KEYS,
 	};
 	static const struct option opts[] = {
 		{"server", required_argument, NULL, 's'},
@@ -334,9 +335,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		case OPT_PROTOCOL:
 			o->proto = bench_proto_find(optarg);
 			if (!o->proto) {
-				fprintf(stderr,
-					"xkv-bench: --protocol %s: xkv, memcached or memcached-binary\n",
-					optarg);
+				fprintf(stderr, "xkv-bench: --protocol %s: xkv, memcached or "
+						"memcached-binary\n", optarg);
 				err = -EINVAL;
 			}
 			break;
@@ -483,8 +483,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			"xkv-bench: --protocol %s: values of up to %u bytes, but a request or "
 			"its reply then takes more than one datagram: at most %u with %u-byte "
 			"keys (only xkv sends values in pieces)\n",
-			o->proto->name, workload_value_size_max(w), o->proto->value_max(w->key_size),
-			w->key_size);
+			o->proto->name, workload_value_size_max(w),
+			o->proto->value_max(w->key_size), w->key_size);
 		return -EINVAL;
 	}
 	return check_modes(o, depth_given, duration_given);

@@ -186,7 +186,8 @@ void report_table(FILE *f, const struct run_report *r)
 			"%llu never sent (%.1f ms behind at the end); %llu waited for a free "
 			"slot\n",
 			o.scheduled_per_s, o.lag_p50_us, o.lag_p99_us, o.lag_max_us,
-			(unsigned long long)o.unsent, o.behind_ms, (unsigned long long)o.slot_waits);
+			(unsigned long long)o.unsent, o.behind_ms,
+			(unsigned long long)o.slot_waits);
 	}
 	table_xdp(f, r->xdp);
 }
@@ -284,7 +285,8 @@ void report_json(FILE *f, const struct run_report *r)
 			"\"send_lag_p99_us\":%.3f,\"send_lag_max_us\":%.3f,\"unsent\":%llu,"
 			"\"behind_ms\":%.3f,\"slot_waits\":%llu},",
 			o.scheduled_per_s, o.lag_p50_us, o.lag_p99_us, o.lag_max_us,
-			(unsigned long long)o.unsent, o.behind_ms, (unsigned long long)o.slot_waits);
+			(unsigned long long)o.unsent, o.behind_ms,
+			(unsigned long long)o.slot_waits);
 	}
 	fprintf(f, "\"late\":%llu,\"invalid\":%llu}\n", (unsigned long long)m->late,
 		(unsigned long long)m->invalid);
@@ -385,6 +387,7 @@ void report_sweep_csv(FILE *f, const struct run_report *r, const struct sweep_re
 			r->transport, r->threads, i + 1, p->offered, p->scheduled, p->achieved,
 			p->p50_us, p->p99_us, p->tail_us, p->mean_us, p->send_lag_p99_us,
 			(unsigned long long)p->lost, (unsigned long long)p->errors,
-			(unsigned long long)p->unsent, p->meets, s->slo_us, s->percentile, p->retry);
+			(unsigned long long)p->unsent, p->meets, s->slo_us, s->percentile,
+			p->retry);
 	}
 }
