@@ -4,10 +4,10 @@
 # GET:PUT), over each client transport (kernel UDP, AF_XDP) against each server:
 # xkv-server --backend xdp --echo (the ceiling), xkv-server --backend xdp, xkv-server
 # --backend uring, and memcached (UDP, ASCII). For each pair: the highest rate whose
-# p99 meets one SLO (an open-loop sweep) and the p99 at one equal offered load, each
-# the best of RUNS runs: this VM stalls a vCPU for 1-7 ms now and then (docs/BENCH.md),
-# which only ever adds latency, and one stalled step ends a sweep low, so a median of
-# 3 still swings by 10x; the table shows the spread too.
+# p99 meets one SLO (an open-loop sweep, a rate failing after two misses in a row) and
+# the p99 at one equal offered load, each the best of RUNS runs: this VM stalls a vCPU
+# for milliseconds several times a second (docs/BENCH.md), which only ever adds
+# latency; the table shows the spread too.
 # One table with the ratios; every run's CSV and JSON, and plots of the first run's
 # sweeps, in BUILD_DIR/bench.
 # Steps of 1 s from 5000/s and a 1 ms SLO keep a stall's few late requests under 1 %.
