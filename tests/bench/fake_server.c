@@ -109,6 +109,22 @@ static bool take_piece(struct fake_server *f, const struct xkv_msg *req)
 	return f->put_received == req->value_len;
 }
 
+static void refuse_piece(struct fake_server *f, const struct xkv_msg *req, uint64_t now)
+{
+	struct xkv_msg busy = {
+		.op = XKV_OP_PUT | XKV_OP_REPLY,
+		.status = XKV_S_BUSY,
+		.request_id = req->request_id,
+		.timestamp = req->timestamp,
+	};
+
+	f->refused_pieces++;
+	if (req->frag_offset)
+		return;
+	f->refused++;
+	queue_reply(f, &busy, now);
+}
+
 static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned n)
 {
 	struct fake_server *f = (struct fake_server *)t;
@@ -122,9 +138,15 @@ static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned 
 	for (unsigned i = 0; i < n; i++) {
 		struct xkv_msg req;
 
-		if (f->queued + 2 * FAKE_PIECES_MAX > FAKE_QUEUE)
+		if (f->queued + 2 * FAKE_PIECES_MAX > FAKE_QUEUE ||
+		    (f->faults.send_max && i == f->faults.send_max))
 			return (int)i; /* full, as a socket can be */
 		cr_assert_eq(xkv_decode(d[i].data, d[i].len, &req), XKV_R_OK);
+		if (req.op == XKV_OP_PUT && req.frag_len < req.value_len &&
+		    f->faults.refuse_pieces) {
+			refuse_piece(f, &req, now);
+			continue;
+		}
 		if (req.op == XKV_OP_PUT && !take_piece(f, &req))
 			continue;
 		f->requests++;
@@ -153,6 +175,8 @@ static int fake_recv(struct transport *t, struct bench_dgram *d, unsigned n, int
 	uint64_t now = bench_now_ns(), until = now + (uint64_t)timeout_ms * 1000000;
 	unsigned got = ready(f, n, now);
 
+	if (!got && !f->queued && timeout_ms > 0)
+		f->idle_waits++;
 	if (!got && f->queued && timeout_ms > 0) { /* wait for the first, as poll(2) would */
 		if (f->queue[0].ready_ns < until)
 			until = f->queue[0].ready_ns;

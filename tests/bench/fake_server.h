@@ -7,7 +7,8 @@
  * batch of replies can come back in reverse order, a reply can take delay_ns to
  * come back, and one send call can stall (as a generator's CPU taken away would).
  * Values go both ways in pieces: a GET hit in pieces of FAKE_PIECE bytes, and a PUT
- * in pieces is checked byte by byte and in order (a wrong piece fails the test).
+ * in pieces is checked byte by byte and in order (a wrong piece fails the test), or
+ * refused at its first piece, as a server out of reassembly memory does.
  */
 #ifndef XKV_TEST_FAKE_SERVER_H
 #define XKV_TEST_FAKE_SERVER_H
@@ -27,6 +28,8 @@
 struct fake_faults {
 	unsigned drop_every, corrupt_every, restamp_every;
 	bool duplicate, reverse;
+	bool refuse_pieces;   /* a PUT in pieces: BUSY at its first piece, the rest ignored */
+	unsigned send_max;    /* datagrams one send takes at most (0: as many as fit) */
 	uint64_t delay_ns;    /* a reply is ready this long after its request was sent */
 	uint64_t stall_ns;    /* one send call sleeps this long ... */
 	uint64_t stall_after; /* ... the first one after this many requests (0: none) */
@@ -39,6 +42,8 @@ struct fake_server {
 	struct fake_faults faults;
 	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
 	uint64_t pieces;       /* PUT datagrams that carried part of a value */
+	uint64_t refused, refused_pieces; /* PUTs refused, and the pieces of them that came */
+	uint64_t idle_waits; /* receives asked to wait with no reply on its way */
 	uint32_t put_received; /* bytes of the PUT in pieces under way */
 	struct {
 		uint64_t ready_ns;

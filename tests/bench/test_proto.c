@@ -217,7 +217,8 @@ Test(memcached_binary, encodes_a_set_with_flags_and_expiration_0)
 			       "k 1abc";
 	uint8_t buf[64];
 
-	cr_assert_eq(mcb->encode(buf, sizeof(buf), &req), sizeof(want) - 1, "binary keys take a space");
+	cr_assert_eq(mcb->encode(buf, sizeof(buf), &req), sizeof(want) - 1,
+		     "binary keys take a space");
 	cr_assert_arr_eq(buf, want, sizeof(want) - 1);
 	cr_assert_eq(mcb->encode(buf, sizeof(want) - 2, &req), -ENOSPC);
 }
@@ -404,4 +405,31 @@ Test(protocols, are_found_by_name)
 	cr_assert_eq(bench_proto_find("memcached-binary"), mcb);
 	cr_assert_null(bench_proto_find("memcached-"));
 	cr_assert_null(bench_proto_find("redis"));
+}
+
+/*
+ * The largest one-datagram value: memcached 1.6 answers a GET hit in one datagram up
+ * to 1400 bytes (run-memcached checks the numbers against it); a binary SET with a
+ * long key is the tighter bound.
+ */
+Test(memcached, the_largest_value_in_one_datagram)
+{
+	static uint8_t value[1500], key[250];
+	struct bench_request put = {.op = XKV_OP_PUT, .key = key, .frag = value};
+	uint8_t buf[1472];
+
+	memset(key, 'k', sizeof(key));
+	cr_assert_eq(mc->value_max(16, sizeof(buf)), 1354);
+	cr_assert_eq(mcb->value_max(16, sizeof(buf)), 1364);
+	cr_assert_eq(mcb->value_max(100, sizeof(buf)), 1472 - 8 - 24 - 8 - 100);
+	for (uint32_t key_len = 1; key_len <= 250; key_len++) {
+		put.key_len = key_len;
+		put.value_len = put.frag_len = mcb->value_max(key_len, sizeof(buf));
+		cr_assert_gt(mcb->encode(buf, sizeof(buf), &put), 0, "key %u", key_len);
+		put.value_len = put.frag_len = mc->value_max(key_len, sizeof(buf));
+		cr_assert_gt(mc->encode(buf, sizeof(buf), &put), 0, "key %u", key_len);
+	}
+	put.key_len = 100;
+	put.value_len = put.frag_len = mcb->value_max(100, sizeof(buf)) + 1;
+	cr_assert_eq(mcb->encode(buf, sizeof(buf), &put), -ENOSPC);
 }

@@ -259,3 +259,19 @@ Test(sweep, the_tail_counts_failures_as_infinitely_late)
 	cr_assert(isinf(sweep_tail_us(h, 0, 99)), "nothing answered");
 	free(h);
 }
+
+/* The step limit between two misses at a rate decides nothing: no failing rate bounds it. */
+Test(sweep, a_miss_cut_short_by_the_step_limit_is_no_failure)
+{
+	struct mm1 q = {.capacity = 4.4e5, .service_us = 5, .stall_at = 4};
+	struct sweep_config cfg = config(200, 0);
+	struct sweep_result r;
+
+	cfg.retries = 1;
+	cfg.max_steps = 4; /* the 4th step, 8000/s, misses and is the last */
+	cr_assert_eq(sweep_search(&cfg, mm1_run, &q, &r), 0);
+	cr_assert_eq(r.n, 4);
+	cr_assert(!r.steps[3].meets);
+	cr_assert(!r.bracketed, "a rate that missed once, with its retry never run");
+	cr_assert_eq(r.rate, 4000);
+}

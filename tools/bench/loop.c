@@ -111,6 +111,14 @@ static void answer(struct loop *l, const struct loop_slot *s, enum workload_outc
 	count(&l->stats->size_class[s->size_class], outcome, latency_ns);
 }
 
+/* Whether slot i holds a PUT whose pieces are going out: the first ready slot, part sent. */
+static bool sending(const struct loop *l, unsigned i)
+{
+	const struct loop_slot *s = &l->slots[i];
+
+	return l->nready && l->ready[0] == i && s->pieces_sent && s->pieces_sent < s->pieces;
+}
+
 static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now)
 {
 	enum workload_outcome outcome;
@@ -128,8 +136,10 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 		return;
 	}
 	s = &l->slots[i];
-	if (!s->in_flight || (s->request_id & l->proto->id_mask) != reply.request_id) {
-		l->stats->late++;
+	if ((s->request_id & l->proto->id_mask) != reply.request_id ||
+	    (!s->in_flight && !sending(l, i))) {
+		if (!reply.frag_offset) /* a late reply in pieces counts once */
+			l->stats->late++;
 		return;
 	}
 	/* our id with another request's timestamp is someone else's answer */
@@ -138,8 +148,14 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 			  : workload_check_reply(l->workload, s->op, s->key, &reply, &s->received);
 	if (outcome == WORKLOAD_PARTIAL)
 		return;
-	s->in_flight = 0;
-	l->in_flight--;
+	if (s->in_flight) {
+		s->in_flight = 0;
+		l->in_flight--;
+	} else { /* answered (refused) before its last piece went: the rest stays unsent */
+		s->pieces_sent = s->pieces;
+		l->nready--;
+		memmove(l->ready, l->ready + 1, l->nready * sizeof(*l->ready));
+	}
 	answer(l, s, outcome, now - s->intended_ns);
 	release(l, i);
 }
@@ -214,7 +230,7 @@ static int send_ready(struct loop *l)
 
 	if (sent < 0)
 		return sent;
-	l->tx_full = (unsigned)sent < n;
+	l->tx_full = !sent && n; /* took some: try the rest at once; none: wait for room */
 	/* the transport took a prefix: whole requests first, then perhaps part of one */
 	for (int k = 0; k < sent; k++) {
 		struct loop_slot *s = &l->slots[l->tx_slot[k]];

@@ -90,7 +90,7 @@ struct loop {
 	uint8_t *dgrams; /* the slots' request buffers */
 	unsigned *ready; /* slots holding a request not sent yet, oldest first */
 	unsigned nready, in_flight;
-	bool tx_full; /* the transport took less than the last batch */
+	bool tx_full; /* the transport took nothing of the last batch */
 	unsigned *idle; /* open loop: slots free for the next arrival */
 	unsigned nidle;
 	bool open;

@@ -474,17 +474,25 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			o->warmup_keys, w->keys);
 		return -EINVAL;
 	}
+	if (o->warmup_keys && o->warmup_keys < w->keys && workload_large_keys(w)) {
+		fprintf(stderr,
+			"xkv-bench: --warmup-keys %u: the large values are the last %u keys, "
+			"and would miss; load all keys or none\n",
+			o->warmup_keys, workload_large_keys(w));
+		return -EINVAL;
+	}
 	if (workload_config_check(w, why, sizeof(why))) {
 		fprintf(stderr, "xkv-bench: %s\n", why);
 		return -EINVAL;
 	}
-	if (o->proto->value_max && workload_value_size_max(w) > o->proto->value_max(w->key_size)) {
+	if (o->proto->value_max &&
+	    workload_value_size_max(w) > o->proto->value_max(w->key_size, LOOP_DGRAM_CAP)) {
 		fprintf(stderr,
 			"xkv-bench: --protocol %s: values of up to %u bytes, but a request or "
 			"its reply then takes more than one datagram: at most %u with %u-byte "
 			"keys (only xkv sends values in pieces)\n",
 			o->proto->name, workload_value_size_max(w),
-			o->proto->value_max(w->key_size), w->key_size);
+			o->proto->value_max(w->key_size, LOOP_DGRAM_CAP), w->key_size);
 		return -EINVAL;
 	}
 	return check_modes(o, depth_given, duration_given);
@@ -816,7 +824,9 @@ out_free:
 static int open_threads(struct bench *b)
 {
 	const struct bench_opts *o = &b->o;
-	unsigned batch = o->depth < UDP_BATCH_MAX ? o->depth : UDP_BATCH_MAX;
+	/* a batch holds every slot's request and a burst of pieces */
+	unsigned batch = o->depth + LOOP_PIECE_BURST < UDP_BATCH_MAX ? o->depth + LOOP_PIECE_BURST
+								     : UDP_BATCH_MAX;
 	char why[256];
 
 	for (unsigned i = 0; i < o->threads; i++) {

@@ -174,8 +174,10 @@ static int mc_parse_reply(const void *buf, size_t len, struct xkv_msg *reply)
 }
 
 /* "VALUE KEY 0 BYTES\r\n" DATA "\r\nEND\r\n" in one reply, with BYTES of 4 digits */
-static uint32_t mc_value_max(uint32_t key_len)
+static uint32_t mc_value_max(uint32_t key_len, uint32_t dgram_max)
 {
+	/* the request, "set KEY 0 0 BYTES\r\n" DATA "\r\n", is the shorter one */
+	(void)dgram_max;
 	return MC_UDP_REPLY_MAX - MC_FRAME_HDR_LEN - (6 + key_len + 3 + 4 + 2) - 7;
 }
 
@@ -307,11 +309,14 @@ static int mcb_parse_reply(const void *buf, size_t len, struct xkv_msg *reply)
 	return 0;
 }
 
-/* A GET hit's reply (flags, then the value) is the longer of the two; the key is not in it */
-static uint32_t mcb_value_max(uint32_t key_len)
+/* A SET carries the key and 8 bytes of extras, a GET hit's reply 4 bytes of flags */
+static uint32_t mcb_value_max(uint32_t key_len, uint32_t dgram_max)
 {
-	(void)key_len;
-	return MC_UDP_REPLY_MAX - MC_FRAME_HDR_LEN - MC_BIN_HDR_LEN - MCB_GET_EXTRAS_LEN;
+	uint32_t reply = MC_UDP_REPLY_MAX - MC_FRAME_HDR_LEN - MC_BIN_HDR_LEN - MCB_GET_EXTRAS_LEN;
+	uint32_t request = dgram_max - MC_FRAME_HDR_LEN - MC_BIN_HDR_LEN - MCB_SET_EXTRAS_LEN -
+			   key_len;
+
+	return request < reply ? request : reply;
 }
 
 const struct bench_proto bench_proto_memcached_binary = {

@@ -66,10 +66,11 @@ struct bench_proto {
 	 */
 	int (*parse)(const void *buf, size_t len, struct xkv_msg *reply);
 	/*
-	 * The largest value whose request and reply each fit one datagram, with keys
-	 * of key_len bytes; NULL: values of any size go in pieces.
+	 * The largest value whose request fits a datagram of dgram_max bytes and whose
+	 * reply the server sends in one, with keys of key_len bytes; NULL: values of
+	 * any size go in pieces.
 	 */
-	uint32_t (*value_max)(uint32_t key_len);
+	uint32_t (*value_max)(uint32_t key_len, uint32_t dgram_max);
 };
 
 extern const struct bench_proto bench_proto_xkv;

@@ -45,23 +45,36 @@ static int step(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 	return 0;
 }
 
-/*
- * Steps at rate until one meets the SLO, cfg->retries have missed after the first,
- * or the step limit comes. Returns 0 (*meets says which) or the run's -errno.
- */
+enum verdict {
+	MEETS,
+	FAILS,	   /* retries + 1 misses in a row */
+	UNDECIDED, /* the step limit came between misses */
+};
+
+/* Steps at rate until one meets the SLO or retries + 1 have missed. Returns 0 or -errno. */
 static int try_rate(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
-		    struct sweep_result *r, double rate, bool *meets)
+		    struct sweep_result *r, double rate, enum verdict *v)
 {
 	unsigned misses = 0;
 	int err;
 
-	do {
+	for (;;) {
 		err = step(cfg, run, ctx, r, rate, misses > 0);
 		if (err)
 			return err;
-		*meets = r->steps[r->n - 1].meets;
-	} while (!*meets && misses++ < cfg->retries && r->n < cfg->max_steps);
-	return 0;
+		if (r->steps[r->n - 1].meets) {
+			*v = MEETS;
+			return 0;
+		}
+		if (misses++ == cfg->retries) {
+			*v = FAILS;
+			return 0;
+		}
+		if (r->n == cfg->max_steps) {
+			*v = UNDECIDED;
+			return 0;
+		}
+	}
 }
 
 int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
@@ -69,7 +82,7 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 {
 	unsigned max_steps = cfg->max_steps;
 	double lo, hi = 0;
-	bool meets;
+	enum verdict v;
 	int err;
 
 	if (!(cfg->start_rate > 0) || cfg->max_rate < cfg->start_rate || !(cfg->precision > 0) ||
@@ -79,18 +92,18 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 		return -EINVAL;
 	*r = (struct sweep_result){
 		.slo_us = cfg->slo_us, .percentile = cfg->percentile, .retries = cfg->retries};
-	err = try_rate(cfg, run, ctx, r, cfg->start_rate, &meets);
-	if (err || !meets)
+	err = try_rate(cfg, run, ctx, r, cfg->start_rate, &v);
+	if (err || v != MEETS)
 		return err;
 	lo = cfg->start_rate;
 	while (r->n < max_steps && lo < cfg->max_rate) {
 		double rate = fmin(2 * lo, cfg->max_rate);
 
-		err = try_rate(cfg, run, ctx, r, rate, &meets);
+		err = try_rate(cfg, run, ctx, r, rate, &v);
 		if (err)
 			return err;
-		if (!meets) {
-			hi = rate;
+		if (v != MEETS) { /* undecided: the search ends unbracketed */
+			hi = v == FAILS ? rate : 0;
 			break;
 		}
 		lo = rate;
@@ -98,10 +111,12 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
 	while (hi && r->n < max_steps && hi / lo > 1 + cfg->precision) {
 		double rate = sqrt(lo * hi);
 
-		err = try_rate(cfg, run, ctx, r, rate, &meets);
+		err = try_rate(cfg, run, ctx, r, rate, &v);
 		if (err)
 			return err;
-		if (meets)
+		if (v == UNDECIDED)
+			break;
+		if (v == MEETS)
 			lo = rate;
 		else
 			hi = rate;

@@ -285,12 +285,20 @@ enum workload_outcome workload_check_reply(const struct workload *w, uint8_t op,
 		return WORKLOAD_ERROR;
 	if (op == XKV_OP_PUT)
 		return reply->value_len == 0 ? WORKLOAD_OK : WORKLOAD_ERROR;
-	/* a GET hit: the next piece, in order, of this key's value */
-	if (reply->value_len != workload_value_size(w, key) || reply->frag_offset != *received ||
-	    reply->frag_len > reply->value_len - *received ||
+	/* a GET hit: a piece of this key's value */
+	if (reply->value_len != workload_value_size(w, key) ||
+	    reply->frag_offset > reply->value_len ||
+	    reply->frag_len > reply->value_len - reply->frag_offset ||
 	    (!reply->frag_len && reply->value_len) ||
 	    !value_matches(w, key, reply->frag_offset, reply->frag_len, reply->frag))
 		return WORKLOAD_ERROR;
+	/*
+	 * Not the next one: a piece taken before (a duplicate), or one after a piece that
+	 * is missing. Either way the reply waits for the next piece, and is lost if it
+	 * never comes.
+	 */
+	if (reply->frag_offset != *received)
+		return WORKLOAD_PARTIAL;
 	*received += reply->frag_len;
 	return *received == reply->value_len ? WORKLOAD_OK : WORKLOAD_PARTIAL;
 }

@@ -134,8 +134,9 @@ void workload_value(const struct workload *w, uint32_t key, uint32_t offset, uin
  * Judges a decoded reply to request `op` on key `key` (request id already matched).
  * A GET's value may come in pieces: *received counts the bytes taken so far (0 for
  * the first datagram); a right piece that is not the last returns WORKLOAD_PARTIAL.
- * Pieces must come in order: on a path that reorders datagrams a reordered reply is
- * an error.
+ * Pieces are taken in order: a piece taken before is ignored, and so is one that
+ * comes before the next expected piece, so a reply with a piece missing, or
+ * reordered, never completes (the loop counts it lost). Any wrong piece is an error.
  */
 enum workload_outcome workload_check_reply(const struct workload *w, uint8_t op, uint32_t key,
 					   const struct xkv_msg *reply, uint32_t *received);
