@@ -689,6 +689,16 @@ static struct fake_run *fake_run_large(void)
 	return fake_run_of(&wc);
 }
 
+/* PUTs only, half of them of 100000 B: 70 datagrams each, more than a burst. */
+static struct fake_run *fake_run_large_puts(void)
+{
+	struct workload_config wc = {
+		.keys = FAKE_KEYS, .key_size = 16, .profile = WORKLOAD_BIMODAL, .value_size = 64,
+		.large_pct = 50, .large_size = 100000, .large_keys = 10, .get_ratio = 0};
+
+	return fake_run_of(&wc);
+}
+
 /* Loads every key, then measures for 100 ms; the fake's misbehaviour starts after loading. */
 static void fake_run(struct fake_run *run, const struct fake_faults *faults)
 {
@@ -867,10 +877,7 @@ Test(closed_loop, repeated_pieces_are_ignored)
  */
 Test(closed_loop, a_partial_send_is_continued_at_once)
 {
-	struct workload_config wc = {
-		.keys = FAKE_KEYS, .key_size = 16, .profile = WORKLOAD_BIMODAL, .value_size = 64,
-		.large_pct = 50, .large_size = 100000, .large_keys = 10, .get_ratio = 0};
-	struct fake_run *run = fake_run_of(&wc);
+	struct fake_run *run = fake_run_large_puts();
 
 	fake_run(run, &(struct fake_faults){.send_max = 8});
 	cr_assert_gt(run->server->pieces, 1000, "PUTs went in pieces, 8 at a time");
@@ -886,10 +893,7 @@ Test(closed_loop, a_partial_send_is_continued_at_once)
  */
 Test(closed_loop, a_put_refused_midway_is_an_error_and_stops)
 {
-	struct workload_config wc = {
-		.keys = FAKE_KEYS, .key_size = 16, .profile = WORKLOAD_BIMODAL, .value_size = 64,
-		.large_pct = 50, .large_size = 100000, .large_keys = 10, .get_ratio = 0};
-	struct fake_run *run = fake_run_of(&wc);
+	struct fake_run *run = fake_run_large_puts();
 	const struct bench_stats *m = &run->measured;
 	uint32_t pieces = (100000 - 1) / (LOOP_DGRAM_CAP - 32 - 16) + 1;
 

@@ -75,6 +75,14 @@ static bool mc_frame_ok(const uint8_t *p, size_t len)
 	return len >= MC_FRAME_HDR_LEN && get_be16(p + 2) == 0 && get_be16(p + 4) == 1;
 }
 
+/* A GET, or a PUT of its whole value: memcached takes a UDP request in one datagram. */
+static bool mc_request_whole(const struct bench_request *req)
+{
+	if (req->op == XKV_OP_PUT)
+		return !req->frag_offset && req->frag_len == req->value_len;
+	return req->op == XKV_OP_GET;
+}
+
 static int mc_encode_request(void *buf, size_t cap, const struct bench_request *req)
 {
 	uint8_t *p = buf;
@@ -83,10 +91,8 @@ static int mc_encode_request(void *buf, size_t cap, const struct bench_request *
 	int tail_len;
 	size_t len;
 
-	if (req->op != XKV_OP_GET && !put)
+	if (!mc_request_whole(req))
 		return -EINVAL;
-	if (put && (req->frag_offset || req->frag_len != req->value_len))
-		return -EINVAL; /* memcached takes a UDP request in one datagram */
 	if (!req->key_len || req->key_len > XKV_KEY_MAX ||
 	    memchr(req->key, ' ', req->key_len) || memchr(req->key, '\r', req->key_len) ||
 	    memchr(req->key, '\n', req->key_len))
@@ -223,10 +229,8 @@ static int mcb_encode_request(void *buf, size_t cap, const struct bench_request 
 	uint32_t body_len;
 	size_t len;
 
-	if (req->op != XKV_OP_GET && !put)
+	if (!mc_request_whole(req))
 		return -EINVAL;
-	if (put && (req->frag_offset || req->frag_len != req->value_len))
-		return -EINVAL; /* memcached takes a UDP request in one datagram */
 	if (put && req->value_len > XKV_VALUE_MAX)
 		return -EINVAL;
 	/* binary keys may hold any byte; the length limit is memcached's */
