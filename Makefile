@@ -42,13 +42,14 @@ BENCHES	:=
 include userspace/userspace.mk
 include tests/unit/unit.mk
 include tests/server/server.mk
--include bpf/bpf.mk
--include loader/loader.mk
--include tests/bpf/bpf.mk
--include tests/net/net.mk
--include tools/sim/sim.mk
--include tools/bench/bench.mk
--include tests/replay/replay.mk
+include tests/layers/layers.mk
+include bpf/bpf.mk
+include loader/loader.mk
+include tests/bpf/bpf.mk
+include tests/net/net.mk
+include tools/sim/sim.mk
+include tools/bench/bench.mk
+include tests/replay/replay.mk
 
 all: $(BINS)
 

@@ -1,14 +1,25 @@
-# Userspace: the libraries (store, protocol, execution, client) as one static
-# library, and the programs built on it.
+# Userspace: one static library per layer (docs/DESIGN.md, "Layers"), so that a
+# program links only the layers it uses; tests/layers.sh keeps every include
+# pointing down the stack. Link order is the stack's, top first.
 
-LIBXKV_SRCS := $(wildcard userspace/store/*.c userspace/proto/*.c userspace/client/*.c \
-		userspace/util/*.c) \
-	       userspace/server/execute.c userspace/server/worker.c
-LIBXKV_OBJS := $(LIBXKV_SRCS:%.c=$(BUILD)/%.o)
+define layer_library
+LIBXKV_$(2) := $(BUILD)/libxkv-$(1).a
+$(BUILD)/libxkv-$(1).a: $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/$(1)/*.c))
+	$$(call msg,AR,$$@)
+	$$(Q)rm -f $$@
+	$$(Q)$$(AR) rcs $$@ $$^
+BINS += $(BUILD)/libxkv-$(1).a
+endef
 
-$(BUILD)/libxkv.a: $(LIBXKV_OBJS)
-	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+$(eval $(call layer_library,util,UTIL))
+$(eval $(call layer_library,proto,PROTO))
+$(eval $(call layer_library,store,STORE))
+$(eval $(call layer_library,net,NET))
+$(eval $(call layer_library,client,CLIENT))
+$(eval $(call layer_library,engine,ENGINE))
+
+# The engine and everything under it: what executes requests, without a transport.
+LIBXKV_EXEC := $(LIBXKV_ENGINE) $(LIBXKV_STORE) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 
 BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
@@ -16,24 +27,24 @@ BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -
 BPFCTL_OBJS := $(BUILD)/userspace/bpfctl/bpfctl.o $(BUILD)/userspace/bpfctl/log.o
 $(BPFCTL_OBJS): $(BUILD)/xkv.skel.h
 
-SERVER_OBJS := $(addprefix $(BUILD)/userspace/, server/main.o server/backend_uring.o \
-	       server/backend_xdp.o net/udp_uring.o net/reuseport.o net/xsk.o net/packet.o)
+SERVER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/server/*.c))
 
 $(BUILD)/userspace/net/reuseport.o: $(BUILD)/reuseport.skel.h
 
 # BPFCTL_OBJS (loader/loader.mk): the server attaches the way the loader does
-$(BUILD)/xkv-server: $(SERVER_OBJS) $(BPFCTL_OBJS) $(BUILD)/libxkv.a
+$(BUILD)/xkv-server: $(SERVER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
+		     $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
 
-$(BUILD)/xkv-cli: $(BUILD)/tools/cli/xkv-cli.o $(BUILD)/libxkv.a
+$(BUILD)/xkv-cli: $(BUILD)/tools/cli/xkv-cli.o $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS)
 
 # The store microbenchmark: ops/s per thread and instructions per operation.
-$(BUILD)/xkv-storebench: $(BUILD)/tools/storebench/storebench.o $(BUILD)/libxkv.a
+$(BUILD)/xkv-storebench: $(BUILD)/tools/storebench/storebench.o $(LIBXKV_STORE) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS)
 
-BINS += $(BUILD)/libxkv.a $(BUILD)/xkv-server $(BUILD)/xkv-cli $(BUILD)/xkv-storebench
+BINS += $(BUILD)/xkv-server $(BUILD)/xkv-cli $(BUILD)/xkv-storebench
 BENCHES += $(BUILD)/xkv-storebench

@@ -3,17 +3,17 @@
 # on veth, the replies captured and checked.
 
 TRACE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/main.c,$(wildcard tools/trace/*.c))) \
-	      $(BUILD)/tools/bench/workload.o $(BUILD)/userspace/net/packet.o
+	      $(BUILD)/tools/bench/workload.o $(LIBXKV_NET)
 TRACE_LDLIBS := -lpcap -lm
 
 # keys and their popularity come from xkv-bench's workload
 $(BUILD)/tools/trace/%.o $(BUILD)/tests/replay/%.o: XKV_CFLAGS += -Itools/bench -Itools/trace
 
-$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(BUILD)/libxkv.a
+$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(TRACE_LDLIBS)
 
-$(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(BUILD)/libxkv.a
+$(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(TRACE_LDLIBS)
 

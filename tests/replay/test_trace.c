@@ -16,7 +16,7 @@
 #include "model.h"
 #include "net/packet.h"
 #include "pcapio.h"
-#include "server/worker.h"
+#include "engine/worker.h"
 
 #define DGRAM_MAX 1472 /* UDP payload of a 1500-byte MTU over IPv4 */
 

@@ -10,7 +10,7 @@ $(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
 
 $(SERVER_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/server/%.o $(BUILD)/tests/server/server_proc.o \
 		 $(BUILD)/tests/server/workloads.o \
-		 $(BUILD)/libxkv.a | $(BUILD)/xkv-server $(BUILD)/xkv-loader
+		 $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) | $(BUILD)/xkv-server $(BUILD)/xkv-loader
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS)
 

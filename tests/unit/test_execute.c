@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include <xkv/hash.h>
-#include "server/execute.h"
-#include "server/worker.h"
+#include "engine/execute.h"
+#include "engine/worker.h"
 
 #define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
 #define FRAMES_MAX 1024

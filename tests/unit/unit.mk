@@ -2,7 +2,7 @@
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-$(UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libxkv.a
+$(UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS)
 

@@ -3,12 +3,12 @@
 
 BENCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/bench/main.c,$(wildcard tools/bench/*.c)))
 # the AF_XDP transport reuses the server's UMEM and ring code and its frame parser/writer
-BENCH_NET_OBJS := $(BUILD)/userspace/net/xsk.o $(BUILD)/userspace/net/packet.o
+BENCH_NET_OBJS := $(LIBXKV_NET)
 BENCH_LDLIBS := $(XKV_LDLIBS) -lxdp $(BPF_LDLIBS) -lm
 
 $(BUILD)/tools/bench/afxdp.o: $(BUILD)/bench_client.skel.h
 
-$(BUILD)/xkv-bench: $(BUILD)/tools/bench/main.o $(BENCH_OBJS) $(BENCH_NET_OBJS) $(BUILD)/libxkv.a
+$(BUILD)/xkv-bench: $(BUILD)/tools/bench/main.o $(BENCH_OBJS) $(BENCH_NET_OBJS) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BENCH_LDLIBS)
 
@@ -17,7 +17,7 @@ $(BUILD)/tests/bench/test_afxdp.o: $(BUILD)/bench_client.skel.h
 
 BENCH_TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c))
 
-$(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(BENCH_OBJS) $(BENCH_NET_OBJS) $(BUILD)/libxkv.a
+$(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(BENCH_OBJS) $(BENCH_NET_OBJS) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BENCH_LDLIBS)
 

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 
 #include "proto/peer.h"
-#include "server/execute.h"
+#include "proto/transport.h"
 
 #define XKV_URING_RX_DEPTH 4 /* receives kept posted: see above */
 #define XKV_URING_TX_DEPTH 1024 /* reply buffers; a 1 MiB reply takes ~720 */

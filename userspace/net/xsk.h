@@ -20,7 +20,7 @@
 #include <xdp/xsk.h>
 
 #include "net/packet.h"
-#include "server/execute.h"
+#include "proto/transport.h"
 
 #define XKV_XSK_FRAME_SIZE 2048
 #define XKV_XSK_FRAMES	   4096 /* per queue */

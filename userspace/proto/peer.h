@@ -19,8 +19,4 @@ static inline bool xkv_peer_equal(const struct xkv_peer *a, const struct xkv_pee
 	return memcmp(a, b, sizeof(*a)) == 0;
 }
 
-/* A transport hands each datagram's UDP payload, and who sent it, to one of these. */
-typedef void (*xkv_datagram_fn)(void *ctx, const struct xkv_peer *peer, const void *data,
-				size_t len);
-
 #endif /* XKV_PEER_H */

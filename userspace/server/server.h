@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <xkv/maps.h>
 
-#include "server/worker.h"
+#include "engine/worker.h"
 
 #define XKV_ALLOW_ARGS_MAX 64
 

@@ -13,15 +13,8 @@
 
 #include "proto/codec.h"
 #include "proto/peer.h"
+#include "proto/transport.h"
 #include "store/store.h"
-
-/* A transport's reply path, one per worker. */
-struct xkv_tx {
-	/* A buffer for one reply's UDP payload, *cap bytes (at least a header), or NULL. */
-	void *(*reserve)(struct xkv_tx *tx, size_t *cap);
-	/* Sends len bytes of the buffer reserve returned to peer. */
-	void (*send)(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
-};
 
 struct xkv_exec_stats {
 	uint64_t requests[XKV_OP_DELETE + 1]; /* by op */

@@ -4,7 +4,7 @@
 
 #include <xkv/hash.h>
 
-#include "server/worker.h"
+#include "engine/worker.h"
 
 #define XKV_WORKER_EXPIRY_NS 100000000ULL /* 100 ms between looks at timeouts */
 

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "proto/reassembly.h"
-#include "server/execute.h"
+#include "engine/execute.h"
 
 struct xkv_worker_stats {
 	uint64_t datagrams;

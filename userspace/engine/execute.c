@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/execute.h"
+#include "engine/execute.h"
 
 #define HDR sizeof(struct xkv_hdr)
 
