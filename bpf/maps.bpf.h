@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xkv/maps.h"
+#include "xkv/stats.h"
 
 /* Port, worker count and policy: written by bpfctl (attach), read per packet. */
 struct {
@@ -61,5 +62,27 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xkv_xsks SEC(".maps");
+
+/*
+ * The server's live counters (include/xkv/stats.h): no program touches them; they
+ * live here to be pinned beside the others, with BTF, for xkv-loader and bpftool.
+ * Each worker publishes into its own slot (mmapped).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_WORKERS_MAX);
+	__type(key, __u32);
+	__type(value, struct xkv_worker_counters);
+} xkv_wstats SEC(".maps");
+
+/* The store and the server as a whole: published by the server's main thread (mmapped). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_server_counters);
+} xkv_sstats SEC(".maps");
 
 #endif /* XKV_MAPS_BPF_H */

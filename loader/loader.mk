@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
 # xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk).
 
-LOADER_OBJS := $(BUILD)/loader/xkv-loader.o
+LOADER_OBJS := $(BUILD)/loader/xkv-loader.o $(BUILD)/loader/live.o
 
 # the skeleton is generated: build it before anything that includes it
 $(LOADER_OBJS): $(BUILD)/xkv.skel.h
 
-$(BUILD)/xkv-loader: $(LOADER_OBJS) $(BPFCTL_OBJS)
+$(BUILD)/xkv-loader: $(LOADER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "bpfctl/bpfctl.h"
 #include "bpfctl/log.h"
+#include "live.h"
 
 #define STATUS_MAX 64 /* interfaces listed by `status` without --iface */
 
@@ -62,7 +63,9 @@ static const char status_usage[] =
 
 static const char stats_usage[] =
 	"Usage: xkv-loader stats --iface IF [--json]\n"
-	"Show packets dropped per reason, passed to the stack and steered per worker.\n"
+	"Show packets dropped per reason, passed to the stack and steered per worker,\n"
+	"then the counters a running xkv-server publishes: per worker (requests by op,\n"
+	"replies by status, drops by reason, reassembly, sockets) and the store's.\n"
 	"  -i, --iface IF       interface (required)\n"
 	"  -j, --json           print JSON\n" COMMON_USAGE;
 
@@ -341,7 +344,8 @@ static int cmd_status(int argc, char **argv)
 	return err ? EXIT_FAILED : EXIT_OK;
 }
 
-static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers)
+static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
+			     const struct live_counters *live)
 {
 	printf("passed %llu\ndropped:\n", (unsigned long long)stats->slots[XKV_STAT_PASSED]);
 	for (__u32 r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
@@ -349,9 +353,14 @@ static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers)
 	printf("steered:\n");
 	for (__u32 w = 0; w < workers; w++)
 		printf("  worker %-9u %llu\n", w, (unsigned long long)stats->steered[w]);
+	if (live)
+		live_counters_print_text(live, stdout);
+	else
+		printf("no server has published counters here\n");
 }
 
-static void print_stats_json(const struct bpfctl_stats *stats, __u32 workers)
+static void print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
+			     const struct live_counters *live)
 {
 	printf("{\"passed\":%llu,\"drops\":{", (unsigned long long)stats->slots[XKV_STAT_PASSED]);
 	for (__u32 r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
@@ -360,14 +369,19 @@ static void print_stats_json(const struct bpfctl_stats *stats, __u32 workers)
 	printf("},\"steered\":[");
 	for (__u32 w = 0; w < workers; w++)
 		printf("%s%llu", w ? "," : "", (unsigned long long)stats->steered[w]);
-	printf("]}\n");
+	printf("]");
+	if (live)
+		live_counters_print_json(live, stdout);
+	printf("}\n");
 }
 
 static int cmd_stats(int argc, char **argv)
 {
 	struct simple_args args = {0};
+	static struct live_counters live;
 	struct bpfctl_stats stats;
 	struct bpfctl_status st;
+	bool have_live;
 	__u32 workers;
 	int ret;
 
@@ -380,10 +394,15 @@ static int cmd_stats(int argc, char **argv)
 		return EXIT_FAILED;
 	/* every worker slot when the config is unreadable, so no count hides */
 	workers = st.has_config ? st.config.workers : XKV_WORKERS_MAX;
+	/* a server publishes its own counters beside the maps; an attachment alone has none */
+	ret = live_counters_read(args.ifname, &live);
+	have_live = ret == 0;
+	if (ret && ret != -ENODATA)
+		pr_warn("xkv-loader: reading the server's counters: %s\n", strerror(-ret));
 	if (args.json)
-		print_stats_json(&stats, workers);
+		print_stats_json(&stats, workers, have_live ? &live : NULL);
 	else
-		print_stats_text(&stats, workers);
+		print_stats_text(&stats, workers, have_live ? &live : NULL);
 	return EXIT_OK;
 }
 

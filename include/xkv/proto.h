@@ -34,15 +34,26 @@ enum xkv_op {
 	XKV_OP_REPLY = 0x80, /* or-ed into the request's op in its reply */
 };
 
+/* Reply statuses, numbered from 0 in this order. X(enum suffix, name shown by the tools). */
+#define XKV_STATUSES(X)                                                                            \
+	X(OK, "ok")                                                                                \
+	X(NOT_FOUND, "not_found")                                                                  \
+	X(TOO_LARGE, "too_large")                                                                  \
+	X(NO_MEMORY, "no_memory")                                                                  \
+	X(BAD_REQUEST, "bad_request")                                                              \
+	X(BUSY, "busy")
+
+#define XKV_STATUS_ENUM(name, str) XKV_S_##name,
 enum xkv_status {
-	XKV_S_OK = 0,
-	XKV_S_NOT_FOUND = 1,
-	XKV_S_TOO_LARGE = 2,
-	XKV_S_NO_MEMORY = 3,
-	XKV_S_BAD_REQUEST = 4,
-	XKV_S_BUSY = 5,
-	XKV_S_MAX = XKV_S_BUSY,
+	XKV_STATUSES(XKV_STATUS_ENUM)
 };
+#undef XKV_STATUS_ENUM
+
+/* How many there are, apart from the enum so that a switch over statuses stays whole. */
+#define XKV_STATUS_ONE(name, str) +1
+enum { XKV_S_END = 0 XKV_STATUSES(XKV_STATUS_ONE) };
+#undef XKV_STATUS_ONE
+#define XKV_S_MAX (XKV_S_END - 1)
 
 struct xkv_hdr {
 	__be16 magic;	    /* XKV_MAGIC */
@@ -161,5 +172,24 @@ static __always_inline enum xkv_reason xkv_hdr_check(const struct xkv_hdr *h, __
 		return XKV_R_BAD_FRAGMENT;
 	return XKV_R_OK;
 }
+
+#ifndef __bpf__
+static inline const char *xkv_status_name(__u32 status)
+{
+#define XKV_STATUS_NAME(name, str) [XKV_S_##name] = str,
+	static const char *const names[XKV_S_END] = {XKV_STATUSES(XKV_STATUS_NAME)};
+#undef XKV_STATUS_NAME
+	return status < XKV_S_END ? names[status] : "unknown";
+}
+
+/* The name of a request op (GET, PUT, DELETE), as the tools print it. */
+static inline const char *xkv_op_name(__u32 op)
+{
+	static const char *const names[] = {
+		[XKV_OP_GET] = "get", [XKV_OP_PUT] = "put", [XKV_OP_DELETE] = "delete"};
+
+	return op >= XKV_OP_GET && op <= XKV_OP_DELETE ? names[op] : "unknown";
+}
+#endif /* !__bpf__ */
 
 #endif /* XKV_PROTO_H */

@@ -127,15 +127,13 @@ int server_stop(struct server_proc *s)
 	return -1;
 }
 
-long server_counter(const struct server_proc *s, const char *what)
+/* The sum of every "<what>: N" in f's lines, -1 if none. */
+static long counter_sum(FILE *f, const char *what)
 {
-	FILE *f = fopen(s->out_path, "r");
 	size_t wlen = strlen(what);
 	long total = -1;
 	char line[512];
 
-	if (!f)
-		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		for (char *p = strstr(line, what); p; p = strstr(p + 1, what)) {
 			long v;
@@ -145,6 +143,33 @@ long server_counter(const struct server_proc *s, const char *what)
 				total = (total < 0 ? 0 : total) + v;
 		}
 	}
+	return total;
+}
+
+long server_counter(const struct server_proc *s, const char *what)
+{
+	FILE *f = fopen(s->out_path, "r");
+	long total;
+
+	if (!f)
+		return -1;
+	total = counter_sum(f, what);
 	fclose(f);
 	return total;
+}
+
+long server_live_counter(const struct server_proc *s, const char *loader, const char *iface,
+			 const char *what)
+{
+	char cmd[512];
+	long total;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nsenter --net=/run/netns/%s %s stats --iface %s", s->netns,
+		 loader, iface);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	total = counter_sum(p, what);
+	return pclose(p) == 0 ? total : -1;
 }

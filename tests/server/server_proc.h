@@ -30,6 +30,13 @@ int server_stop(struct server_proc *s);
 /* After server_stop: the sum of every "<what>: N" line of its output, -1 if none. */
 long server_counter(const struct server_proc *s, const char *what);
 
+/*
+ * While it runs: the same sum over what `LOADER stats --iface IFACE` prints, run in
+ * its namespace; -1 if none or the loader failed.
+ */
+long server_live_counter(const struct server_proc *s, const char *loader, const char *iface,
+			 const char *what);
+
 /* "HOST:PORT" */
 const char *server_addr(const struct server_proc *s);
 

@@ -260,3 +260,66 @@ Test(server_xdp, a_loader_attachment_is_reused_and_left)
 		 env("XKV_NS_SERVER"), XKV_LOADER_BIN, env("XKV_IFACE"));
 	cr_assert_eq(system(cmd), 0, "xkv-loader detach");
 }
+
+/* A counter of the running server, summed over workers, as `xkv-loader stats` shows it. */
+static long live_counter(const char *what)
+{
+	return server_live_counter(&srv, XKV_LOADER_BIN, env("XKV_IFACE"), what);
+}
+
+/* Polls the live counter until it shows want: a snapshot is published every 100 ms. */
+static long live_counter_reaching(const char *what, long want)
+{
+	long got = live_counter(what);
+
+	for (int tries = 0; tries < 50 && got != want; tries++) {
+		usleep(50000);
+		got = live_counter(what);
+	}
+	return got;
+}
+
+static void put_keys(int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		char key[16];
+		int len = snprintf(key, sizeof(key), "live%d", i);
+
+		cr_assert_eq(xkv_client_put(cli, key, (uint16_t)len, "v", 1), 0);
+	}
+}
+
+Test(server_xdp, live_counters_move_while_it_runs)
+{
+	char cmd[1024];
+
+	start_xdp("2", NULL);
+	put_keys(0, 100);
+	cr_assert_eq(live_counter_reaching("put", 100), 100, "both workers' PUTs, live");
+	cr_assert_eq(live_counter_reaching("store items", 100), 100);
+	put_keys(100, 150);
+	cr_assert_eq(live_counter_reaching("put", 150), 150, "and moving");
+	cr_assert_eq(live_counter_reaching("store items", 150), 150);
+
+	/* the same figures as JSON that parses */
+	snprintf(cmd, sizeof(cmd),
+		 "nsenter --net=/run/netns/%s %s stats --iface %s --json | python3 -c '"
+		 "import json, sys; d = json.load(sys.stdin); "
+		 "sys.exit(not (sum(w[\"put\"] for w in d[\"workers\"]) == 150 and "
+		 "len(d[\"workers\"]) == 2 and d[\"server\"][\"store\"][\"items\"] == 150 and "
+		 "d[\"server\"][\"pid\"] == %d))'",
+		 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE"), (int)srv.pid);
+	cr_assert_eq(system(cmd), 0, "stats --json: %s", cmd);
+
+	/* and bpftool, which names the fields from the map's BTF: requests[XKV_OP_PUT] */
+	snprintf(cmd, sizeof(cmd),
+		 "bpftool -j map dump pinned /sys/fs/bpf/xkv/%s/xkv_wstats | python3 -c '"
+		 "import json, sys; d = json.load(sys.stdin); "
+		 "sys.exit(sum(e[\"formatted\"][\"value\"][\"req\"][\"requests\"][%d] "
+		 "for e in d) != 150)'",
+		 env("XKV_IFACE"), XKV_OP_PUT);
+	cr_assert_eq(system(cmd), 0, "bpftool map dump: %s", cmd);
+
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "put"), 150, "the shutdown print agrees");
+}

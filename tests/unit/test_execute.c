@@ -251,7 +251,7 @@ Test(execute, worker_refuses_writes_it_does_not_own)
 	cr_assert_eq(cap->sent, 1);
 	cr_assert_eq(xkv_decode(cap->frames[0], cap->lens[0], &reply), XKV_R_OK);
 	cr_assert_eq(reply.status, XKV_S_BUSY);
-	cr_assert_eq(w.stats.foreign_writes, 1);
+	cr_assert_eq(w.exec.stats.foreign_writes, 1);
 	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 0, "not executed");
 	xkv_worker_fini(&w);
 }

@@ -41,7 +41,7 @@ static void reply_send(struct xkv_exec *x, const struct xkv_peer *peer, void *bu
 	if (len < 0)
 		abort();
 	x->tx->send(x->tx, peer, buf, (size_t)len);
-	x->stats.datagrams++;
+	x->stats.reply_datagrams++;
 }
 
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,

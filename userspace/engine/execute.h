@@ -11,24 +11,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xkv/stats.h>
+
 #include "proto/codec.h"
 #include "proto/peer.h"
 #include "proto/transport.h"
 #include "store/store.h"
-
-struct xkv_exec_stats {
-	uint64_t requests[XKV_OP_DELETE + 1]; /* by op */
-	uint64_t replies[XKV_S_MAX + 1];      /* by status */
-	uint64_t datagrams;		      /* reply datagrams sent */
-	uint64_t tx_dropped;		      /* replies lost: the transport had no buffer */
-};
 
 struct xkv_exec {
 	struct xkv_store *store;
 	struct xkv_tx *tx;
 	uint8_t *scratch; /* XKV_VALUE_MAX bytes: a value bigger than one datagram */
 	bool echo;	  /* answer without the store: the ceiling xkv is measured against */
-	struct xkv_exec_stats stats;
+	struct xkv_request_counters stats; /* the worker's, which counts in them too */
 };
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);

@@ -41,6 +41,16 @@ void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 	w->next_expiry = now_ns + XKV_WORKER_EXPIRY_NS;
 }
 
+void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters *out)
+{
+	struct xkv_reasm_stats rs;
+
+	*out = w->exec.stats;
+	xkv_reasm_get_stats(w->reasm, &rs);
+	out->reassembly_bytes = rs.bytes;
+	out->reassembly_timeouts = rs.timeouts;
+}
+
 static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 			    const struct xkv_msg *m)
 {
@@ -52,7 +62,7 @@ static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 	 * program), it is counted and refused, never executed beside the owner.
 	 */
 	if (m->op != XKV_OP_GET && xkv_partition_owner(xkv_partition(hash), w->nworkers) != w->id) {
-		w->stats.foreign_writes++;
+		w->exec.stats.foreign_writes++;
 		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
 		return;
 	}
@@ -72,7 +82,7 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	if (ret == XKV_REASM_PENDING)
 		return;
 	/* no room is passing (retry); a contradiction or a scattered message is not */
-	w->stats.refused_pieces++;
+	w->exec.stats.refused_pieces++;
 	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
 }
 
@@ -82,16 +92,16 @@ void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *dat
 	enum xkv_reason reason;
 	struct xkv_msg m;
 
-	w->stats.datagrams++;
+	w->exec.stats.datagrams++;
 	if (w->depth)
 		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 	reason = xkv_decode(data, len, &m);
 	if (reason != XKV_R_OK) {
-		w->stats.dropped[reason]++;
+		w->exec.stats.dropped[reason]++;
 		return;
 	}
 	if (m.op & XKV_OP_REPLY) {
-		w->stats.replies_to_server++;
+		w->exec.stats.replies_to_server++;
 		return;
 	}
 	if (m.op == XKV_OP_PUT && m.frag_len != m.value_len) {

@@ -12,18 +12,9 @@
 #include "proto/reassembly.h"
 #include "engine/execute.h"
 
-struct xkv_worker_stats {
-	uint64_t datagrams;
-	uint64_t dropped[XKV_R_PROTO_END]; /* malformed, by protocol reason */
-	uint64_t replies_to_server;	   /* a reply op sent to the server port */
-	uint64_t refused_pieces;	   /* pieces reassembly refused (answered) */
-	uint64_t foreign_writes;	   /* writes for a partition it does not own: refused */
-};
-
 struct xkv_worker {
-	struct xkv_exec exec;
+	struct xkv_exec exec; /* and its counters, which are the worker's */
 	struct xkv_reasm *reasm;
-	struct xkv_worker_stats stats;
 	uint64_t now_ns;	/* the time of the batch being handled */
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
@@ -34,6 +25,9 @@ int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 		    struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm);
 void xkv_worker_fini(struct xkv_worker *w);
+
+/* The worker's counters as of now, reassembly's included. */
+void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters *out);
 
 /* CLOCK_MONOTONIC in nanoseconds: the time xkv_worker_tick wants. */
 static inline uint64_t xkv_now_ns(void)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -53,6 +54,16 @@ int xkv_reuseport_add(struct xkv_reuseport *r, uint32_t worker, int fd)
 	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xkv_socks), &worker, &value, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int xkv_reuseport_map_fd(const struct xkv_reuseport *r, const char *name)
+{
+	int fd = bpf_object__find_map_fd_by_name(r->skel->obj, name);
+
+	if (fd < 0)
+		return fd;
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
 }
 
 uint64_t xkv_reuseport_dropped(const struct xkv_reuseport *r, uint32_t reason)

@@ -29,6 +29,9 @@ int xkv_reuseport_prog_fd(const struct xkv_reuseport *r);
  * drops that worker's requests and counts them under no_socket. */
 int xkv_reuseport_add(struct xkv_reuseport *r, uint32_t worker, int fd);
 
+/* A new fd for the program's map of that name (bpf/maps.bpf.h), or -errno. */
+int xkv_reuseport_map_fd(const struct xkv_reuseport *r, const char *name);
+
 /* Requests the program counted as dropped, by reason (sums over CPUs). */
 uint64_t xkv_reuseport_dropped(const struct xkv_reuseport *r, uint32_t reason);
 

@@ -179,6 +179,12 @@ int xkv_uring_wait(struct xkv_uring *u, int timeout_ms)
 	return err < 0 && err != -ETIME && err != -EINTR ? err : 0;
 }
 
+void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c)
+{
+	c->uring_rx_truncated += u->rx_truncated;
+	c->uring_tx_errors += u->tx_errors;
+}
+
 unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx)
 {
 	struct io_uring_cqe *cqe;

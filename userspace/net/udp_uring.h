@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <xkv/stats.h>
 
 #include "proto/peer.h"
 #include "proto/transport.h"
@@ -55,6 +56,9 @@ void xkv_uring_close(struct xkv_uring *u);
 
 /* Submits posted work and waits up to timeout_ms for a request. Returns 0 or -errno. */
 int xkv_uring_wait(struct xkv_uring *u, int timeout_ms);
+
+/* Adds the socket's counters to c. */
+void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c);
 
 /* Hands each received request to fn, sends the replies fn queued; returns how many. */
 unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx);

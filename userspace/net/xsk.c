@@ -270,6 +270,23 @@ int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st)
 	return getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, st, &len) ? -errno : 0;
 }
 
+void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c)
+{
+	struct xdp_statistics k = {0};
+
+	c->rx_packets += s->rx_packets;
+	c->rx_unparsable += s->rx_unparsable;
+	c->tx_packets += s->tx_packets;
+	c->tx_ring_full += s->tx_ring_full;
+	c->kicks += s->kicks;
+	/* a socket that is not bound (yet) has no kernel counters: zeros */
+	xkv_xsk_kernel_stats(s, &k);
+	c->kernel_rx_dropped += k.rx_dropped;
+	c->kernel_rx_ring_full += k.rx_ring_full;
+	c->kernel_fill_empty += k.rx_fill_ring_empty_descs;
+	c->kernel_tx_invalid += k.tx_invalid_descs;
+}
+
 void xkv_xsk_queue_frames(struct xkv_xsk_queue *q, struct xkv_xsk **socks, unsigned nsocks,
 			  struct xkv_xsk_frames *f)
 {

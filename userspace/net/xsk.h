@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <xdp/xsk.h>
+#include <xkv/stats.h>
 
 #include "net/packet.h"
 #include "proto/transport.h"
@@ -89,6 +90,9 @@ void xkv_xsk_drain(struct xkv_xsk *s);
 
 /* The kernel's counters of the socket: RX drops, full rings, empty fill ring. */
 int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st);
+
+/* Adds the socket's counters, and the kernel's for it, to c. */
+void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c);
 
 void xkv_xsk_queue_frames(struct xkv_xsk_queue *q, struct xkv_xsk **socks, unsigned nsocks,
 			  struct xkv_xsk_frames *f);

@@ -92,17 +92,3 @@ enum xkv_status xkv_status_from_errno(int err)
 		return XKV_S_BAD_REQUEST;
 	}
 }
-
-const char *xkv_status_name(enum xkv_status status)
-{
-	static const char *const names[] = {
-		[XKV_S_OK] = "ok",
-		[XKV_S_NOT_FOUND] = "not_found",
-		[XKV_S_TOO_LARGE] = "too_large",
-		[XKV_S_NO_MEMORY] = "no_memory",
-		[XKV_S_BAD_REQUEST] = "bad_request",
-		[XKV_S_BUSY] = "busy",
-	};
-
-	return (unsigned)status <= XKV_S_MAX ? names[status] : "unknown";
-}

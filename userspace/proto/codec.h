@@ -44,6 +44,4 @@ int xkv_encode_hdr(void *buf, const struct xkv_msg *msg);
 /* Reply status for a store error (0 or -errno). */
 enum xkv_status xkv_status_from_errno(int err);
 
-const char *xkv_status_name(enum xkv_status status);
-
 #endif /* XKV_CODEC_H */

@@ -75,19 +75,35 @@ static void uring_run(struct server *s, struct server_worker *w)
 		xkv_store_thread_sleep();
 		xkv_uring_wait(u, WAIT_MS);
 		xkv_store_thread_wake();
-		xkv_worker_tick(&w->proto, xkv_now_ns());
+		uint64_t now = xkv_now_ns();
+
+		xkv_worker_tick(&w->proto, now);
+		server_counters_tick(s, w, now);
 		xkv_uring_drain(u, xkv_worker_datagram, &w->proto);
 		xkv_store_quiescent();
 	}
 }
 
+static int uring_counters_map(struct server *s, const char *name)
+{
+	struct uring_backend *b = s->net;
+
+	return xkv_reuseport_map_fd(&b->steer, name);
+}
+
+static void uring_worker_sockets(struct server *s, uint32_t id, struct xkv_socket_counters *c)
+{
+	struct uring_backend *b = s->net;
+
+	if (id < b->opened)
+		xkv_uring_add_counters(&b->socks[id], c);
+}
+
+/* What is the steering program's, not a worker's. */
 static void uring_print_stats(struct server *s)
 {
 	struct uring_backend *b = s->net;
 
-	for (uint32_t i = 0; i < b->opened; i++)
-		printf("worker %u tx_errors: %lu\nworker %u rx_truncated: %lu\n", i,
-		       b->socks[i].tx_errors, i, b->socks[i].rx_truncated);
 	for (uint32_t r = 1; r < XKV_R_END; r++)
 		printf("steering dropped %s: %lu\n", xkv_reason_name(r),
 		       xkv_reuseport_dropped(&b->steer, r));
@@ -114,6 +130,8 @@ const struct backend xkv_backend_uring = {
 	.worker_tx = uring_worker_tx,
 	.worker_depth = uring_worker_depth,
 	.run = uring_run,
+	.counters_map = uring_counters_map,
+	.worker_sockets = uring_worker_sockets,
 	.print_stats = uring_print_stats,
 	.close = uring_close,
 };

@@ -237,9 +237,11 @@ static void xdp_run(struct server *s, struct server_worker *w)
 	uint32_t idle = 0;
 
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
+		uint64_t now = xkv_now_ns();
 		unsigned got = 0;
 
-		xkv_worker_tick(&w->proto, xkv_now_ns());
+		xkv_worker_tick(&w->proto, now);
+		server_counters_tick(s, w, now);
 		for (uint32_t q = 0; q < b->nqueues; q++) {
 			struct xkv_xsk *sock = &b->socks[q * s->o.workers + w->id];
 
@@ -256,29 +258,27 @@ static void xdp_run(struct server *s, struct server_worker *w)
 		xkv_xsk_drain(&b->socks[q * s->o.workers + w->id]);
 }
 
+static int xdp_counters_map(struct server *s, const char *name)
+{
+	return bpfctl_map_open(s->o.iface, name);
+}
+
+static void xdp_worker_sockets(struct server *s, uint32_t id, struct xkv_socket_counters *c)
+{
+	struct xdp_backend *b = s->net;
+
+	for (uint32_t q = 0; q < b->nqueues; q++)
+		if (q * s->o.workers + id < b->opened)
+			xkv_xsk_add_counters(&b->socks[q * s->o.workers + id], c);
+}
+
+/* What is the queues' and the program's, not a worker's: frames and steering drops. */
 static void xdp_print_stats(struct server *s)
 {
 	struct xdp_backend *b = s->net;
 	struct bpfctl_stats st;
 	struct xkv_xsk *socks[XKV_WORKERS_MAX];
 
-	for (uint32_t i = 0; i < b->opened; i++) {
-		const struct xkv_xsk *x = &b->socks[i];
-		struct xdp_statistics k = {0};
-
-		printf("socket %u rx_packets: %lu\nsocket %u rx_unparsable: %lu\n"
-		       "socket %u tx_packets: %lu\nsocket %u tx_ring_full: %lu\n",
-		       i, x->rx_packets, i, x->rx_unparsable, i, x->tx_packets, i,
-		       x->tx_ring_full);
-		/* drops the kernel saw before any worker could: full RX ring, empty fill ring */
-		xkv_xsk_kernel_stats(x, &k);
-		printf("socket %u kernel rx_dropped: %llu\nsocket %u kernel rx_ring_full: %llu\n"
-		       "socket %u kernel rx_fill_ring_empty: %llu\n"
-		       "socket %u kernel tx_invalid_descs: %llu\n",
-		       i, (unsigned long long)k.rx_dropped, i, (unsigned long long)k.rx_ring_full,
-		       i, (unsigned long long)k.rx_fill_ring_empty_descs, i,
-		       (unsigned long long)k.tx_invalid_descs);
-	}
 	for (uint32_t q = 0; q < b->nqueues; q++) {
 		struct xkv_xsk_frames f;
 
@@ -338,6 +338,8 @@ const struct backend xkv_backend_xdp = {
 	.worker_depth = xdp_worker_depth,
 	.run = xdp_run,
 	.unsteer = xdp_unsteer,
+	.counters_map = xdp_counters_map,
+	.worker_sockets = xdp_worker_sockets,
 	.print_stats = xdp_print_stats,
 	.close = xdp_close,
 };

@@ -193,48 +193,6 @@ static void *worker_thread(void *arg)
 	return NULL;
 }
 
-/* One counter per line, "worker W name: N", so scripts and tests can read them. */
-static void print_stats(struct server *s, uint32_t n)
-{
-	struct xkv_store_stats st;
-
-	for (uint32_t i = 0; i < n; i++) {
-		const struct xkv_worker_stats *ws = &s->workers[i].proto.stats;
-		const struct xkv_exec_stats *es = &s->workers[i].proto.exec.stats;
-		struct xkv_reasm_stats rs;
-		const struct {
-			const char *name;
-			uint64_t value;
-		} counters[] = {
-			{"datagrams", ws->datagrams},
-			{"get", es->requests[XKV_OP_GET]},
-			{"put", es->requests[XKV_OP_PUT]},
-			{"delete", es->requests[XKV_OP_DELETE]},
-			{"reply_datagrams", es->datagrams},
-			{"tx_dropped", es->tx_dropped},
-			{"dropped reply_to_server", ws->replies_to_server},
-			{"refused_pieces", ws->refused_pieces},
-			{"foreign_writes", ws->foreign_writes},
-		};
-
-		for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++)
-			printf("worker %u %s: %lu\n", i, counters[c].name, counters[c].value);
-		for (int r = 1; r < XKV_R_PROTO_END; r++)
-			printf("worker %u dropped %s: %lu\n", i, xkv_reason_name(r), ws->dropped[r]);
-		for (int status = 0; status <= XKV_S_MAX; status++)
-			printf("worker %u status %s: %lu\n", i, xkv_status_name(status),
-			       es->replies[status]);
-		xkv_reasm_get_stats(s->workers[i].proto.reasm, &rs);
-		printf("worker %u reassembly_bytes: %lu\nworker %u reassembly_timeouts: %lu\n", i,
-		       rs.bytes, i, rs.timeouts);
-	}
-	s->o.backend->print_stats(s);
-	xkv_store_get_stats(s->store, &st);
-	printf("store items: %lu\nstore bytes_used: %lu\nstore bytes_limit: %lu\n"
-	       "store evictions: %lu\n",
-	       st.items, st.bytes_used, st.bytes_limit, st.evictions);
-}
-
 static int start_workers(struct server *s, uint32_t *started)
 {
 	struct xkv_reasm_config reasm = {
@@ -266,13 +224,28 @@ static int start_workers(struct server *s, uint32_t *started)
 	return 0;
 }
 
+/* Until SIGINT or SIGTERM, publishes the store's counters every XKV_PUBLISH_NS. */
+static void wait_publishing(struct server *s, const sigset_t *stop_signals)
+{
+	const struct timespec period = {.tv_nsec = XKV_PUBLISH_NS};
+	int sig;
+
+	do {
+		server_counters_publish_server(s, xkv_now_ns());
+		/* main holds no item while it waits: let grace periods pass it */
+		xkv_store_thread_sleep();
+		sig = sigtimedwait(stop_signals, NULL, &period);
+		xkv_store_thread_wake();
+	} while (sig < 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct server s = {0};
 	struct xkv_store_config scfg;
 	uint32_t started = 0;
 	sigset_t stop_signals;
-	int err, sig;
+	int err;
 
 	if (parse_opts(argc, argv, &s.o))
 		return 2;
@@ -304,6 +277,9 @@ int main(int argc, char **argv)
 	err = s.o.backend->open(&s);
 	if (err)
 		goto out_close_backend;
+	err = server_counters_open(&s);
+	if (err)
+		goto out_close_backend;
 	err = start_workers(&s, &started);
 	if (err) {
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));
@@ -315,10 +291,7 @@ int main(int argc, char **argv)
 	       s.o.echo ? ", echo (no store)" : "");
 	fflush(stdout);
 
-	/* main holds no item while it waits: let grace periods pass it */
-	xkv_store_thread_sleep();
-	sigwait(&stop_signals, &sig);
-	xkv_store_thread_wake();
+	wait_publishing(&s, &stop_signals);
 
 out_stop:
 	if (s.o.backend->unsteer)
@@ -326,11 +299,14 @@ out_stop:
 	atomic_store(&s.stopping, true);
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(s.workers[i].thread, NULL);
-	if (!err)
-		print_stats(&s, started);
+	if (!err) {
+		server_counters_publish_all(&s, started);
+		server_counters_print(&s, started);
+	}
 	for (uint32_t i = 0; i < started; i++)
 		xkv_worker_fini(&s.workers[i].proto);
 out_close_backend:
+	server_counters_close(&s);
 	s.o.backend->close(&s);
 	free(s.workers);
 out_destroy_store:

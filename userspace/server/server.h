@@ -36,6 +36,14 @@ struct server_worker {
 	uint32_t id;
 	struct xkv_worker proto;
 	struct server *srv;
+	uint64_t next_publish; /* when its counters are next published (counters.c) */
+};
+
+/* The live counter maps (include/xkv/stats.h), mmapped. */
+struct server_counters {
+	struct xkv_worker_counters *workers; /* xkv_wstats: slot w is worker w's alone */
+	struct xkv_server_counters *server;  /* xkv_sstats: the main thread's */
+	size_t workers_len, server_len;
 };
 
 struct server {
@@ -43,6 +51,7 @@ struct server {
 	struct xkv_store *store;
 	struct server_worker *workers;
 	atomic_bool stopping;
+	struct server_counters counters;
 	void *net; /* the backend's state */
 };
 
@@ -57,12 +66,29 @@ struct backend {
 	void (*run)(struct server *s, struct server_worker *w);
 	/* Stops steering requests to the workers, before they stop: none is lost uncounted. */
 	void (*unsteer)(struct server *s);
-	/* Counters, one "name: value" per line. */
+	/* A new fd for one of the counter maps, "xkv_wstats" or "xkv_sstats", or -errno. */
+	int (*counters_map)(struct server *s, const char *name);
+	/* Adds the counters of worker id's sockets to c. Any thread. */
+	void (*worker_sockets)(struct server *s, uint32_t id, struct xkv_socket_counters *c);
+	/* What only the backend has, one "name: value" per line, at shutdown. */
 	void (*print_stats)(struct server *s);
 	void (*close)(struct server *s);
 };
 
 extern const struct backend xkv_backend_uring;
 extern const struct backend xkv_backend_xdp;
+
+/*
+ * The live counters (counters.c). open maps the backend's counter maps and zeroes
+ * them (0 or -errno, said why); a worker calls tick once per batch and publishes
+ * when XKV_PUBLISH_NS have passed; publish_all publishes every slot now (workers
+ * stopped); print writes every counter at shutdown, "worker W name: N" per line.
+ */
+int server_counters_open(struct server *s);
+void server_counters_tick(struct server *s, struct server_worker *w, uint64_t now_ns);
+void server_counters_publish_server(struct server *s, uint64_t now_ns);
+void server_counters_publish_all(struct server *s, uint32_t workers);
+void server_counters_print(struct server *s, uint32_t workers);
+void server_counters_close(struct server *s);
 
 #endif /* XKV_SERVER_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server's live counters, defined once for the server that writes them, the
+ * tools that read them and the BPF maps (bpf/maps.bpf.h) that hold them, whose BTF
+ * lets `bpftool map dump` name every field:
+ *  - xkv_wstats: one struct xkv_worker_counters per worker;
+ *  - xkv_sstats: one struct xkv_server_counters for what the workers share.
+ * Each slot has one writer, which publishes a snapshot of its own counters every
+ * XKV_PUBLISH_NS under a sequence count (odd while it writes); a reader copies the
+ * slot and reads again when the count was odd or moved. Between snapshots the
+ * counters stay in the writer's own memory, where counting costs nothing extra.
+ */
+#ifndef XKV_STATS_H
+#define XKV_STATS_H
+
+#include <linux/types.h>
+#include "maps.h"
+#include "proto.h"
+
+#define XKV_PUBLISH_NS 100000000ULL /* 100 ms between snapshots */
+#define XKV_OP_SLOTS   (XKV_OP_DELETE + 1) /* by op: slot 0 unused */
+
+/* A worker's protocol path (userspace/engine): what it was handed and answered. */
+struct xkv_request_counters {
+	__u64 datagrams;		  /* UDP payloads handed to the worker */
+	__u64 requests[XKV_OP_SLOTS];	  /* executed, by op */
+	__u64 replies[XKV_S_END];	  /* by status */
+	__u64 reply_datagrams;		  /* reply datagrams sent */
+	__u64 tx_dropped;		  /* replies lost: the transport had no buffer */
+	__u64 dropped[XKV_R_PROTO_END];	  /* malformed, by protocol reason (slot 0 unused) */
+	__u64 replies_to_server;	  /* a reply op sent to the server port: dropped */
+	__u64 refused_pieces;		  /* pieces reassembly refused (answered) */
+	__u64 foreign_writes;		  /* writes for a partition it does not own: refused */
+	__u64 reassembly_bytes;		  /* held for values in pieces, now */
+	__u64 reassembly_timeouts;	  /* values dropped unfinished */
+};
+
+/*
+ * A worker's sockets (userspace/net), summed over the rx queues it serves. The
+ * AF_XDP figures are 0 on the io_uring backend and the io_uring ones on XDP.
+ */
+struct xkv_socket_counters {
+	__u64 rx_packets;	    /* AF_XDP frames received */
+	__u64 rx_unparsable;	    /* frames that were not a well-formed UDP datagram */
+	__u64 tx_packets;	    /* frames put on the TX ring */
+	__u64 tx_ring_full;	    /* replies dropped: the TX ring stayed full */
+	__u64 kicks;		    /* sendto() calls that woke the kernel's TX */
+	__u64 kernel_rx_dropped;    /* the kernel's XDP_STATISTICS: dropped before RX */
+	__u64 kernel_rx_ring_full;  /* ... the RX ring was full */
+	__u64 kernel_fill_empty;    /* ... the fill ring had no frame */
+	__u64 kernel_tx_invalid;    /* ... TX descriptors the kernel refused */
+	__u64 uring_rx_truncated;   /* io_uring: datagrams larger than a receive buffer */
+	__u64 uring_tx_errors;	    /* io_uring: sends the kernel failed */
+};
+
+struct xkv_worker_counters {
+	__u64 seq;	    /* snapshots published, times two; odd while one is written */
+	__u64 published_ns; /* CLOCK_MONOTONIC of this snapshot; 0: never published */
+	struct xkv_request_counters req;
+	struct xkv_socket_counters sock;
+} __attribute__((aligned(64))); /* a cache line of its own: workers don't false-share */
+
+/* What the workers share: published by the server's main thread. */
+struct xkv_server_counters {
+	__u64 seq;	    /* as in struct xkv_worker_counters */
+	__u64 published_ns;
+	__u64 started_ns;   /* CLOCK_MONOTONIC when the server started serving */
+	__u32 workers;	    /* worker slots in use in xkv_wstats */
+	__u32 pid;	    /* the server publishing here */
+	char backend[8];    /* "xdp" or "uring": which socket counters apply */
+	__u64 store_items;
+	__u64 store_bytes_used;
+	__u64 store_bytes_limit;
+	__u64 store_evictions;
+	__u64 store_overflow_used; /* spare buckets linked into chains */
+};
+
+#endif /* XKV_STATS_H */

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfctl/bpfctl.h"
+#include "live.h"
+#include "util/counters.h"
+
+static int read_map(const char *ifname, const char *name, void *dst, size_t len, uint32_t n)
+{
+	int fd = bpfctl_map_open(ifname, name);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = xkv_counters_map_read(fd, dst, len, n);
+	close(fd);
+	return err;
+}
+
+int live_counters_read(const char *ifname, struct live_counters *l)
+{
+	struct timespec now;
+	int err;
+
+	err = read_map(ifname, "xkv_sstats", &l->server, sizeof(l->server), 1);
+	if (!err)
+		err = read_map(ifname, "xkv_wstats", l->workers, sizeof(l->workers[0]),
+			       XKV_WORKERS_MAX);
+	if (err)
+		return err;
+	if (!l->server.published_ns || l->server.workers > XKV_WORKERS_MAX)
+		return -ENODATA;
+	/* the map is anyone's with CAP_BPF: print only a backend name we know */
+	if (strcmp(l->server.backend, "xdp") && strcmp(l->server.backend, "uring"))
+		snprintf(l->server.backend, sizeof(l->server.backend), "unknown");
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	l->age_s = ((double)now.tv_sec * 1e9 + now.tv_nsec - (double)l->server.published_ns) / 1e9;
+	l->running = kill((pid_t)l->server.pid, 0) == 0 || errno == EPERM;
+	return 0;
+}
+
+struct text_ctx {
+	FILE *out;
+	const char *prefix;
+};
+
+static void text_counter(void *ctx, const char *group, const char *name, uint64_t value)
+{
+	const struct text_ctx *t = ctx;
+
+	fprintf(t->out, "%s%s%s%s: %llu\n", t->prefix, group ? group : "", group ? " " : "",
+		name, (unsigned long long)value);
+}
+
+void live_counters_print_text(const struct live_counters *l, FILE *out)
+{
+	const struct xkv_server_counters *s = &l->server;
+	char prefix[32];
+	struct text_ctx t = {.out = out, .prefix = prefix};
+
+	fprintf(out, "server pid %u (%s), backend %s, %u workers, up %.1f s, published %.1f s ago\n",
+		s->pid, l->running ? "running" : "gone", s->backend, s->workers,
+		(double)(s->published_ns - s->started_ns) / 1e9, l->age_s);
+	for (uint32_t w = 0; w < s->workers; w++) {
+		snprintf(prefix, sizeof(prefix), "worker %u ", w);
+		xkv_request_counters_each(&l->workers[w].req, text_counter, &t);
+		xkv_socket_counters_each(&l->workers[w].sock, s->backend, text_counter, &t);
+	}
+	t.prefix = "";
+	xkv_server_counters_each(s, text_counter, &t);
+}
+
+/* Writes counters as members of an open object; a group becomes a nested object. */
+struct json_ctx {
+	FILE *out;
+	const char *group; /* the nested object open now, or NULL */
+	bool first;	   /* no member written yet at the current level */
+};
+
+static void json_counter(void *ctx, const char *group, const char *name, uint64_t value)
+{
+	struct json_ctx *j = ctx;
+
+	if (j->group && (!group || strcmp(group, j->group))) {
+		fputc('}', j->out);
+		j->group = NULL;
+		j->first = false;
+	}
+	if (group && !j->group) {
+		fprintf(j->out, "%s\"%s\":{", j->first ? "" : ",", group);
+		j->group = group;
+		j->first = true;
+	}
+	fprintf(j->out, "%s\"%s\":%llu", j->first ? "" : ",", name, (unsigned long long)value);
+	j->first = false;
+}
+
+static void json_close_group(struct json_ctx *j)
+{
+	if (j->group)
+		fputc('}', j->out);
+	j->group = NULL;
+}
+
+void live_counters_print_json(const struct live_counters *l, FILE *out)
+{
+	const struct xkv_server_counters *s = &l->server;
+	struct json_ctx j = {.out = out};
+
+	/* counter and group names are the tools' own identifiers: nothing to escape */
+	fprintf(out, ",\"server\":{\"pid\":%u,\"running\":%s,\"backend\":\"%s\",\"workers\":%u,"
+		"\"uptime_s\":%.3f,\"age_s\":%.3f",
+		s->pid, l->running ? "true" : "false", s->backend, s->workers,
+		(double)(s->published_ns - s->started_ns) / 1e9, l->age_s);
+	xkv_server_counters_each(s, json_counter, &j);
+	json_close_group(&j);
+	fprintf(out, "},\"workers\":[");
+	for (uint32_t w = 0; w < s->workers; w++) {
+		j = (struct json_ctx){.out = out, .first = false};
+		fprintf(out, "%s{\"worker\":%u", w ? "," : "", w);
+		xkv_request_counters_each(&l->workers[w].req, json_counter, &j);
+		xkv_socket_counters_each(&l->workers[w].sock, s->backend, json_counter, &j);
+		json_close_group(&j);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}

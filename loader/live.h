@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `xkv-loader stats`: the counters a running xkv-server publishes beside the
+ * program's maps (include/xkv/stats.h), read while it runs.
+ */
+#ifndef XKV_LOADER_LIVE_H
+#define XKV_LOADER_LIVE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <xkv/stats.h>
+
+struct live_counters {
+	struct xkv_server_counters server;
+	struct xkv_worker_counters workers[XKV_WORKERS_MAX];
+	double age_s;	/* since the server last published */
+	bool running;	/* its process is still there */
+};
+
+/* Reads the snapshots published on ifname: 0, -ENODATA when none was, or -errno. */
+int live_counters_read(const char *ifname, struct live_counters *l);
+
+/* One counter per line, "worker W name: N" and "store name: N", as the server's own print. */
+void live_counters_print_text(const struct live_counters *l, FILE *out);
+
+/* The members "server" and "workers" of the stats object, each after a comma. */
+void live_counters_print_json(const struct live_counters *l, FILE *out);
+
+#endif /* XKV_LOADER_LIVE_H */

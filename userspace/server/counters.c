@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server's live counters: each worker publishes a snapshot of its own into its
+ * slot of xkv_wstats, the main thread the store's into xkv_sstats, where
+ * `xkv-loader stats` and `bpftool map dump` read them while the server runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "server/server.h"
+#include "util/counters.h"
+
+/* Maps the backend's counter map name, of entries values of value_size bytes. */
+static void *map_counters(struct server *s, const char *name, size_t value_size,
+			  uint32_t entries, size_t *len)
+{
+	void *slots;
+	int fd;
+
+	fd = s->o.backend->counters_map(s, name);
+	if (fd < 0) {
+		fprintf(stderr, "xkv-server: the counter map %s: %s\n", name, strerror(-fd));
+		return NULL;
+	}
+	slots = xkv_counters_map(fd, value_size, entries, true, len);
+	if (!slots)
+		fprintf(stderr, "xkv-server: mapping the counter map %s: %s%s\n", name,
+			strerror(errno),
+			errno == EINVAL ? " (pins of another build? detach with its loader)" : "");
+	close(fd);
+	return slots;
+}
+
+int server_counters_open(struct server *s)
+{
+	struct server_counters *c = &s->counters;
+
+	c->workers = map_counters(s, "xkv_wstats", sizeof(*c->workers), XKV_WORKERS_MAX,
+				  &c->workers_len);
+	c->server = map_counters(s, "xkv_sstats", sizeof(*c->server), 1, &c->server_len);
+	if (!c->workers || !c->server)
+		return -EINVAL;
+	/* whatever a previous server published there is not ours */
+	memset(c->workers, 0, sizeof(*c->workers) * XKV_WORKERS_MAX);
+	memset(c->server, 0, sizeof(*c->server));
+	c->server->workers = s->o.workers;
+	c->server->pid = (uint32_t)getpid();
+	snprintf(c->server->backend, sizeof(c->server->backend), "%s", s->o.backend->name);
+	c->server->started_ns = xkv_now_ns();
+	return 0;
+}
+
+static void worker_snapshot(struct server *s, struct server_worker *w,
+			    struct xkv_worker_counters *snap)
+{
+	*snap = (struct xkv_worker_counters){0};
+	xkv_worker_counters(&w->proto, &snap->req);
+	s->o.backend->worker_sockets(s, w->id, &snap->sock);
+}
+
+static void publish_worker(struct server *s, struct server_worker *w, uint64_t now_ns)
+{
+	struct xkv_worker_counters snap;
+
+	worker_snapshot(s, w, &snap);
+	xkv_counters_publish(&s->counters.workers[w->id], &snap, sizeof(snap), now_ns);
+}
+
+void server_counters_tick(struct server *s, struct server_worker *w, uint64_t now_ns)
+{
+	if (now_ns < w->next_publish)
+		return;
+	publish_worker(s, w, now_ns);
+	w->next_publish = now_ns + XKV_PUBLISH_NS;
+}
+
+void server_counters_publish_server(struct server *s, uint64_t now_ns)
+{
+	struct xkv_server_counters snap = *s->counters.server;
+	struct xkv_store_stats st;
+
+	xkv_store_get_stats(s->store, &st);
+	snap.store_items = st.items;
+	snap.store_bytes_used = st.bytes_used;
+	snap.store_bytes_limit = st.bytes_limit;
+	snap.store_evictions = st.evictions;
+	snap.store_overflow_used = st.overflow_used;
+	xkv_counters_publish(s->counters.server, &snap, sizeof(snap), now_ns);
+}
+
+void server_counters_publish_all(struct server *s, uint32_t workers)
+{
+	uint64_t now = xkv_now_ns();
+
+	for (uint32_t i = 0; i < workers; i++)
+		publish_worker(s, &s->workers[i], now);
+	server_counters_publish_server(s, now);
+}
+
+struct print_ctx {
+	const char *prefix; /* "worker 3 " or "" */
+};
+
+static void print_counter(void *ctx, const char *group, const char *name, uint64_t value)
+{
+	const struct print_ctx *p = ctx;
+
+	printf("%s%s%s%s: %lu\n", p->prefix, group ? group : "", group ? " " : "", name, value);
+}
+
+void server_counters_print(struct server *s, uint32_t workers)
+{
+	struct xkv_worker_counters snap;
+	struct xkv_server_counters server;
+	char prefix[32];
+	struct print_ctx p = {.prefix = prefix};
+
+	for (uint32_t i = 0; i < workers; i++) {
+		worker_snapshot(s, &s->workers[i], &snap);
+		snprintf(prefix, sizeof(prefix), "worker %u ", i);
+		xkv_request_counters_each(&snap.req, print_counter, &p);
+		xkv_socket_counters_each(&snap.sock, s->o.backend->name, print_counter, &p);
+	}
+	s->o.backend->print_stats(s);
+	server_counters_publish_server(s, xkv_now_ns());
+	server = *s->counters.server;
+	p.prefix = "";
+	xkv_server_counters_each(&server, print_counter, &p);
+}
+
+void server_counters_close(struct server *s)
+{
+	struct server_counters *c = &s->counters;
+
+	if (c->workers)
+		munmap(c->workers, c->workers_len);
+	if (c->server)
+		munmap(c->server, c->server_len);
+	*c = (struct server_counters){0};
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/counters.h"
+
+#define READ_TRIES 100
+
+struct slot_head {
+	uint64_t seq, published_ns;
+};
+
+void xkv_counters_publish(void *dst, const void *src, size_t len, uint64_t now_ns)
+{
+	struct slot_head *head = dst;
+	uint64_t seq = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
+
+	/* odd: readers retry; the fence keeps the copy after it */
+	__atomic_store_n(&head->seq, seq + 1, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_release);
+	memcpy((uint8_t *)dst + sizeof(*head), (const uint8_t *)src + sizeof(*head),
+	       len - sizeof(*head));
+	head->published_ns = now_ns;
+	__atomic_store_n(&head->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+int xkv_counters_read(void *dst, const void *src, size_t len)
+{
+	const struct slot_head *head = src;
+
+	for (int i = 0; i < READ_TRIES; i++) {
+		uint64_t seq = __atomic_load_n(&head->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		memcpy(dst, src, len);
+		atomic_thread_fence(memory_order_acquire);
+		if (__atomic_load_n(&head->seq, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+void *xkv_counters_map(int fd, size_t len, uint32_t n, bool writable, size_t *map_len)
+{
+	struct bpf_map_info info = {0};
+	uint32_t info_len = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+	void *slots;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return NULL;
+	if (info.value_size != len || info.max_entries != n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	*map_len = (len * n + page - 1) / page * page;
+	slots = mmap(NULL, *map_len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+		     fd, 0);
+	return slots == MAP_FAILED ? NULL : slots;
+}
+
+int xkv_counters_map_read(int fd, void *dst, size_t len, uint32_t n)
+{
+	size_t map_len;
+	uint8_t *slots = xkv_counters_map(fd, len, n, false, &map_len);
+	int err = 0;
+
+	if (!slots)
+		return -errno;
+	for (uint32_t i = 0; i < n && !err; i++)
+		err = xkv_counters_read((uint8_t *)dst + i * len, slots + i * len, len);
+	munmap(slots, map_len);
+	return err;
+}
+
+void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter_fn fn, void *ctx)
+{
+	for (uint32_t op = XKV_OP_GET; op < XKV_OP_SLOTS; op++)
+		fn(ctx, NULL, xkv_op_name(op), c->requests[op]);
+	fn(ctx, NULL, "datagrams", c->datagrams);
+	fn(ctx, NULL, "reply_datagrams", c->reply_datagrams);
+	fn(ctx, NULL, "tx_dropped", c->tx_dropped);
+	fn(ctx, NULL, "refused_pieces", c->refused_pieces);
+	fn(ctx, NULL, "foreign_writes", c->foreign_writes);
+	fn(ctx, NULL, "reassembly_bytes", c->reassembly_bytes);
+	fn(ctx, NULL, "reassembly_timeouts", c->reassembly_timeouts);
+	for (uint32_t s = 0; s < XKV_S_END; s++)
+		fn(ctx, "status", xkv_status_name(s), c->replies[s]);
+	fn(ctx, "dropped", "reply_to_server", c->replies_to_server);
+	for (uint32_t r = XKV_R_OK + 1; r < XKV_R_PROTO_END; r++)
+		fn(ctx, "dropped", xkv_reason_name(r), c->dropped[r]);
+}
+
+void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *backend,
+			      xkv_counter_fn fn, void *ctx)
+{
+	if (!strcmp(backend, "uring")) {
+		fn(ctx, NULL, "rx_truncated", c->uring_rx_truncated);
+		fn(ctx, NULL, "tx_errors", c->uring_tx_errors);
+		return;
+	}
+	fn(ctx, NULL, "rx_packets", c->rx_packets);
+	fn(ctx, NULL, "rx_unparsable", c->rx_unparsable);
+	fn(ctx, NULL, "tx_packets", c->tx_packets);
+	fn(ctx, NULL, "tx_ring_full", c->tx_ring_full);
+	fn(ctx, NULL, "kicks", c->kicks);
+	/* drops the kernel saw before any worker could: full RX ring, empty fill ring */
+	fn(ctx, "kernel", "rx_dropped", c->kernel_rx_dropped);
+	fn(ctx, "kernel", "rx_ring_full", c->kernel_rx_ring_full);
+	fn(ctx, "kernel", "rx_fill_ring_empty", c->kernel_fill_empty);
+	fn(ctx, "kernel", "tx_invalid_descs", c->kernel_tx_invalid);
+}
+
+void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx)
+{
+	fn(ctx, "store", "items", c->store_items);
+	fn(ctx, "store", "bytes_used", c->store_bytes_used);
+	fn(ctx, "store", "bytes_limit", c->store_bytes_limit);
+	fn(ctx, "store", "evictions", c->store_evictions);
+	fn(ctx, "store", "overflow_used", c->store_overflow_used);
+}

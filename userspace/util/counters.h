@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live counters of include/xkv/stats.h: published by their one writer under a
+ * sequence count, read whole by anyone, and named, so that the server's shutdown
+ * print, `xkv-loader stats` and the tests call each counter the same.
+ */
+#ifndef XKV_COUNTERS_H
+#define XKV_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xkv/stats.h>
+
+/*
+ * Writes len bytes of src over the published slot dst, whose first 8 bytes are the
+ * sequence count, and stamps it with now_ns (the second 8 bytes). One writer per slot.
+ */
+void xkv_counters_publish(void *dst, const void *src, size_t len, uint64_t now_ns);
+
+/*
+ * Copies the slot src (len bytes, as published above) into dst, consistent as of one
+ * snapshot. Returns 0, or -EAGAIN when the writer kept changing it.
+ */
+int xkv_counters_read(void *dst, const void *src, size_t len);
+
+/*
+ * Maps the counter map fd (a BPF_F_MMAPABLE array), checking that it holds n values
+ * of len bytes. Returns its slots and their *map_len for munmap, or NULL with errno
+ * set: EINVAL when it holds another layout (pins of another build).
+ */
+void *xkv_counters_map(int fd, size_t len, uint32_t n, bool writable, size_t *map_len);
+
+/* Copies the n slots of the counter map fd into dst, each consistent. 0 or -errno. */
+int xkv_counters_map_read(int fd, void *dst, size_t len, uint32_t n);
+
+/*
+ * Called once per counter. group is NULL or what the counter is one of ("status",
+ * "dropped", "kernel"); text shows "group name", JSON nests it.
+ */
+typedef void (*xkv_counter_fn)(void *ctx, const char *group, const char *name, uint64_t value);
+
+/* Every counter of a worker's protocol path. */
+void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter_fn fn,
+			       void *ctx);
+
+/* Every counter of a worker's sockets on backend ("xdp" or "uring"): only its own kind. */
+void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *backend,
+			      xkv_counter_fn fn, void *ctx);
+
+/* The store's figures: "store items", "store bytes_used", ... */
+void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx);
+
+#endif /* XKV_COUNTERS_H */
