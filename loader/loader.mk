@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
-# xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk).
+# xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk); its
+# options and JSON come from userspace/util.
 
 LOADER_OBJS := $(BUILD)/loader/xkv-loader.o
 
 # the skeleton is generated: build it before anything that includes it
 $(LOADER_OBJS): $(BUILD)/xkv.skel.h
 
-$(BUILD)/xkv-loader: $(LOADER_OBJS) $(BPFCTL_OBJS)
+$(BUILD)/xkv-loader: $(LOADER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
 
