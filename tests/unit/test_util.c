@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* userspace/util: the JSON writer. */
+/* userspace/util: the JSON writer and the number parsers. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "util/parse.h"
 
 /* A writer into memory: what it wrote is checked whole. */
 struct capture {
@@ -203,4 +204,102 @@ Test(json, nesting_has_a_limit)
 		xkv_json_array_start(&c.w);
 	want[XKV_JSON_DEPTH_MAX] = 0;
 	capture_expect(&c, -EINVAL, want);
+}
+
+Test(parse, whole_numbers)
+{
+	uint64_t v = 7;
+	uint32_t v32 = 7;
+
+	cr_expect_eq(xkv_parse_u64("0", 0, 10, &v), 0);
+	cr_expect_eq(v, 0);
+	cr_expect_eq(xkv_parse_u64("18446744073709551615", 0, UINT64_MAX, &v), 0);
+	cr_expect_eq(v, UINT64_MAX);
+	cr_expect_eq(xkv_parse_u64("0x1F", 0, 100, &v), 0);
+	cr_expect_eq(v, 31);
+	cr_expect_eq(xkv_parse_u64("010", 0, 100, &v), 0, "no octal: a leading 0 is decimal");
+	cr_expect_eq(v, 10);
+	cr_expect_eq(xkv_parse_u32("4294967295", 0, UINT32_MAX, &v32), 0);
+	cr_expect_eq(v32, UINT32_MAX);
+}
+
+Test(parse, whole_numbers_out_of_range)
+{
+	uint64_t v = 7;
+	uint32_t v32 = 7;
+
+	cr_expect_eq(xkv_parse_u64("18446744073709551616", 0, UINT64_MAX, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_u64("99999999999999999999999", 0, UINT64_MAX, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_u64("11", 1, 10, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_u64("0", 1, 10, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_u64("-1", 0, UINT64_MAX, &v), -ERANGE, "negative, not 2^64 - 1");
+	cr_expect_eq(xkv_parse_u32("4294967296", 0, UINT32_MAX, &v32), -ERANGE);
+	cr_expect_eq(xkv_parse_u32("65536", 1, 65535, &v32), -ERANGE);
+	cr_expect_eq(v, 7, "untouched on error");
+	cr_expect_eq(v32, 7, "untouched on error");
+	cr_expect_eq(xkv_parse_u64("-0", 0, 1, &v), 0, "minus zero is zero");
+}
+
+Test(parse, not_whole_numbers)
+{
+	static const char *const bad[] = {
+	    "",	   " 1", "1 ",	"+1",  "1x", "x1", "1.5",
+	    "1e3", "0x", "0xg", "--1", "-",  "-x", "12345678901234567890123x",
+	    "\t1",
+	};
+	uint64_t v = 7;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(xkv_parse_u64(bad[i], 0, UINT64_MAX, &v), -EINVAL, "\"%s\"", bad[i]);
+	cr_expect_eq(v, 7);
+}
+
+Test(parse, doubles)
+{
+	static const char *const bad[] = {"",	  " 1",	 "1 ", "1x", "x",  "inf",
+					  "-inf", "nan", ".",  "1e", "1,5"};
+	double v = 7;
+
+	cr_expect_eq(xkv_parse_double("0.95", 0, 1, &v), 0);
+	cr_expect_eq(v, 0.95);
+	cr_expect_eq(xkv_parse_double("-2.5e3", -1e4, 0, &v), 0);
+	cr_expect_eq(v, -2500);
+	cr_expect_eq(xkv_parse_double("1", 1, 1, &v), 0, "the bounds are in the range");
+	cr_expect_eq(xkv_parse_double("1.0001", 0, 1, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_double("-0.1", 0, 1, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_double("1e999", 0, INFINITY, &v), -ERANGE);
+	cr_expect_eq(v, 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(xkv_parse_double(bad[i], -INFINITY, INFINITY, &v), -EINVAL, "\"%s\"",
+			     bad[i]);
+	cr_expect_eq(v, 1);
+}
+
+Test(parse, sizes)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+	} good[] = {
+	    {"0", 0},		{"4096", 4096},
+	    {"64K", 64 << 10},	{"64k", 64 << 10},
+	    {"64M", 64 << 20},	{"2G", 2ULL << 30},
+	    {"2g", 2ULL << 30}, {"17179869183G", 17179869183ULL << 30},
+	};
+	static const char *const bad[] = {"",	  "K",	"1T",  "1KB", "1 K",
+					  "1.5G", "G1", "1KK", "1Ki", "M64"};
+	uint64_t v = 7;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_expect_eq(xkv_parse_size(good[i].text, 0, UINT64_MAX, &v), 0, "%s",
+			     good[i].text);
+		cr_expect_eq(v, good[i].bytes, "%s", good[i].text);
+	}
+	v = 7;
+	cr_expect_eq(xkv_parse_size("17179869184G", 0, UINT64_MAX, &v), -ERANGE, "2^64 bytes");
+	cr_expect_eq(xkv_parse_size("2G", 0, 1ULL << 30, &v), -ERANGE);
+	cr_expect_eq(xkv_parse_size("-1K", 0, UINT64_MAX, &v), -ERANGE);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(xkv_parse_size(bad[i], 0, UINT64_MAX, &v), -EINVAL, "\"%s\"", bad[i]);
+	cr_expect_eq(v, 7);
 }
