@@ -76,9 +76,8 @@ void live_counters_print_text(const struct live_counters *l, FILE *out)
 
 /* Writes counters as members of an open object; a group becomes a nested object. */
 struct json_ctx {
-	FILE *out;
+	struct xkv_json *w;
 	const char *group; /* the nested object open now, or NULL */
-	bool first;	   /* no member written yet at the current level */
 };
 
 static void json_counter(void *ctx, const char *group, const char *name, uint64_t value)
@@ -86,46 +85,49 @@ static void json_counter(void *ctx, const char *group, const char *name, uint64_
 	struct json_ctx *j = ctx;
 
 	if (j->group && (!group || strcmp(group, j->group))) {
-		fputc('}', j->out);
+		xkv_json_object_end(j->w);
 		j->group = NULL;
-		j->first = false;
 	}
 	if (group && !j->group) {
-		fprintf(j->out, "%s\"%s\":{", j->first ? "" : ",", group);
+		xkv_json_key(j->w, group);
+		xkv_json_object_start(j->w);
 		j->group = group;
-		j->first = true;
 	}
-	fprintf(j->out, "%s\"%s\":%llu", j->first ? "" : ",", name, (unsigned long long)value);
-	j->first = false;
+	xkv_json_uint_field(j->w, name, value);
 }
 
 static void json_close_group(struct json_ctx *j)
 {
 	if (j->group)
-		fputc('}', j->out);
+		xkv_json_object_end(j->w);
 	j->group = NULL;
 }
 
-void live_counters_print_json(const struct live_counters *l, FILE *out)
+void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 {
 	const struct xkv_server_counters *s = &l->server;
-	struct json_ctx j = {.out = out};
+	struct json_ctx j = {.w = w};
 
-	/* counter and group names are the tools' own identifiers: nothing to escape */
-	fprintf(out, ",\"server\":{\"pid\":%u,\"running\":%s,\"backend\":\"%s\",\"workers\":%u,"
-		"\"uptime_s\":%.3f,\"age_s\":%.3f",
-		s->pid, l->running ? "true" : "false", s->backend, s->workers,
-		(double)(s->published_ns - s->started_ns) / 1e9, l->age_s);
+	xkv_json_key(w, "server");
+	xkv_json_object_start(w);
+	xkv_json_uint_field(w, "pid", s->pid);
+	xkv_json_bool_field(w, "running", l->running);
+	xkv_json_string_field(w, "backend", s->backend);
+	xkv_json_uint_field(w, "workers", s->workers);
+	xkv_json_fixed_field(w, "uptime_s", (double)(s->published_ns - s->started_ns) / 1e9, 3);
+	xkv_json_fixed_field(w, "age_s", l->age_s, 3);
 	xkv_server_counters_each(s, json_counter, &j);
 	json_close_group(&j);
-	fprintf(out, "},\"workers\":[");
-	for (uint32_t w = 0; w < s->workers; w++) {
-		j = (struct json_ctx){.out = out, .first = false};
-		fprintf(out, "%s{\"worker\":%u", w ? "," : "", w);
-		xkv_request_counters_each(&l->workers[w].req, json_counter, &j);
-		xkv_socket_counters_each(&l->workers[w].sock, s->backend, json_counter, &j);
+	xkv_json_object_end(w);
+	xkv_json_key(w, "workers");
+	xkv_json_array_start(w);
+	for (uint32_t i = 0; i < s->workers; i++) {
+		xkv_json_object_start(w);
+		xkv_json_uint_field(w, "worker", i);
+		xkv_request_counters_each(&l->workers[i].req, json_counter, &j);
+		xkv_socket_counters_each(&l->workers[i].sock, s->backend, json_counter, &j);
 		json_close_group(&j);
-		fputc('}', out);
+		xkv_json_object_end(w);
 	}
-	fputc(']', out);
+	xkv_json_array_end(w);
 }

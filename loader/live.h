@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <xkv/stats.h>
 
+#include "util/json.h"
+
 struct live_counters {
 	struct xkv_server_counters server;
 	struct xkv_worker_counters workers[XKV_WORKERS_MAX];
@@ -23,7 +25,7 @@ int live_counters_read(const char *ifname, struct live_counters *l);
 /* One counter per line, "worker W name: N" and "store name: N", as the server's own print. */
 void live_counters_print_text(const struct live_counters *l, FILE *out);
 
-/* The members "server" and "workers" of the stats object, each after a comma. */
-void live_counters_print_json(const struct live_counters *l, FILE *out);
+/* The members "server" and "workers" of the open stats object. */
+void live_counters_json(const struct live_counters *l, struct xkv_json *w);
 
 #endif /* XKV_LOADER_LIVE_H */

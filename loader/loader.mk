@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk).
+# xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk); its
+# options and JSON come from userspace/util.
 
 LOADER_OBJS := $(BUILD)/loader/xkv-loader.o $(BUILD)/loader/live.o
 

@@ -13,6 +13,7 @@
 #include "bpfctl/bpfctl.h"
 #include "bpfctl/log.h"
 #include "live.h"
+#include "util/json.h"
 
 #define STATUS_MAX 64 /* interfaces listed by `status` without --iface */
 
@@ -287,26 +288,39 @@ static void print_status_text(const struct bpfctl_status *st)
 	}
 }
 
-static void print_status_json(const struct bpfctl_status *st)
+static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st)
 {
-	printf("{\"ifname\":\"%s\",\"ifindex\":%u,\"prog_id\":%u,\"prog_name\":\"%s\","
-	       "\"xkv\":%s,\"mode\":\"%s\"",
-	       st->ifname, st->ifindex, st->prog_id, st->prog_name, st->ours ? "true" : "false",
-	       bpfctl_mode_name(st->mode));
-	if (st->has_config)
-		printf(",\"policy\":\"%s\",\"workers\":%u,\"port\":%u,\"attached_by\":\"%s\"",
-		       xkv_policy_name(st->config.policy), st->config.workers, st->config.port,
-		       st->config.owner == XKV_OWNER_SERVER ? "server" : "loader");
-	printf(",\"pin_dir\":\"%s/%s\",\"pins\":[", BPFCTL_PIN_ROOT, st->ifname);
+	char pin_dir[sizeof(BPFCTL_PIN_ROOT) + IF_NAMESIZE];
+
+	xkv_json_object_start(w);
+	xkv_json_string_field(w, "ifname", st->ifname);
+	xkv_json_uint_field(w, "ifindex", st->ifindex);
+	xkv_json_uint_field(w, "prog_id", st->prog_id);
+	xkv_json_string_field(w, "prog_name", st->prog_name);
+	xkv_json_bool_field(w, "xkv", st->ours);
+	xkv_json_string_field(w, "mode", bpfctl_mode_name(st->mode));
+	if (st->has_config) {
+		xkv_json_string_field(w, "policy", xkv_policy_name(st->config.policy));
+		xkv_json_uint_field(w, "workers", st->config.workers);
+		xkv_json_uint_field(w, "port", st->config.port);
+		xkv_json_string_field(w, "attached_by",
+				      st->config.owner == XKV_OWNER_SERVER ? "server" : "loader");
+	}
+	snprintf(pin_dir, sizeof(pin_dir), "%s/%s", BPFCTL_PIN_ROOT, st->ifname);
+	xkv_json_string_field(w, "pin_dir", pin_dir);
+	xkv_json_key(w, "pins");
+	xkv_json_array_start(w);
 	for (unsigned int i = 0; i < st->n_pins; i++)
-		printf("%s\"%s\"", i ? "," : "", st->pins[i]);
-	printf("]}");
+		xkv_json_string(w, st->pins[i]);
+	xkv_json_array_end(w);
+	xkv_json_object_end(w);
 }
 
 static int cmd_status(int argc, char **argv)
 {
 	struct simple_args args = {0};
 	struct bpfctl_status *st;
+	struct xkv_json w;
 	size_t n = 0;
 	int err;
 
@@ -326,20 +340,19 @@ static int cmd_status(int argc, char **argv)
 		if (err)
 			pr_warn("list interfaces: %s\n", strerror(-err));
 	}
-	if (!err && args.json)
-		printf("[");
-	for (size_t i = 0; i < n && !err; i++) {
-		if (args.json) {
-			printf(i ? "," : "");
-			print_status_json(&st[i]);
-		} else {
+	if (!err && args.json) {
+		xkv_json_init(&w, stdout);
+		xkv_json_array_start(&w);
+		for (size_t i = 0; i < n; i++)
+			print_status_json(&w, &st[i]);
+		xkv_json_array_end(&w);
+		err = xkv_json_finish(&w);
+	} else if (!err) {
+		for (size_t i = 0; i < n; i++)
 			print_status_text(&st[i]);
-		}
+		if (!n)
+			printf("xkv is attached nowhere\n");
 	}
-	if (!err && args.json)
-		printf("]\n");
-	if (!err && !args.json && !n)
-		printf("xkv is attached nowhere\n");
 	free(st);
 	return err ? EXIT_FAILED : EXIT_OK;
 }
@@ -359,20 +372,28 @@ static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
 		printf("no server has published counters here\n");
 }
 
-static void print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
-			     const struct live_counters *live)
+static int print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
+			    const struct live_counters *live)
 {
-	printf("{\"passed\":%llu,\"drops\":{", (unsigned long long)stats->slots[XKV_STAT_PASSED]);
+	struct xkv_json w;
+
+	xkv_json_init(&w, stdout);
+	xkv_json_object_start(&w);
+	xkv_json_uint_field(&w, "passed", stats->slots[XKV_STAT_PASSED]);
+	xkv_json_key(&w, "drops");
+	xkv_json_object_start(&w);
 	for (__u32 r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
-		printf("%s\"%s\":%llu", r > XKV_STAT_PASSED + 1 ? "," : "", xkv_reason_name(r),
-		       (unsigned long long)stats->slots[r]);
-	printf("},\"steered\":[");
-	for (__u32 w = 0; w < workers; w++)
-		printf("%s%llu", w ? "," : "", (unsigned long long)stats->steered[w]);
-	printf("]");
+		xkv_json_uint_field(&w, xkv_reason_name(r), stats->slots[r]);
+	xkv_json_object_end(&w);
+	xkv_json_key(&w, "steered");
+	xkv_json_array_start(&w);
+	for (__u32 i = 0; i < workers; i++)
+		xkv_json_uint(&w, stats->steered[i]);
+	xkv_json_array_end(&w);
 	if (live)
-		live_counters_print_json(live, stdout);
-	printf("}\n");
+		live_counters_json(live, &w);
+	xkv_json_object_end(&w);
+	return xkv_json_finish(&w);
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -400,9 +421,9 @@ static int cmd_stats(int argc, char **argv)
 	if (ret && ret != -ENODATA)
 		pr_warn("xkv-loader: reading the server's counters: %s\n", strerror(-ret));
 	if (args.json)
-		print_stats_json(&stats, workers, have_live ? &live : NULL);
-	else
-		print_stats_text(&stats, workers, have_live ? &live : NULL);
+		return print_stats_json(&stats, workers, have_live ? &live : NULL) ? EXIT_FAILED
+										   : EXIT_OK;
+	print_stats_text(&stats, workers, have_live ? &live : NULL);
 	return EXIT_OK;
 }
 

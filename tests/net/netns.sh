@@ -184,6 +184,20 @@ check "send GETs to the old port" send 2 $PORT
 check "... passed" grows_by passed "$before" 2
 check "... and not taken for xkv" test "$(stat_of not_allowed)" = "$xkv_before"
 
+echo "-- JSON of names that need escaping"
+# a quote, a backslash and a control character: all allowed in an interface name
+ODD_IF=$'j"\\\x01'
+status_names_odd_if() {
+	loader status --iface "$ODD_IF" --json | python3 -m json.tool >/dev/null &&
+		loader status --iface "$ODD_IF" --json | python3 -c \
+			'import json, sys; assert json.load(sys.stdin)[0]["ifname"] == sys.argv[1]' \
+			"$ODD_IF"
+}
+check "an interface named j, quote, backslash, 0x01" \
+	ip -n "$SRV_NS" link add "$ODD_IF" type veth peer name "${ODD_IF}p"
+check "status --json of it parses and names it" status_names_odd_if
+ip -n "$SRV_NS" link del "$ODD_IF" 2>/dev/null
+
 echo "-- foreign and stale state"
 check "detach" loader detach --iface "$SRV_IF"
 check "detach left no program and no pins" no_xdp_left
