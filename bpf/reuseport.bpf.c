@@ -3,7 +3,7 @@
  * Steering for the io_uring backend: an SK_REUSEPORT program on the group of UDP
  * sockets the workers bind to the xkv port. It picks the worker's socket with the
  * same policy code as the XDP program (steer.h), so writes to a partition reach
- * only its owner (invariant 1) without XDP. Malformed requests are dropped and
+ * only its owner (docs/DESIGN.md invariant 1) without XDP. Malformed requests are dropped and
  * counted under the same reasons.
  */
 #include "maps.bpf.h"

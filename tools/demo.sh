@@ -85,7 +85,7 @@ print(f"XDP / io_uring:    throughput {x['ops_per_s'] / u['ops_per_s']:.2f}x, "
       f"p99 {x['p99_us'] / u['p99_us']:.2f}x")
 print("(echo answers GET 'not found': its GETs count as answered misses)")
 print("Client and server share this machine's 2 cores and, on veth, each side's receive")
-print("runs on the other's CPU: read the ratio, not the absolute figures (DESIGN.md).")
+print("runs on the other's CPU: read the ratio, not the absolute figures (docs/DESIGN.md).")
 PY
 say "server counters that are not zero (xdp run)"
 grep -E ': [1-9]' "$out/xdp.server" | grep -vE '^(worker 0 status|socket)' | head -20

@@ -120,6 +120,6 @@ for client in ("udp", "xdp"):
         print(f"{client:<7}{name:<16}{ratio(found[client, a], found[client, b]):>10}"
               f"{ratio(p99[client, a], p99[client, b]):>19}")
 print("\necho answers GET 'not found' (misses). Client and server share 2 cores and, on veth,")
-print("each side's receive runs on the other's CPU: read ratios, not absolutes (DESIGN.md).")
+print("each side's receive runs on the other's CPU: read ratios, not absolutes (docs/DESIGN.md).")
 PY
 echo "CSVs, JSON and plots (latency-udp.png, latency-xdp.png) in $out; $((SECONDS - start)) s"

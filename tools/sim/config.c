@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Defaults (the C-4 model as DESIGN.md's simulator notes settle it) and validation. */
+/* Defaults (the C-4 model as docs/DESIGN.md's simulator model settles it) and validation. */
 #include <errno.h>
 #include <string.h>
 

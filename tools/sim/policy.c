@@ -153,7 +153,7 @@ int policy_init(struct sim *s)
 	if (s->cfg->policy != SIM_MINOS)
 		return 0;
 	/* Minos: small cores in proportion to the small requests' share of the work; at
-	 * least one core for large requests always (DESIGN.md invariant 6) */
+	 * least one core for large requests always (docs/DESIGN.md invariant 6) */
 	s->small_cores = (unsigned)ceil(s->ncores * (1.0 - s->svc.large_share) - 1e-9);
 	if (s->small_cores > s->ncores - 1)
 		s->small_cores = s->ncores - 1;

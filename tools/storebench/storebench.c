@@ -77,7 +77,7 @@ __attribute__((noipa)) static int bench_put(struct xkv_store *s, const char *key
 	return xkv_store_put(s, key, KEY_LEN, xkv_hash(key, KEY_LEN), value, VALUE_LEN);
 }
 
-/* PUTs respect invariant 1: thread t writes only keys of partitions p % threads == t. */
+/* PUTs keep docs/DESIGN.md invariant 1: thread t writes only partitions p % threads == t. */
 static bool owns(const struct bench *b, uint32_t thread, const char *key)
 {
 	return xkv_partition(xkv_hash(key, KEY_LEN)) % b->threads == thread;

@@ -57,7 +57,7 @@ static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 	uint64_t hash = xkv_hash(m->key, m->key_len);
 
 	/*
-	 * Invariant 1, enforced: steering brings a partition's writes to its owner only;
+	 * Invariant 1 (docs/DESIGN.md): steering brings a partition's writes to its owner only;
 	 * should one arrive elsewhere (a policy bug, a worker count changed under the
 	 * program), it is counted and refused, never executed beside the owner.
 	 */

@@ -2,7 +2,7 @@
 /*
  * The xkv store: MICA-style partitions of cache-line buckets.
  *
- * Concurrency contract (DESIGN.md invariants 1 and 2):
+ * Concurrency contract (docs/DESIGN.md invariants 1 and 2):
  *  - At most one thread at a time calls put/delete for keys of one partition
  *    (xkv_partition(hash)). The caller guarantees it: steering sends every write of
  *    a partition to its one writer. The store does not lock.
