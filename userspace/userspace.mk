@@ -1,5 +1,5 @@
 # Userspace: one static library per layer (docs/DESIGN.md, "Layers"), so that a
-# program links only the layers it uses; tests/layers.sh keeps every include
+# program links only the layers it uses; tests/layers/check-layers.sh keeps every include
 # pointing down the stack. Link order is the stack's, top first.
 
 define layer_library
