@@ -310,7 +310,7 @@ enum { T_PORT, T_JSON, T_SIZE, T_RATIO, T_NAME, T_SECRET, T_VERBOSE, T_COUNT };
 static const struct xkv_opt table[] = {
     [T_PORT] = {"port", 'p', "P", "the UDP port (7411)"},
     [T_JSON] = {"json", 0, NULL, "one JSON object on stdout"},
-    [T_SIZE] = {"memory", 'm', "SIZE", "item memory", "Limits"},
+    [T_SIZE] = {"memory", 'm', "SIZE", "item memory"},
     [T_RATIO] = {"get-ratio", 0, "R", "fraction of GETs"},
     [T_NAME] = {"a-rather-long-option", 0, "NAME",
 		"its help goes on the next line, and on, and on, and wraps where a word would "
@@ -462,7 +462,6 @@ Test(opts, usage_comes_from_the_table)
 	cr_expect_str_eq(
 	    text, "  -p, --port P                the UDP port (7411)\n"
 		  "      --json                  one JSON object on stdout\n"
-		  "Limits\n"
 		  "  -m, --memory SIZE           item memory\n"
 		  "      --get-ratio R           fraction of GETs\n"
 		  "      --a-rather-long-option NAME\n"

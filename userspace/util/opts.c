@@ -217,8 +217,6 @@ void xkv_opts_usage(FILE *f, const struct xkv_opt *table, unsigned n)
 
 		if (!o->help)
 			continue;
-		if (o->heading)
-			fprintf(f, "%s\n", o->heading);
 		len = option_text(text, sizeof(text), o);
 		if (len + 2 > column)
 			fprintf(f, "%s\n%*s", text, column, "");

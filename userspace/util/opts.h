@@ -29,11 +29,10 @@
 #define XKV_OPTS_WHY_MAX      192
 
 struct xkv_opt {
-	const char *name;    /* the long name, without its dashes */
-	char letter;	     /* the short name, or 0 */
-	const char *arg;     /* the argument's name in the usage; NULL: the option takes none */
-	const char *help;    /* NULL: not in the usage (an option for the program itself) */
-	const char *heading; /* printed on a line of its own above this option, or NULL */
+	const char *name; /* the long name, without its dashes */
+	char letter;	  /* the short name, or 0 */
+	const char *arg;  /* the argument's name in the usage; NULL: the option takes none */
+	const char *help; /* NULL: not in the usage (an option for the program itself) */
 };
 
 enum xkv_opts_flags {
