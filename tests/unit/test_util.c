@@ -305,18 +305,18 @@ Test(parse, sizes)
 	cr_expect_eq(v, 7);
 }
 
-enum { T_PORT, T_JSON, T_SIZE, T_RATIO, T_NAME, T_SECRET, T_VERBOSE, T_COUNT };
+enum { T_PORT, T_JSON, T_SIZE, T_RATIO, T_NAME, T_SECRET, T_VERBOSE };
 
 static const struct xkv_opt table[] = {
-    [T_PORT] = {"port", 'p', "P", "the UDP port (7411)"},
-    [T_JSON] = {"json", 0, NULL, "one JSON object on stdout"},
-    [T_SIZE] = {"memory", 'm', "SIZE", "item memory"},
-    [T_RATIO] = {"get-ratio", 0, "R", "fraction of GETs"},
-    [T_NAME] = {"a-rather-long-option", 0, "NAME",
+	[T_PORT] = {"port", 'p', "P", "the UDP port (7411)"},
+	[T_JSON] = {"json", 0, NULL, "one JSON object on stdout"},
+	[T_SIZE] = {"memory", 'm', "SIZE", "item memory"},
+	[T_RATIO] = {"get-ratio", 0, "R", "fraction of GETs"},
+	[T_NAME] = {"a-rather-long-option", 0, "NAME",
 		"its help goes on the next line, and on, and on, and wraps where a word would "
 		"pass the 80th column"},
-    [T_SECRET] = {"counted", 0, "OP", NULL},
-    [T_VERBOSE] = {"verbose", 'v', NULL, "say more\nline two"},
+	[T_SECRET] = {"counted", 0, "OP", NULL},
+	[T_VERBOSE] = {"verbose", 'v', NULL, "say more\nline two"},
 };
 
 /* Parses argv (NULL-terminated) and returns the indices seen, in order, as letters 'a' + i. */
@@ -459,18 +459,17 @@ Test(opts, usage_comes_from_the_table)
 	cr_assert_not_null(f);
 	xkv_opts_usage(f, table, XKV_OPTS_COUNT(table));
 	fclose(f);
-	cr_expect_str_eq(
-	    text, "  -p, --port P                the UDP port (7411)\n"
-		  "      --json                  one JSON object on stdout\n"
-		  "  -m, --memory SIZE           item memory\n"
-		  "      --get-ratio R           fraction of GETs\n"
-		  "      --a-rather-long-option NAME\n"
-		  "                              its help goes on the next line, and on, and "
-		  "on,\n"
-		  "                              and wraps where a word would pass the 80th "
-		  "column\n"
-		  "  -v, --verbose               say more\n"
-		  "                              line two\n");
+	cr_expect_str_eq(text, "  -p, --port P                the UDP port (7411)\n"
+			       "      --json                  one JSON object on stdout\n"
+			       "  -m, --memory SIZE           item memory\n"
+			       "      --get-ratio R           fraction of GETs\n"
+			       "      --a-rather-long-option NAME\n"
+			       "                              its help goes on the next line, and "
+			       "on, and on,\n"
+			       "                              and wraps where a word would pass the "
+			       "80th column\n"
+			       "  -v, --verbose               say more\n"
+			       "                              line two\n");
 	free(text);
 }
 
