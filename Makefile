@@ -47,6 +47,7 @@ include bpf/bpf.mk
 include loader/loader.mk
 include tests/bpf/bpf.mk
 include tests/net/net.mk
+include tools/common/common.mk
 include tools/sim/sim.mk
 include tools/bench/bench.mk
 include tests/replay/replay.mk

@@ -3,7 +3,7 @@
 # on veth, the replies captured and checked.
 
 TRACE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/main.c,$(wildcard tools/trace/*.c))) \
-	      $(BUILD)/tools/bench/workload.o $(LIBXKV_NET)
+	      $(BUILD)/tools/bench/workload.o $(COMMON_OBJS) $(LIBXKV_NET)
 TRACE_LDLIBS := -lpcap -lm
 
 # keys and their popularity come from xkv-bench's workload

@@ -750,12 +750,12 @@ static int sweep_step(void *ctx, double rate, struct sweep_point *p)
 	*p = (struct sweep_point){
 		.scheduled = m->scheduled / b->seconds,
 		.achieved = (all->ok + all->misses) / b->seconds,
-		.p50_us = lat_hist_percentile(&all->latency, 50) / 1e3,
-		.p99_us = lat_hist_percentile(&all->latency, 99) / 1e3,
-		.mean_us = lat_hist_mean(&all->latency) / 1e3,
+		.p50_us = hist_percentile(&all->latency, 50) / 1e3,
+		.p99_us = hist_percentile(&all->latency, 99) / 1e3,
+		.mean_us = hist_mean(&all->latency) / 1e3,
 		.tail_us = sweep_tail_us(&all->latency, all->lost + all->errors + m->unsent,
 					 b->o.slo_pct),
-		.send_lag_p99_us = lat_hist_percentile(&m->send_lag, 99) / 1e3,
+		.send_lag_p99_us = hist_percentile(&m->send_lag, 99) / 1e3,
 		.lost = all->lost,
 		.errors = all->errors,
 		.unsent = m->unsent,
@@ -958,6 +958,5 @@ out_free:
 	free(b.load);
 	free(b.measured);
 	free(b.total);
-	workload_free(&b.workload);
 	return status;
 }

@@ -16,17 +16,17 @@ struct row {
 
 static void make_row(struct row *row, const char *name, const struct op_stats *s, double seconds)
 {
-	const struct lat_hist *h = &s->latency;
+	const struct hist *h = &s->latency;
 
 	*row = (struct row){
 		.name = name,
 		.ops = s->ok + s->misses,
 		.ops_per_s = seconds > 0 ? (double)(s->ok + s->misses) / seconds : 0,
-		.p50_us = lat_hist_percentile(h, 50) / 1e3,
-		.p90_us = lat_hist_percentile(h, 90) / 1e3,
-		.p99_us = lat_hist_percentile(h, 99) / 1e3,
-		.p999_us = lat_hist_percentile(h, 99.9) / 1e3,
-		.mean_us = lat_hist_mean(h) / 1e3,
+		.p50_us = hist_percentile(h, 50) / 1e3,
+		.p90_us = hist_percentile(h, 90) / 1e3,
+		.p99_us = hist_percentile(h, 99) / 1e3,
+		.p999_us = hist_percentile(h, 99.9) / 1e3,
+		.mean_us = hist_mean(h) / 1e3,
 		.max_us = h->count ? h->max / 1e3 : 0,
 		.misses = s->misses,
 		.errors = s->errors,
@@ -76,9 +76,9 @@ static struct schedule_row schedule_row(const struct bench_stats *m, double seco
 {
 	return (struct schedule_row){
 		.scheduled_per_s = seconds > 0 ? m->scheduled / seconds : 0,
-		.lag_p50_us = lat_hist_percentile(&m->send_lag, 50) / 1e3,
-		.lag_p99_us = lat_hist_percentile(&m->send_lag, 99) / 1e3,
-		.lag_max_us = lat_hist_percentile(&m->send_lag, 100) / 1e3,
+		.lag_p50_us = hist_percentile(&m->send_lag, 50) / 1e3,
+		.lag_p99_us = hist_percentile(&m->send_lag, 99) / 1e3,
+		.lag_max_us = hist_percentile(&m->send_lag, 100) / 1e3,
 		.behind_ms = m->behind_ns / 1e6,
 		.unsent = m->unsent,
 		.slot_waits = m->slot_waits,

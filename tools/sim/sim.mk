@@ -1,7 +1,8 @@
 # xkv-sim: the queueing simulator (docs/SIMULATION.md), its Criterion suite, and the
 # reproduction of the Minos and C-4 model figures.
 
-SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c)))
+SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c))) \
+	    $(COMMON_OBJS)
 
 $(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o
 	$(call msg,LINK,$@)

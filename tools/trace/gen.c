@@ -167,9 +167,9 @@ int trace_spec_parse(const char *text, struct trace_spec *spec, char *why, size_
 	return spec_check(spec, why, why_len);
 }
 
-static uint8_t pick_op(const struct trace_spec *spec, struct workload_rng *r)
+static uint8_t pick_op(const struct trace_spec *spec, struct rng *r)
 {
-	double u = workload_rng_unit(r);
+	double u = rng_uniform(r);
 
 	for (uint8_t op = XKV_OP_GET; op < XKV_OP_DELETE; op++) {
 		if (u < spec->weight[op])
@@ -180,16 +180,16 @@ static uint8_t pick_op(const struct trace_spec *spec, struct workload_rng *r)
 }
 
 /* A PUT's value: its own stream of the seed, so each PUT writes different bytes. */
-static uint32_t make_value(const struct trace_gen_opts *o, struct workload_rng *r, uint32_t id,
+static uint32_t make_value(const struct trace_gen_opts *o, struct rng *r, uint32_t id,
 			   uint8_t *value)
 {
 	uint32_t span = o->spec.value_max - o->spec.value_min + 1u; /* values stay <= 1 MiB */
-	uint32_t len = o->spec.value_min + (uint32_t)(workload_rng_next(r) % span);
-	struct workload_rng bytes;
+	uint32_t len = o->spec.value_min + (uint32_t)(rng_next(r) % span);
+	struct rng bytes;
 
-	workload_rng_seed(&bytes, o->seed, id);
+	rng_seed(&bytes, o->seed, id);
 	for (uint32_t i = 0; i < len; i += 8) {
-		uint64_t word = workload_rng_next(&bytes);
+		uint64_t word = rng_next(&bytes);
 
 		memcpy(value + i, &word, len - i < 8 ? len - i : 8);
 	}
@@ -240,7 +240,7 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 	struct workload_config cfg = key_config(&opts->spec);
 	struct gen_state *g;
 	uint8_t key[XKV_KEY_MAX], *value;
-	struct workload_rng rng;
+	struct rng rng;
 	struct workload w;
 	char why[160];
 	int ret;
@@ -251,13 +251,14 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 	ret = workload_init(&w, &cfg);
 	if (ret)
 		return ret;
-	ret = -ENOMEM;
 	value = malloc(opts->spec.value_max + 1u);
 	if (!value)
-		goto out_workload;
+		return -ENOMEM;
 	g = calloc(1, sizeof(*g));
-	if (!g)
-		goto out_value;
+	if (!g) {
+		free(value);
+		return -ENOMEM;
+	}
 	*g = (struct gen_state){.opts = opts, .fn = fn, .ctx = ctx, .stats = stats};
 	g->route = (struct xkv_route){
 		.ip_version = 4, .port_src = opts->dst.port, .port_dst = opts->src.port};
@@ -267,7 +268,7 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 	memcpy(g->route.ip_dst, opts->src.ip, 4);
 	g->hdr_len = xkv_reply_hdr_len(&g->route);
 
-	workload_rng_seed(&rng, opts->seed, 0);
+	rng_seed(&rng, opts->seed, 0);
 	ret = 0;
 	for (uint64_t i = 1; i <= opts->count && !ret; i++) {
 		uint32_t id = (uint32_t)i; /* 1..count: unique, and never 0 */
@@ -285,9 +286,6 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 		ret = send_request(g, &req, value);
 	}
 	free(g);
-out_value:
 	free(value);
-out_workload:
-	workload_free(&w);
 	return ret;
 }
