@@ -464,10 +464,10 @@ Test(opts, usage_comes_from_the_table)
 			       "  -m, --memory SIZE           item memory\n"
 			       "      --get-ratio R           fraction of GETs\n"
 			       "      --a-rather-long-option NAME\n"
-			       "                              its help goes on the next line, and "
-			       "on, and on,\n"
-			       "                              and wraps where a word would pass the "
-			       "80th column\n"
+			       "                              "
+			       "its help goes on the next line, and on, and on,\n"
+			       "                              "
+			       "and wraps where a word would pass the 80th column\n"
 			       "  -v, --verbose               say more\n"
 			       "                              line two\n");
 	free(text);

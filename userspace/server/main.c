@@ -48,7 +48,8 @@ static const struct xkv_opt options[] = {
 	[OPT_IFACE] = {"iface", 'i', "IF",
 		       "interface for the XDP backend (the io_uring backend listens on every "
 		       "address)"},
-	[OPT_WORKERS] = {"workers", 'w', "N", "worker threads, one per core (default: cores online)"},
+	[OPT_WORKERS] = {"workers", 'w', "N",
+			 "worker threads, one per core (default: cores online)"},
 	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " NUMBER(XKV_DEFAULT_PORT) ")"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
@@ -70,7 +71,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: xkv-server [options]\n", f);
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
-	fputs("SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n", f);
+	fputs("SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n",
+	      f);
 }
 
 /* One option's argument into o; 0, or -EINVAL or -ERANGE with p->why written. */
@@ -116,7 +118,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		return 0;
 	case OPT_ALLOW:
 		if (o->n_allow == XKV_ALLOW_ARGS_MAX)
-			return xkv_opts_bad_value(p, "at most " NUMBER(XKV_ALLOW_ARGS_MAX) " networks");
+			return xkv_opts_bad_value(p, "no more than " NUMBER(XKV_ALLOW_ARGS_MAX));
 		if (bpfctl_parse_cidr(p->arg, &o->allow[o->n_allow]))
 			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
 		o->n_allow++;
