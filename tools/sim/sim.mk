@@ -4,7 +4,8 @@
 SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c))) \
 	    $(COMMON_OBJS)
 
-$(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o
+# its options and JSON come from userspace/util
+$(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lm
 
