@@ -9,7 +9,7 @@ TRACE_LDLIBS := -lpcap -lm
 # keys and their popularity come from xkv-bench's workload
 $(BUILD)/tools/trace/%.o $(BUILD)/tests/replay/%.o: XKV_CFLAGS += -Itools/bench -Itools/trace
 
-$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO)
+$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(TRACE_LDLIBS)
 
