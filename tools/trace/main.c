@@ -67,9 +67,9 @@ enum {
 
 static const struct xkv_opt gen_options[] = {
 	[GEN_WORKLOAD] = {"workload", 'w', "SPEC",
-			  "keys=1000,key=16,get=0.9,put=0.1,del=0,value=64,zipf=0 (these are the "
-			  "defaults; value=MIN-MAX draws sizes uniformly; a value over one datagram "
-			  "goes in pieces)"},
+			  "keys=1000,key=16,get=0.9,put=0.1,del=0,value=64,zipf=0 (these are "
+			  "the defaults; value=MIN-MAX draws sizes uniformly; a value over one "
+			  "datagram goes in pieces)"},
 	[GEN_COUNT] = {"count", 'n', "N", "requests (a PUT in pieces counts once)"},
 	[GEN_OUT] = {"out", 'o', "FILE", "the pcap file to write"},
 	[GEN_SEED] = {"seed", 's', "S", "(1)"},
@@ -201,7 +201,7 @@ static int cmd_gen(int argc, char **argv)
 		case GEN_SRC_MAC:
 		case GEN_DST_MAC:
 			if (parse_mac(p.arg, opt == GEN_SRC_MAC ? o.src.mac : o.dst.mac))
-				ret = xkv_opts_bad_value(&p, "a MAC address like 02:00:00:00:00:01");
+				ret = xkv_opts_bad_value(&p, "a MAC such as 02:00:00:00:00:01");
 			break;
 		case GEN_PPS:
 			ret = xkv_opts_u32(&p, 1, 1000000000, &o.pps);
@@ -299,7 +299,8 @@ static int cmd_check(int argc, char **argv)
 	ret = xkv_opts_init(&p, check_options, XKV_OPTS_COUNT(check_options), 0);
 	while (!ret && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
 		if (opt == CHECK_HELP)
-			return print_usage(usage_check, check_options, XKV_OPTS_COUNT(check_options));
+			return print_usage(usage_check, check_options,
+					   XKV_OPTS_COUNT(check_options));
 		ret = opt == CHECK_PORT ? take_port(&p, &pass.port) : opt;
 	}
 	if (ret)
