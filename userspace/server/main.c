@@ -24,9 +24,6 @@
 #define REASM_TIMEOUT_NS 1000000000ULL
 #define ITEM_BYTES_GUESS 128 /* sizes the bucket array from --memory */
 
-#define STRINGIFY(x) #x
-#define NUMBER(x)    STRINGIFY(x) /* a macro's value as a string */
-
 enum {
 	OPT_BACKEND,
 	OPT_IFACE,
@@ -50,7 +47,7 @@ static const struct xkv_opt options[] = {
 		       "address)"},
 	[OPT_WORKERS] = {"workers", 'w', "N",
 			 "worker threads, one per core (default: cores online)"},
-	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " NUMBER(XKV_DEFAULT_PORT) ")"},
+	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -118,7 +115,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		return 0;
 	case OPT_ALLOW:
 		if (o->n_allow == XKV_ALLOW_ARGS_MAX)
-			return xkv_opts_bad_value(p, "no more than " NUMBER(XKV_ALLOW_ARGS_MAX));
+			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_ALLOW_ARGS_MAX));
 		if (bpfctl_parse_cidr(p->arg, &o->allow[o->n_allow]))
 			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
 		o->n_allow++;

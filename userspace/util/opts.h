@@ -27,6 +27,9 @@
 #define XKV_OPTS_END	      (-1)
 #define XKV_OPTS_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 #define XKV_OPTS_WHY_MAX      192
+/* A macro's value as a string, for help texts that name a constant */
+#define XKV_OPTS_STR(x)	      XKV_OPTS_STR_(x)
+#define XKV_OPTS_STR_(x)      #x
 
 struct xkv_opt {
 	const char *name; /* the long name, without its dashes */
