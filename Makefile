@@ -51,6 +51,7 @@ include tools/common/common.mk
 include tools/sim/sim.mk
 include tools/bench/bench.mk
 include tests/replay/replay.mk
+include tests/help/help.mk
 
 all: $(BINS)
 
