@@ -406,46 +406,48 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 }
 
 static const struct command commands[] = {
-    {
-	.name = "attach",
-	.summary = "load, pin and attach the xkv XDP program",
-	.synopsis =
-	    "Usage: xkv-loader attach --iface IF [options]\n"
-	    "Load the xkv XDP program, pin its maps under " BPFCTL_PIN_ROOT "/IF/ and attach it.\n"
-	    "Attaching again only updates the port, workers, policy and allowlist.\n",
-	.opts = attach_opts,
-	.n_opts = XKV_OPTS_COUNT(attach_opts),
-	.run = cmd_attach,
-    },
-    {
-	.name = "detach",
-	.summary = "detach it and remove its pins",
-	.synopsis = "Usage: xkv-loader detach --iface IF [--force]\n"
-		    "Detach the xkv XDP program from IF and remove its pinned maps.\n",
-	.opts = detach_opts,
-	.n_opts = XKV_OPTS_COUNT(detach_opts),
-	.run = cmd_detach,
-    },
-    {
-	.name = "status",
-	.summary = "show what is attached and pinned",
-	.synopsis = "Usage: xkv-loader status [--iface IF] [--json]\n"
-		    "Show the attached program, its mode, policy, workers, port and pinned "
-		    "maps,\nfor IF or for every interface that has xkv attached or pinned.\n",
-	.opts = status_opts,
-	.n_opts = XKV_OPTS_COUNT(status_opts),
-	.run = cmd_status,
-    },
-    {
-	.name = "stats",
-	.summary = "show drop, pass and steering counters",
-	.synopsis = "Usage: xkv-loader stats --iface IF [--json]\n"
-		    "Show packets dropped per reason, passed to the stack and steered per "
-		    "worker.\n",
-	.opts = stats_opts,
-	.n_opts = XKV_OPTS_COUNT(stats_opts),
-	.run = cmd_stats,
-    },
+	{
+		.name = "attach",
+		.summary = "load, pin and attach the xkv XDP program",
+		.synopsis = "Usage: xkv-loader attach --iface IF [options]\n"
+			    "Load the xkv XDP program, pin its maps under " BPFCTL_PIN_ROOT
+			    "/IF/ and attach it.\n"
+			    "Attaching again only updates the port, workers, policy and "
+			    "allowlist.\n",
+		.opts = attach_opts,
+		.n_opts = XKV_OPTS_COUNT(attach_opts),
+		.run = cmd_attach,
+	},
+	{
+		.name = "detach",
+		.summary = "detach it and remove its pins",
+		.synopsis = "Usage: xkv-loader detach --iface IF [--force]\n"
+			    "Detach the xkv XDP program from IF and remove its pinned maps.\n",
+		.opts = detach_opts,
+		.n_opts = XKV_OPTS_COUNT(detach_opts),
+		.run = cmd_detach,
+	},
+	{
+		.name = "status",
+		.summary = "show what is attached and pinned",
+		.synopsis = "Usage: xkv-loader status [--iface IF] [--json]\n"
+			    "Show the attached program, its mode, policy, workers, port and "
+			    "pinned maps,\n"
+			    "for IF or for every interface that has xkv attached or pinned.\n",
+		.opts = status_opts,
+		.n_opts = XKV_OPTS_COUNT(status_opts),
+		.run = cmd_status,
+	},
+	{
+		.name = "stats",
+		.summary = "show drop, pass and steering counters",
+		.synopsis = "Usage: xkv-loader stats --iface IF [--json]\n"
+			    "Show packets dropped per reason, passed to the stack and steered "
+			    "per worker.\n",
+		.opts = stats_opts,
+		.n_opts = XKV_OPTS_COUNT(stats_opts),
+		.run = cmd_stats,
+	},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
