@@ -47,9 +47,11 @@ include bpf/bpf.mk
 include loader/loader.mk
 include tests/bpf/bpf.mk
 include tests/net/net.mk
+include tools/common/common.mk
 include tools/sim/sim.mk
 include tools/bench/bench.mk
 include tests/replay/replay.mk
+include tests/help/help.mk
 
 all: $(BINS)
 

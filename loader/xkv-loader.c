@@ -4,7 +4,6 @@
  * the work. docs/LOADER.md is its manual.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "bpfctl/log.h"
 #include "live.h"
 #include "util/json.h"
+#include "util/opts.h"
 
 #define STATUS_MAX 64 /* interfaces listed by `status` without --iface */
 
@@ -23,83 +23,112 @@ enum exit_code {
 	EXIT_USAGE = 2,
 };
 
+/* Every option has a letter: a command tells its options apart by it. */
 struct command {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	const char *summary;  /* its line in xkv-loader --help */
+	const char *synopsis; /* its --help, above the options */
+	const struct xkv_opt *opts;
+	unsigned n_opts;
+	int (*run)(const struct command *cmd, int argc, char **argv);
 };
 
-#define IFACE_OPTION {"iface", required_argument, NULL, 'i'}
-#define JSON_OPTION  {"json", no_argument, NULL, 'j'}
+#define IFACE_OPT(help) {"iface", 'i', "IF", help}
+#define FORCE_OPT(help) {"force", 'f', NULL, help}
+#define JSON_OPT	{"json", 'j', NULL, "print JSON"}
 /* Options every command takes, after its own. */
-#define COMMON_OPTIONS {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
-#define COMMON_USAGE                                                                               \
-	"  -v, --verbose        show debug messages, libbpf's included\n"                          \
-	"  -h, --help           show this help\n"
+#define VERBOSE_OPT	{"verbose", 'v', NULL, "show debug messages, libbpf's included"}
+#define HELP_OPT	{"help", 'h', NULL, "show this help"}
 
-static const char attach_usage[] =
-	"Usage: xkv-loader attach --iface IF [options]\n"
-	"Load the xkv XDP program, pin its maps under " BPFCTL_PIN_ROOT "/IF/ and attach it.\n"
-	"Attaching again only updates the port, workers, policy and allowlist.\n"
-	"  -i, --iface IF       interface to attach to (required)\n"
-	"  -m, --mode MODE      native (in the driver, default) or skb (generic)\n"
-	"  -p, --port PORT      UDP port of xkv requests (default 7411)\n"
-	"  -w, --workers N      worker threads per rx queue, 1..64 (default 1)\n"
-	"  -P, --policy NAME    erew (default) or crew\n"
-	"  -a, --allow CIDR     client network allowed to send requests; repeatable.\n"
-	"                       Without any, all xkv requests are dropped.\n"
-	"  -f, --force          replace another XDP program attached to IF\n" COMMON_USAGE;
+static const struct xkv_opt attach_opts[] = {
+	IFACE_OPT("interface to attach to (required)"),
+	{"mode", 'm', "MODE", "native (in the driver, default) or skb (generic)"},
+	{"port", 'p', "PORT", "UDP port of xkv requests (default 7411)"},
+	{"workers", 'w', "N", "worker threads per rx queue, 1..64 (default 1)"},
+	{"policy", 'P', "NAME", "erew (default) or crew"},
+	{"allow", 'a', "CIDR",
+	 "client network allowed to send requests; repeatable. Without any, all xkv requests are "
+	 "dropped."},
+	FORCE_OPT("replace another XDP program attached to IF"),
+	VERBOSE_OPT,
+	HELP_OPT,
+};
 
-static const char detach_usage[] =
-	"Usage: xkv-loader detach --iface IF [--force]\n"
-	"Detach the xkv XDP program from IF and remove its pinned maps.\n"
-	"  -i, --iface IF       interface (required)\n"
-	"  -f, --force          also detach an XDP program that is not xkv's\n" COMMON_USAGE;
+static const struct xkv_opt detach_opts[] = {
+	IFACE_OPT("interface (required)"),
+	FORCE_OPT("also detach an XDP program that is not xkv's"),
+	VERBOSE_OPT,
+	HELP_OPT,
+};
 
-static const char status_usage[] =
-	"Usage: xkv-loader status [--iface IF] [--json]\n"
-	"Show the attached program, its mode, policy, workers, port and pinned maps,\n"
-	"for IF or for every interface that has xkv attached or pinned.\n"
-	"  -i, --iface IF       only this interface\n"
-	"  -j, --json           print JSON\n" COMMON_USAGE;
+static const struct xkv_opt status_opts[] = {
+	IFACE_OPT("only this interface"),
+	JSON_OPT,
+	VERBOSE_OPT,
+	HELP_OPT,
+};
 
-static const char stats_usage[] =
-	"Usage: xkv-loader stats --iface IF [--json]\n"
-	"Show packets dropped per reason, passed to the stack and steered per worker,\n"
-	"then the counters a running xkv-server publishes: per worker (requests by op,\n"
-	"replies by status, drops by reason, reassembly, sockets) and the store's.\n"
-	"  -i, --iface IF       interface (required)\n"
-	"  -j, --json           print JSON\n" COMMON_USAGE;
+static const struct xkv_opt stats_opts[] = {
+	IFACE_OPT("interface (required)"),
+	JSON_OPT,
+	VERBOSE_OPT,
+	HELP_OPT,
+};
 
-static const char main_usage[] = "Usage: xkv-loader COMMAND [options]\n"
-				 "Commands:\n"
-				 "  attach    load, pin and attach the xkv XDP program\n"
-				 "  detach    detach it and remove its pins\n"
-				 "  status    show what is attached and pinned\n"
-				 "  stats     show drop, pass and steering counters\n"
-				 "`xkv-loader COMMAND --help` describes each one.\n";
+static void print_usage(FILE *f, const struct command *cmd)
+{
+	fputs(cmd->synopsis, f);
+	xkv_opts_usage(f, cmd->opts, cmd->n_opts);
+}
 
-static int usage_error(const char *usage, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_error(const char *usage, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int usage_error(const struct command *cmd,
+							     const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "xkv-loader: ");
+	fprintf(stderr, "xkv-loader: %s: ", cmd->name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", usage);
+	fputc('\n', stderr);
+	print_usage(stderr, cmd);
 	return EXIT_USAGE;
 }
 
-/* Handles the options every command shares; false when getopt's answer was not one. */
-static bool common_option(int opt)
+/* Takes one option of a command (by its letter) into args; 0 or -EINVAL with p->why. */
+typedef int (*take_option_fn)(struct xkv_opts *p, char letter, void *args);
+
+/*
+ * Parses cmd's options, handing each but --verbose and --help to take. Returns -1 to
+ * go on, or the exit code: after --help, a bad option or value, or an operand.
+ */
+static int parse_options(const struct command *cmd, int argc, char **argv, take_option_fn take,
+			 void *args)
 {
-	if (opt != 'v')
-		return false;
-	bpfctl_log_set_level(BPFCTL_LOG_DEBUG);
-	return true;
+	struct xkv_opts p;
+	int i;
+
+	if (xkv_opts_init(&p, cmd->opts, cmd->n_opts, 0))
+		return EXIT_FAILED;
+	while ((i = xkv_opts_next(&p, argc, argv)) >= 0) {
+		char letter = cmd->opts[i].letter;
+
+		if (letter == 'h') {
+			print_usage(stdout, cmd);
+			return EXIT_OK;
+		}
+		if (letter == 'v') {
+			bpfctl_log_set_level(BPFCTL_LOG_DEBUG);
+		} else if (take(&p, letter, args)) {
+			i = -EINVAL;
+			break;
+		}
+	}
+	if (i != XKV_OPTS_END)
+		return usage_error(cmd, "%s", p.why);
+	if (optind != argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
 }
 
 static int need_root(void)
@@ -108,15 +137,6 @@ static int need_root(void)
 		return 0;
 	pr_warn("xkv-loader: must run as root (BPF and XDP need CAP_BPF, CAP_NET_ADMIN)\n");
 	return -EPERM;
-}
-
-static int parse_uint(const char *text, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(text, &end, 10);
-	return errno || end == text || *end || *out > max || text[0] == '-' ? -EINVAL : 0;
 }
 
 static int parse_mode(const char *text, enum bpfctl_mode *mode)
@@ -130,83 +150,76 @@ static int parse_mode(const char *text, enum bpfctl_mode *mode)
 	return 0;
 }
 
-static int cmd_attach(int argc, char **argv)
-{
-	static const struct option options[] = {
-		IFACE_OPTION,				   {"mode", required_argument, NULL, 'm'},
-		{"port", required_argument, NULL, 'p'},
-		{"workers", required_argument, NULL, 'w'},
-		{"policy", required_argument, NULL, 'P'},  {"allow", required_argument, NULL, 'a'},
-		{"force", no_argument, NULL, 'f'},	   COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
-	};
+/* What attach takes: the allowlist is filled as --allow comes. */
+struct attach_args {
+	struct bpfctl_attach_opts opts;
 	struct xkv_allow_key allow[XKV_ALLOW_MAX];
-	struct bpfctl_attach_opts opts = {
-		.mode = BPFCTL_MODE_NATIVE,
-		.config = {.port = XKV_DEFAULT_PORT, .workers = 1, .policy = XKV_POLICY_EREW},
-		.allow = allow,
-	};
-	unsigned long value;
-	int opt, policy;
+};
 
-	while ((opt = getopt_long(argc, argv, "i:m:p:w:P:a:fvh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			opts.ifname = optarg;
-			break;
-		case 'm':
-			if (parse_mode(optarg, &opts.mode))
-				return usage_error(attach_usage, "attach: bad mode '%s'", optarg);
-			break;
-		case 'p':
-			if (parse_uint(optarg, 65535, &value) || !value)
-				return usage_error(attach_usage, "attach: bad port '%s'", optarg);
-			opts.config.port = value;
-			break;
-		case 'w':
-			if (parse_uint(optarg, XKV_WORKERS_MAX, &value) || !value)
-				return usage_error(attach_usage, "attach: bad count '%s'", optarg);
-			opts.config.workers = value;
-			break;
-		case 'P':
-			policy = bpfctl_parse_policy(optarg);
-			if (policy < 0)
-				return usage_error(attach_usage, "attach: bad policy '%s'", optarg);
-			opts.config.policy = policy;
-			break;
-		case 'a':
-			if (opts.n_allow == XKV_ALLOW_MAX ||
-			    bpfctl_parse_cidr(optarg, &allow[opts.n_allow]))
-				return usage_error(attach_usage, "attach: bad CIDR '%s'", optarg);
-			opts.n_allow++;
-			break;
-		case 'f':
-			opts.force = true;
-			break;
-		case 'h':
-			fputs(attach_usage, stdout);
-			return EXIT_OK;
-		default:
-			if (!common_option(opt))
-				return fputs(attach_usage, stderr), EXIT_USAGE;
+static int take_attach_option(struct xkv_opts *p, char letter, void *args)
+{
+	struct attach_args *attach = args;
+	struct bpfctl_attach_opts *opts = &attach->opts;
+	char what[48];
+	uint32_t value;
+	int policy, err;
+
+	switch (letter) {
+	case 'i':
+		opts->ifname = p->arg;
+		return 0;
+	case 'm':
+		return parse_mode(p->arg, &opts->mode) ? xkv_opts_bad_value(p, "native or skb") : 0;
+	case 'p':
+		err = xkv_opts_u32(p, 1, UINT16_MAX, &value);
+		if (!err)
+			opts->config.port = (__u16)value;
+		return err;
+	case 'w':
+		return xkv_opts_u32(p, 1, XKV_WORKERS_MAX, &opts->config.workers);
+	case 'P':
+		policy = bpfctl_parse_policy(p->arg);
+		if (policy < 0)
+			return xkv_opts_bad_value(p, "erew or crew");
+		opts->config.policy = policy;
+		return 0;
+	case 'a':
+		if (opts->n_allow == XKV_ALLOW_MAX) {
+			snprintf(what, sizeof(what), "at most %d networks in all", XKV_ALLOW_MAX);
+			return xkv_opts_bad_value(p, what);
 		}
+		if (bpfctl_parse_cidr(p->arg, &attach->allow[opts->n_allow]))
+			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
+		opts->n_allow++;
+		return 0;
+	case 'f':
+		opts->force = true;
+		return 0;
 	}
-	if (!opts.ifname || optind != argc)
-		return usage_error(attach_usage, "attach: --iface IF is required, nothing else");
-	if (need_root())
-		return EXIT_FAILED;
-	if (!opts.n_allow)
-		pr_warn("no --allow given: every xkv request will be dropped (not_allowed)\n");
-	return bpfctl_attach(&opts) ? EXIT_FAILED : EXIT_OK;
+	return -EINVAL;
 }
 
-/* The options of status and stats, which report. */
-static const struct option report_options[] = {
-	IFACE_OPTION,
-	JSON_OPTION,
-	COMMON_OPTIONS,
-	{NULL, 0, NULL, 0},
-};
+static int cmd_attach(const struct command *cmd, int argc, char **argv)
+{
+	struct attach_args args;
+	int ret;
+
+	args.opts = (struct bpfctl_attach_opts){
+		.mode = BPFCTL_MODE_NATIVE,
+		.config = {.port = XKV_DEFAULT_PORT, .workers = 1, .policy = XKV_POLICY_EREW},
+		.allow = args.allow,
+	};
+	ret = parse_options(cmd, argc, argv, take_attach_option, &args);
+	if (ret >= 0)
+		return ret;
+	if (!args.opts.ifname)
+		return usage_error(cmd, "--iface IF is required");
+	if (need_root())
+		return EXIT_FAILED;
+	if (!args.opts.n_allow)
+		pr_warn("no --allow given: every xkv request will be dropped (not_allowed)\n");
+	return bpfctl_attach(&args.opts) ? EXIT_FAILED : EXIT_OK;
+}
 
 /* What detach, status and stats take: an interface and a flag or two. */
 struct simple_args {
@@ -215,51 +228,33 @@ struct simple_args {
 	bool json;
 };
 
-/* Parses the options of a simple command: -1 to go on, else the exit code. */
-static int parse_simple(int argc, char **argv, const char *shortopts, const struct option *options,
-			const char *usage, struct simple_args *args)
+static int take_simple_option(struct xkv_opts *p, char letter, void *args)
 {
-	int opt;
+	struct simple_args *simple = args;
 
-	while ((opt = getopt_long(argc, argv, shortopts, options, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			args->ifname = optarg;
-			break;
-		case 'f':
-			args->force = true;
-			break;
-		case 'j':
-			args->json = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_OK;
-		default:
-			if (!common_option(opt))
-				return fputs(usage, stderr), EXIT_USAGE;
-		}
+	switch (letter) {
+	case 'i':
+		simple->ifname = p->arg;
+		return 0;
+	case 'f':
+		simple->force = true;
+		return 0;
+	case 'j':
+		simple->json = true;
+		return 0;
 	}
-	if (optind != argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
-	return -1;
+	return -EINVAL;
 }
 
-static int cmd_detach(int argc, char **argv)
+static int cmd_detach(const struct command *cmd, int argc, char **argv)
 {
-	static const struct option options[] = {
-		IFACE_OPTION,
-		{"force", no_argument, NULL, 'f'},
-		COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
-	};
 	struct simple_args args = {0};
-	int ret = parse_simple(argc, argv, "i:fvh", options, detach_usage, &args);
+	int ret = parse_options(cmd, argc, argv, take_simple_option, &args);
 
 	if (ret >= 0)
 		return ret;
 	if (!args.ifname)
-		return usage_error(detach_usage, "detach: --iface IF is required");
+		return usage_error(cmd, "--iface IF is required");
 	return need_root() || bpfctl_detach(args.ifname, args.force) ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -316,7 +311,7 @@ static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st
 	xkv_json_object_end(w);
 }
 
-static int cmd_status(int argc, char **argv)
+static int cmd_status(const struct command *cmd, int argc, char **argv)
 {
 	struct simple_args args = {0};
 	struct bpfctl_status *st;
@@ -324,7 +319,7 @@ static int cmd_status(int argc, char **argv)
 	size_t n = 0;
 	int err;
 
-	err = parse_simple(argc, argv, "i:jvh", report_options, status_usage, &args);
+	err = parse_options(cmd, argc, argv, take_simple_option, &args);
 	if (err >= 0)
 		return err;
 	if (need_root())
@@ -396,7 +391,7 @@ static int print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
 	return xkv_json_finish(&w);
 }
 
-static int cmd_stats(int argc, char **argv)
+static int cmd_stats(const struct command *cmd, int argc, char **argv)
 {
 	struct simple_args args = {0};
 	static struct live_counters live;
@@ -406,11 +401,11 @@ static int cmd_stats(int argc, char **argv)
 	__u32 workers;
 	int ret;
 
-	ret = parse_simple(argc, argv, "i:jvh", report_options, stats_usage, &args);
+	ret = parse_options(cmd, argc, argv, take_simple_option, &args);
 	if (ret >= 0)
 		return ret;
 	if (!args.ifname)
-		return usage_error(stats_usage, "stats: --iface IF is required");
+		return usage_error(cmd, "--iface IF is required");
 	if (need_root() || bpfctl_status(args.ifname, &st) || bpfctl_stats(args.ifname, &stats))
 		return EXIT_FAILED;
 	/* every worker slot when the config is unreadable, so no count hides */
@@ -428,21 +423,73 @@ static int cmd_stats(int argc, char **argv)
 }
 
 static const struct command commands[] = {
-	{"attach", cmd_attach},
-	{"detach", cmd_detach},
-	{"status", cmd_status},
-	{"stats", cmd_stats},
+	{
+		.name = "attach",
+		.summary = "load, pin and attach the xkv XDP program",
+		.synopsis = "Usage: xkv-loader attach --iface IF [options]\n"
+			    "Load the xkv XDP program, pin its maps under " BPFCTL_PIN_ROOT
+			    "/IF/ and attach it.\n"
+			    "Attaching again only updates the port, workers, policy and "
+			    "allowlist.\n",
+		.opts = attach_opts,
+		.n_opts = XKV_OPTS_COUNT(attach_opts),
+		.run = cmd_attach,
+	},
+	{
+		.name = "detach",
+		.summary = "detach it and remove its pins",
+		.synopsis = "Usage: xkv-loader detach --iface IF [--force]\n"
+			    "Detach the xkv XDP program from IF and remove its pinned maps.\n",
+		.opts = detach_opts,
+		.n_opts = XKV_OPTS_COUNT(detach_opts),
+		.run = cmd_detach,
+	},
+	{
+		.name = "status",
+		.summary = "show what is attached and pinned",
+		.synopsis = "Usage: xkv-loader status [--iface IF] [--json]\n"
+			    "Show the attached program, its mode, policy, workers, port and "
+			    "pinned maps,\n"
+			    "for IF or for every interface that has xkv attached or pinned.\n",
+		.opts = status_opts,
+		.n_opts = XKV_OPTS_COUNT(status_opts),
+		.run = cmd_status,
+	},
+	{
+		.name = "stats",
+		.summary = "show the program's and a running server's counters",
+		.synopsis = "Usage: xkv-loader stats --iface IF [--json]\n"
+			    "Show packets dropped per reason, passed to the stack and steered "
+			    "per worker,\nthen the counters a running xkv-server publishes: per "
+			    "worker (requests by op,\nreplies by status, drops by reason, "
+			    "reassembly, sockets) and the store's.\n",
+		.opts = stats_opts,
+		.n_opts = XKV_OPTS_COUNT(stats_opts),
+		.run = cmd_stats,
+	},
 };
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_main_usage(FILE *f)
+{
+	fputs("Usage: xkv-loader COMMAND [options]\nCommands:\n", f);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fputs("`xkv-loader COMMAND --help` describes each one.\n", f);
+}
 
 int main(int argc, char **argv)
 {
 	bpfctl_log_set_level(BPFCTL_LOG_INFO);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(main_usage, argc < 2 ? stderr : stdout);
+		print_main_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	return usage_error(main_usage, "unknown command '%s'", argv[1]);
+			return commands[i].run(&commands[i], argc - 1, argv + 1);
+	fprintf(stderr, "xkv-loader: unknown command '%s'\n", argv[1]);
+	print_main_usage(stderr);
+	return EXIT_USAGE;
 }

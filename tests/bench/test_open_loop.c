@@ -74,16 +74,16 @@ Test(arrivals, gaps_are_exponential_with_the_rate_asked)
 Test(arrivals, the_check_rejects_other_processes)
 {
 	/* the same mean with uniform gaps (cv 0.58), and exponential gaps of another mean */
-	struct workload_rng rng;
+	struct rng rng;
 	struct gap_stats s;
 
-	workload_rng_seed(&rng, 42, 0);
+	rng_seed(&rng, 42, 0);
 	for (size_t i = 0; i < GAPS; i++)
-		gaps[i] = 2000 * workload_rng_unit(&rng);
+		gaps[i] = 2000 * rng_uniform(&rng);
 	s = gap_stats(gaps, GAPS, 1000);
 	cr_assert_not(poisson_like(&s, 1000), "uniform gaps pass as Poisson (cv %g)", s.cv);
 	for (size_t i = 0; i < GAPS; i++)
-		gaps[i] = -log(1 - workload_rng_unit(&rng)) * 1030;
+		gaps[i] = -log(1 - rng_uniform(&rng)) * 1030;
 	s = gap_stats(gaps, GAPS, 1000);
 	cr_assert_not(poisson_like(&s, 1000), "a 3 %% slower rate passes (mean %g)", s.mean);
 }
@@ -171,7 +171,6 @@ static void open_run_free(struct open_run *run)
 {
 	loop_free(&run->loop);
 	fake_server_free(run->server);
-	workload_free(&run->w);
 	free(run);
 }
 
@@ -181,12 +180,12 @@ static uint64_t answered(const struct open_run *run)
 }
 
 /* Latencies above ns, counted from the histogram (buckets hold values within 0.2 %). */
-static uint64_t count_above(const struct lat_hist *h, uint64_t ns)
+static uint64_t count_above(const struct hist *h, uint64_t ns)
 {
 	uint64_t above = 0;
 
 	for (double q = 0; q <= 100; q += 0.01)
-		above += lat_hist_percentile(h, q) > ns;
+		above += hist_percentile(h, q) > ns;
 	return (uint64_t)(above / 10001.0 * h->count + 0.5);
 }
 
@@ -221,7 +220,7 @@ Test(open_loop, slow_replies_show_their_whole_delay)
 	cr_assert_gt(answered(run), 450, "%llu answered", (unsigned long long)answered(run));
 	cr_assert_eq(run->all.lost, 0);
 	cr_assert_geq(run->all.latency.min, delay, "a reply came before the server sent it");
-	cr_assert_lt(lat_hist_percentile(&run->all.latency, 50), delay + 5 * NS_PER_MS);
+	cr_assert_lt(hist_percentile(&run->all.latency, 50), delay + 5 * NS_PER_MS);
 	open_run_free(run);
 }
 
@@ -232,7 +231,7 @@ Test(open_loop, a_stalled_generator_shows_the_stall)
 	struct open_run *run = open_run(
 		1024, &(struct fake_faults){.stall_ns = stall, .stall_after = 100}, 2000,
 		300 * NS_PER_MS);
-	const struct lat_hist *lat = &run->all.latency, *lag = &run->stats.send_lag;
+	const struct hist *lat = &run->all.latency, *lag = &run->stats.send_lag;
 
 	cr_assert_eq(run->all.lost + run->stats.unsent, 0);
 	/* the replies are instant: only measuring from the intended time sees the stall */
@@ -282,7 +281,7 @@ Test(open_loop, too_few_slots_queue_in_the_generator_and_show)
 		      (unsigned long long)run->stats.send_lag.count);
 	cr_assert_gt(run->stats.unsent, 200);
 	cr_assert_gt(run->stats.behind_ns, 100 * NS_PER_MS);
-	cr_assert_gt(lat_hist_percentile(&run->all.latency, 99), 50 * NS_PER_MS,
+	cr_assert_gt(hist_percentile(&run->all.latency, 99), 50 * NS_PER_MS,
 		     "the wait for a slot is part of the latency");
 	open_run_free(run);
 }

@@ -241,12 +241,12 @@ Test(sweep, bad_configs)
 
 Test(sweep, the_tail_counts_failures_as_infinitely_late)
 {
-	struct lat_hist *h = malloc(sizeof(*h));
+	struct hist *h = malloc(sizeof(*h));
 
 	cr_assert_not_null(h);
-	lat_hist_init(h);
+	hist_init(h);
 	for (uint64_t us = 1; us <= 990; us++)
-		lat_hist_record(h, us * 1000);
+		hist_record(h, us * 1000);
 	/* 1000 due: rank 990 is the slowest answer; one more failure and p99 is a failure */
 	cr_assert_float_eq(sweep_tail_us(h, 10, 99), 990, 990 * 0.002);
 	cr_assert(isinf(sweep_tail_us(h, 11, 99)));
@@ -255,7 +255,7 @@ Test(sweep, the_tail_counts_failures_as_infinitely_late)
 	cr_assert_float_eq(sweep_tail_us(h, 10, 90), 900, 900 * 0.002);
 	cr_assert_float_eq(sweep_tail_us(h, 110, 90), 990, 990 * 0.002, "1100 due, 110 failed");
 	cr_assert(isinf(sweep_tail_us(h, 111, 90)));
-	lat_hist_init(h);
+	hist_init(h);
 	cr_assert(isinf(sweep_tail_us(h, 0, 99)), "nothing answered");
 	free(h);
 }

@@ -134,7 +134,8 @@ check "interface down" expect_fail "is down" loader attach --iface "$SRV_IF" --a
 ip -n "$SRV_NS" link set dev "$SRV_IF" up
 check "native mode unsupported (lo)" expect_fail "does not support native mode" \
 	loader attach --iface lo --allow "$CLI_IP"
-check "bad option value" expect_fail "bad policy" loader attach --iface "$SRV_IF" --policy x
+check "bad option value" expect_fail "--policy x: expected erew or crew" \
+	loader attach --iface "$SRV_IF" --policy x
 check "help" expect_out "Usage: xkv-loader attach" "$LOADER" attach --help
 
 echo "-- attach"
@@ -188,10 +189,11 @@ echo "-- JSON of names that need escaping"
 # a quote, a backslash and a control character: all allowed in an interface name
 ODD_IF=$'j"\\\x01'
 status_names_odd_if() {
-	loader status --iface "$ODD_IF" --json | python3 -m json.tool >/dev/null &&
-		loader status --iface "$ODD_IF" --json | python3 -c \
-			'import json, sys; assert json.load(sys.stdin)[0]["ifname"] == sys.argv[1]' \
-			"$ODD_IF"
+	local json
+	json=$(loader status --iface "$ODD_IF" --json) &&
+		python3 -m json.tool >/dev/null <<<"$json" &&
+		python3 -c 'import json, sys
+assert json.loads(sys.argv[1])[0]["ifname"] == sys.argv[2]' "$json" "$ODD_IF"
 }
 check "an interface named j, quote, backslash, 0x01" \
 	ip -n "$SRV_NS" link add "$ODD_IF" type veth peer name "${ODD_IF}p"

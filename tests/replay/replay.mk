@@ -3,13 +3,13 @@
 # on veth, the replies captured and checked.
 
 TRACE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/main.c,$(wildcard tools/trace/*.c))) \
-	      $(BUILD)/tools/bench/workload.o $(LIBXKV_NET)
+	      $(BUILD)/tools/bench/workload.o $(COMMON_OBJS) $(LIBXKV_NET)
 TRACE_LDLIBS := -lpcap -lm
 
 # keys and their popularity come from xkv-bench's workload
 $(BUILD)/tools/trace/%.o $(BUILD)/tests/replay/%.o: XKV_CFLAGS += -Itools/bench -Itools/trace
 
-$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO)
+$(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(TRACE_LDLIBS)
 

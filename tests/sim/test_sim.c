@@ -8,10 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "dist.h"
 #include "eventq.h"
-#include "hist.h"
-#include "rng.h"
 #include "sim.h"
 
 static struct sim_config config(enum sim_policy policy, unsigned cores, double load)
@@ -240,36 +239,6 @@ Test(policies, minos_keeps_sizes_apart_and_always_has_a_large_core)
 	cr_expect_eq(r.large_cores, 1, "one core for large requests even when there are none");
 }
 
-Test(distributions, zipf_frequencies_match_the_pmf)
-{
-	const double exponents[] = { 0.99, 1.4 };
-	const uint64_t n = 1600000, draws = 1000000;
-	static uint32_t counts[3];
-	struct rng r;
-
-	rng_seed(&r, 7);
-	for (unsigned e = 0; e < 2; e++) {
-		struct zipf z;
-
-		zipf_init(&z, n, exponents[e]);
-		memset(counts, 0, sizeof(counts));
-		for (uint64_t i = 0; i < draws; i++) {
-			uint64_t k = zipf_sample(&z, &r);
-
-			cr_assert_lt(k, n);
-			if (k < 3)
-				counts[k]++;
-		}
-		for (uint64_t k = 0; k < 3; k++) {
-			double expected = zipf_pmf(n, exponents[e], k) * draws;
-
-			cr_expect(fabs(counts[k] - expected) <= 0.03 * expected,
-				  "s %.2f rank %llu: %u draws, expected %.0f", exponents[e],
-				  (unsigned long long)k, counts[k], expected);
-		}
-	}
-}
-
 Test(distributions, service_means_match_the_models)
 {
 	struct sim_config c = config(SIM_CREW, 1, 0.5);
@@ -285,7 +254,7 @@ Test(distributions, service_means_match_the_models)
 
 	c.service = SIM_SVC_SIZE;
 	cr_assert_eq(service_init(&m, &c), 0);
-	rng_seed(&r, 3);
+	rng_seed(&r, 3, 0);
 	for (int i = 0; i < 1000000; i++)
 		sum += service_draw(&m, &r, &large) + m.fixed_ns;
 	cr_expect(fabs(sum / 1e6 - m.mean_ns) <= 0.01 * m.mean_ns,
@@ -302,7 +271,7 @@ Test(engine, event_queue_orders_by_time_then_by_schedule)
 	uint64_t last_seq = 0;
 
 	cr_assert_eq(eventq_init(&q, 2), 0);
-	rng_seed(&r, 5);
+	rng_seed(&r, 5, 0);
 	for (uint32_t i = 0; i < 10000; i++)
 		cr_assert_eq(eventq_push(&q, (double)rng_below(&r, 100), 0, i, 0, i % 3 == 0), 0);
 	for (uint32_t i = 0; i < 10000; i++) {
@@ -313,19 +282,6 @@ Test(engine, event_queue_orders_by_time_then_by_schedule)
 	}
 	cr_expect_not(eventq_pop(&q, &ev));
 	eventq_free(&q);
-}
-
-Test(engine, histogram_percentiles_within_resolution)
-{
-	static struct hist h;
-
-	hist_reset(&h);
-	for (int v = 1; v <= 100000; v++)
-		hist_add(&h, v);
-	cr_expect(fabs(hist_percentile(&h, 50) - 50000) <= 50000 / 256.0);
-	cr_expect(fabs(hist_percentile(&h, 99) - 99000) <= 99000 / 256.0);
-	cr_expect_float_eq(hist_mean(&h), 50000.5, 1e-6);
-	cr_expect_float_eq(h.max, 100000, 0);
 }
 
 Test(config, rejects_inconsistent_settings)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* userspace/util: the JSON writer and the number parsers. */
+/* userspace/util: the JSON writer, the number parsers and the option tables. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "util/opts.h"
 #include "util/parse.h"
 
 /* A writer into memory: what it wrote is checked whole. */
@@ -302,4 +303,180 @@ Test(parse, sizes)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		cr_expect_eq(xkv_parse_size(bad[i], 0, UINT64_MAX, &v), -EINVAL, "\"%s\"", bad[i]);
 	cr_expect_eq(v, 7);
+}
+
+enum { T_PORT, T_JSON, T_SIZE, T_RATIO, T_NAME, T_SECRET, T_VERBOSE };
+
+static const struct xkv_opt table[] = {
+	[T_PORT] = {"port", 'p', "P", "the UDP port (7411)"},
+	[T_JSON] = {"json", 0, NULL, "one JSON object on stdout"},
+	[T_SIZE] = {"memory", 'm', "SIZE", "item memory"},
+	[T_RATIO] = {"get-ratio", 0, "R", "fraction of GETs"},
+	[T_NAME] = {"a-rather-long-option", 0, "NAME",
+		"its help goes on the next line, and on, and on, and wraps where a word would "
+		"pass the 80th column"},
+	[T_SECRET] = {"counted", 0, "OP", NULL},
+	[T_VERBOSE] = {"verbose", 'v', NULL, "say more\nline two"},
+};
+
+/* Parses argv (NULL-terminated) and returns the indices seen, in order, as letters 'a' + i. */
+static int parse_all(struct xkv_opts *p, unsigned flags, char **argv, char *seen, const char **args)
+{
+	int argc = 0, i, n = 0;
+
+	while (argv[argc])
+		argc++;
+	cr_assert_eq(xkv_opts_init(p, table, XKV_OPTS_COUNT(table), flags), 0);
+	while ((i = xkv_opts_next(p, argc, argv)) >= 0) {
+		args[n] = p->arg;
+		seen[n++] = (char)('a' + i);
+	}
+	seen[n] = 0;
+	return i;
+}
+
+Test(opts, short_long_and_operands)
+{
+	char *argv[] = {"prog",	       "-p",	"80",	       "op1", "--json",
+			"--memory=2G", "-vp81", "--get-ratio", "0.5", "--counted",
+			"get",	       "op2",	"--",	       "-p",  NULL};
+	const char *args[16];
+	struct xkv_opts p;
+	char seen[16];
+
+	cr_assert_eq(parse_all(&p, 0, argv, seen, args), XKV_OPTS_END);
+	cr_expect_str_eq(seen, "abcgadf");
+	cr_expect_str_eq(args[0], "80");
+	cr_expect_null(args[1]);
+	cr_expect_str_eq(args[2], "2G");
+	cr_expect_str_eq(args[4], "81");
+	cr_expect_str_eq(args[5], "0.5");
+	cr_expect_str_eq(args[6], "get");
+	/* getopt moved the operands behind the options, "--" kept them apart */
+	cr_assert_eq(optind, 11);
+	cr_expect_str_eq(argv[optind], "op1");
+	cr_expect_str_eq(argv[optind + 1], "op2");
+	cr_expect_str_eq(argv[optind + 2], "-p");
+}
+
+Test(opts, in_order_stops_at_the_first_operand)
+{
+	char *argv[] = {"prog", "-v", "get", "-p", "80", NULL};
+	const char *args[8];
+	struct xkv_opts p;
+	char seen[8];
+
+	cr_assert_eq(parse_all(&p, XKV_OPTS_IN_ORDER, argv, seen, args), XKV_OPTS_END);
+	cr_expect_str_eq(seen, "g");
+	cr_expect_eq(optind, 2);
+}
+
+static void expect_error(char **argv, const char *why)
+{
+	const char *args[8];
+	struct xkv_opts p;
+	char seen[8];
+
+	cr_expect_eq(parse_all(&p, 0, argv, seen, args), -EINVAL, "%s", why);
+	cr_expect_str_eq(p.why, why);
+}
+
+Test(opts, errors_name_the_option)
+{
+	expect_error((char *[]){"prog", "--bogus", NULL}, "unknown or ambiguous option --bogus");
+	expect_error((char *[]){"prog", "-x", NULL}, "unknown option -x");
+	expect_error((char *[]){"prog", "--port", NULL}, "--port needs a value, P");
+	expect_error((char *[]){"prog", "-p", NULL}, "--port needs a value, P");
+	expect_error((char *[]){"prog", "--json=1", NULL}, "--json takes no value");
+	/* a unique prefix names its option */
+	expect_error((char *[]){"prog", "--jso", "--co", "x", "--bogus=1", NULL},
+		     "unknown or ambiguous option --bogus=1");
+}
+
+Test(opts, a_second_parse_starts_afresh)
+{
+	char *first[] = {"prog", "-p", "1", NULL}, *second[] = {"prog", "-v", NULL};
+	const char *args[4];
+	struct xkv_opts p;
+	char seen[4];
+
+	cr_assert_eq(parse_all(&p, 0, first, seen, args), XKV_OPTS_END);
+	cr_expect_str_eq(seen, "a");
+	cr_assert_eq(parse_all(&p, 0, second, seen, args), XKV_OPTS_END);
+	cr_expect_str_eq(seen, "g");
+}
+
+/* The value of option `index` given as arg, as xkv_opts_next would leave it. */
+static void at_option(struct xkv_opts *p, int index, const char *arg)
+{
+	cr_assert_eq(xkv_opts_init(p, table, XKV_OPTS_COUNT(table), 0), 0);
+	p->current = index;
+	p->arg = arg;
+}
+
+Test(opts, values_and_their_errors)
+{
+	struct xkv_opts p;
+	uint64_t v64;
+	uint32_t v32;
+	double d;
+
+	at_option(&p, T_PORT, "8080");
+	cr_expect_eq(xkv_opts_u32(&p, 1, 65535, &v32), 0);
+	cr_expect_eq(v32, 8080);
+	at_option(&p, T_PORT, "0");
+	cr_expect_eq(xkv_opts_u32(&p, 1, 65535, &v32), -ERANGE);
+	cr_expect_str_eq(p.why, "--port 0: expected a whole number in 1..65535");
+	at_option(&p, T_PORT, "x");
+	cr_expect_eq(xkv_opts_u64(&p, 0, UINT64_MAX, &v64), -EINVAL);
+	cr_expect_str_eq(p.why, "--port x: expected a whole number");
+	at_option(&p, T_PORT, "-3");
+	cr_expect_eq(xkv_opts_u64(&p, 1, UINT64_MAX, &v64), -ERANGE);
+	cr_expect_str_eq(p.why, "--port -3: expected a whole number, 1 or more");
+	at_option(&p, T_RATIO, "1.5");
+	cr_expect_eq(xkv_opts_double(&p, 0, 1, &d), -ERANGE);
+	cr_expect_str_eq(p.why, "--get-ratio 1.5: expected a number in 0..1");
+	at_option(&p, T_RATIO, "");
+	cr_expect_eq(xkv_opts_double(&p, 0.5, INFINITY, &d), -EINVAL);
+	cr_expect_str_eq(p.why, "--get-ratio : expected a number, 0.5 or more");
+	at_option(&p, T_SIZE, "64M");
+	cr_expect_eq(xkv_opts_size(&p, 1, UINT64_MAX, &v64), 0);
+	cr_expect_eq(v64, 64 << 20);
+	at_option(&p, T_SIZE, "64Q");
+	cr_expect_eq(xkv_opts_size(&p, 1, UINT64_MAX, &v64), -EINVAL);
+	cr_expect_str_eq(p.why, "--memory 64Q: expected a size in bytes, K, M or G, 1 or more");
+	at_option(&p, T_NAME, "zz");
+	cr_expect_eq(xkv_opts_bad_value(&p, "xdp or uring"), -EINVAL);
+	cr_expect_str_eq(p.why, "--a-rather-long-option zz: expected xdp or uring");
+}
+
+Test(opts, usage_comes_from_the_table)
+{
+	char *text;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	xkv_opts_usage(f, table, XKV_OPTS_COUNT(table));
+	fclose(f);
+	cr_expect_str_eq(text, "  -p, --port P                the UDP port (7411)\n"
+			       "      --json                  one JSON object on stdout\n"
+			       "  -m, --memory SIZE           item memory\n"
+			       "      --get-ratio R           fraction of GETs\n"
+			       "      --a-rather-long-option NAME\n"
+			       "                              "
+			       "its help goes on the next line, and on, and on,\n"
+			       "                              "
+			       "and wraps where a word would pass the 80th column\n"
+			       "  -v, --verbose               say more\n"
+			       "                              line two\n");
+	free(text);
+}
+
+Test(opts, a_table_has_a_limit)
+{
+	static struct xkv_opt many[XKV_OPTS_MAX + 1];
+	struct xkv_opts p;
+
+	cr_expect_eq(xkv_opts_init(&p, many, XKV_OPTS_MAX + 1, 0), -EINVAL);
 }

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include <math.h>
-
 #include "arrivals.h"
 
 void arrivals_init(struct arrivals *a, double rate_per_s, uint64_t seed, uint32_t stream,
 		   uint64_t start_ns)
 {
-	workload_rng_seed(&a->rng, seed, stream | ARRIVALS_STREAM);
+	rng_seed(&a->rng, seed, stream | ARRIVALS_STREAM);
 	a->mean_gap_ns = 1e9 / rate_per_s;
 	a->next_ns = (double)start_ns;
 	arrivals_advance(a);
@@ -14,8 +12,7 @@ void arrivals_init(struct arrivals *a, double rate_per_s, uint64_t seed, uint32_
 
 void arrivals_advance(struct arrivals *a)
 {
-	/* 1 - u lies in (0, 1]: the log is finite */
-	a->next_ns += -log(1 - workload_rng_unit(&a->rng)) * a->mean_gap_ns;
+	a->next_ns += rng_exp(&a->rng) * a->mean_gap_ns;
 }
 
 uint64_t arrivals_skip_until(struct arrivals *a, uint64_t end_ns)

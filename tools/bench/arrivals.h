@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The open loop's schedule: a Poisson process of intended send times. Gaps are
- * exponential with mean 1/rate, drawn from a splitmix64 stream of its own, so that
+ * exponential with mean 1/rate, drawn from a random stream of its own, so that
  * a seed fixes the schedule and the request sequence apart from each other.
  * Times are kept as doubles (ns) so that rounding never accumulates into drift.
  */
@@ -10,12 +10,12 @@
 
 #include <stdint.h>
 
-#include "workload.h"
+#include "common/rng.h"
 
 #define ARRIVALS_STREAM 0x80000000u /* or-ed into a thread's stream: apart from its requests */
 
 struct arrivals {
-	struct workload_rng rng;
+	struct rng rng;
 	double mean_gap_ns;
 	double next_ns; /* CLOCK_MONOTONIC: the intended send time of the next request */
 };

@@ -89,11 +89,11 @@ static void count(struct op_stats *os, enum workload_outcome outcome, uint64_t l
 	switch (outcome) {
 	case WORKLOAD_OK:
 		os->ok++;
-		lat_hist_record(&os->latency, latency_ns);
+		hist_record(&os->latency, latency_ns);
 		break;
 	case WORKLOAD_MISS:
 		os->misses++;
-		lat_hist_record(&os->latency, latency_ns);
+		hist_record(&os->latency, latency_ns);
 		break;
 	case WORKLOAD_ERROR:
 		os->errors++;
@@ -216,7 +216,7 @@ static unsigned batch_ready(struct loop *l)
 static void first_sent(struct loop *l, struct loop_slot *s, uint64_t now)
 {
 	if (l->open) /* admitted when due, so never early */
-		lat_hist_record(&l->stats->send_lag, now - s->intended_ns);
+		hist_record(&l->stats->send_lag, now - s->intended_ns);
 	else
 		s->intended_ns = now;
 }
@@ -461,7 +461,7 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 	};
 	if (check_encodes(l, w))
 		return -EINVAL;
-	workload_rng_seed(&l->rng, cfg->seed, cfg->stream);
+	rng_seed(&l->rng, cfg->seed, cfg->stream);
 	l->slots = calloc(cfg->depth, sizeof(*l->slots));
 	l->dgrams = malloc(cfg->depth * LOOP_DGRAM_CAP);
 	l->piece_dgrams = malloc(LOOP_PIECE_BURST * LOOP_DGRAM_CAP);

@@ -78,7 +78,7 @@ struct loop {
 	struct transport *transport;
 	const struct workload *workload;
 	const struct bench_proto *proto;
-	struct workload_rng rng;
+	struct rng rng;
 	uint64_t seed;
 	uint32_t stream;
 	const _Atomic uint64_t *deadline_ns;

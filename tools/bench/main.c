@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -25,48 +24,17 @@
 #include "afxdp.h"
 #include "clock.h"
 #include "loop.h"
+#include "options.h"
 #include "report.h"
 #include "sweep.h"
 #include "udp.h"
 
-#define THREADS_MAX	   256
 #define NS_PER_S	   1000000000ULL
-#define CLOSED_DEPTH	   16
-#define OPEN_DEPTH	   1024	  /* open loop: the most outstanding per thread */
-#define SWEEP_START	   1000	  /* requests per second of a sweep's first step */
-#define SWEEP_MAX	   1e7
-#define SWEEP_PERCENTILE   99
-#define SWEEP_STEP_S	   1	  /* a sweep step's length, unless --duration */
 #define SWEEP_PRECISION	   0.05	  /* bisection stops within 5 % */
 #define SWEEP_STEPS	   30
-#define SWEEP_RETRIES	   1	  /* a rate fails after two misses in a row */
 #define SWEEP_SETTLE_NS	   200000000ULL /* before each step: the last one's queues drain */
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
-
-enum bench_transport { TRANSPORT_UDP, TRANSPORT_XDP };
-
-struct bench_opts {
-	const char *server;
-	const char *label;
-	enum bench_transport transport;
-	const struct bench_proto *proto;
-	const char *iface; /* xdp: the client interface */
-	uint32_t queue;	   /* xdp: its rx queue the sockets bind to */
-	unsigned threads, depth;
-	double duration_s; /* a sweep: of each step */
-	double rate;	   /* open loop: requests per second, all threads; 0: closed */
-	bool sweep;
-	double slo_us, slo_mult, sweep_max;
-	unsigned sweep_retries;
-	double slo_pct; /* the percentile the SLO bounds */
-	const char *csv;      /* a sweep's steps as CSV */
-	uint32_t warmup_keys; /* the first this many keys are PUT before measuring */
-	struct workload_config workload;
-	uint64_t seed;
-	uint64_t timeout_ms;
-	bool json;
-};
 
 struct bench_thread {
 	pthread_t pthread;
@@ -111,392 +79,6 @@ static struct {
 	double rate; /* per thread; 0: closed loop */
 	bool quit;
 } rounds = {.gate = PTHREAD_MUTEX_INITIALIZER};
-
-static const char usage[] =
-	"usage: xkv-bench --server HOST[:PORT] [options]\n"
-	"Load on an xkv server: each thread first PUTs its share of the keys (not measured),\n"
-	"then runs the GET/PUT mix in a closed loop (--depth outstanding), an open loop\n"
-	"(--rate, Poisson arrivals), or a sweep of open-loop steps (--sweep).\n"
-	"\n"
-	"  -s, --server HOST[:PORT]  the server (port 7411 by default)\n"
-	"      --protocol NAME       what the server speaks (xkv): xkv; memcached, its UDP\n"
-	"                            frame and the ASCII protocol; memcached-binary, its\n"
-	"                            UDP frame and the binary protocol\n"
-	"      --transport udp|xdp   kernel UDP sockets, or AF_XDP sockets on --iface (udp)\n"
-	"      --iface IF            xdp: the client interface (an XDP program is attached)\n"
-	"      --queue Q             xdp: the rx queue the sockets bind to (0)\n"
-	"  -t, --threads N           threads, one socket each (1; xdp: at most 4)\n"
-	"  -d, --depth D             closed loop: requests outstanding per thread (16);\n"
-	"                            open loop: the most outstanding per thread (1024)\n"
-	"  -r, --rate R              open loop: R requests per second in all, R/threads each\n"
-	"  -D, --duration S          seconds measured (5; a sweep: per step, 1)\n"
-	"      --sweep               find the highest --rate whose p99 meets the SLO,\n"
-	"                            starting at --rate (1000); a line per step on stderr\n"
-	"      --slo-us X            sweep: p99 SLO in microseconds, or\n"
-	"      --slo-mult M          sweep: p99 SLO as M x the first step's mean latency\n"
-	"      --slo-percentile P    sweep: the percentile the SLO bounds (99)\n"
-	"      --sweep-max R         sweep: highest rate tried (10000000)\n"
-	"      --sweep-retries N     sweep: steps run again at a rate that missed the\n"
-	"                            SLO before it counts as failed (1)\n"
-	"      --csv FILE            sweep: every step as CSV (plot_latency.py reads it)\n"
-	"  -k, --keys K              key space (100000)\n"
-	"      --warmup-keys N       PUT the first N keys before measuring (all K)\n"
-	"      --no-load             PUT nothing before measuring\n"
-	"      --get-ratio R         fraction of GETs, the rest PUTs (0.95)\n"
-	"      --key-size B          bytes per key: \"k\" + zero-padded index (16)\n"
-	"      --value-size B        bytes per value (64); over one datagram it goes in\n"
-	"                            pieces (xkv)\n"
-	"      --value-profile P     value sizes: fixed (--value-size), bimodal (small of\n"
-	"                            --value-size, large of --large-size) or etc (Minos's\n"
-	"                            trimodal ETC: tiny 1-13 B, small 14-1400 B, large\n"
-	"                            1500 B to --large-size) (fixed)\n"
-	"      --large-pct P         bimodal, etc: percent of requests for large values\n"
-	"                            (0.125)\n"
-	"      --large-size B        bimodal: a large value's bytes; etc: the largest\n"
-	"                            (512000)\n"
-	"      --large-keys N        bimodal, etc: keys holding large values, the last\n"
-	"                            ones (Minos's share, 10 K in 16 M, at least 1)\n"
-	"      --zipf GAMMA          key popularity exponent, 0 for uniform (0)\n"
-	"      --seed N              fixes every thread's requests and schedule (1)\n"
-	"      --timeout-ms MS       a request without a reply by then is lost (100)\n"
-	"      --label NAME          names the run in the output (xkv-bench)\n"
-	"      --json                one JSON object on stdout instead of a table\n"
-	"  -h, --help\n"
-	"\n"
-	"JSON fields: label server transport threads depth rate duration_s seed timeout_ms\n"
-	"keys key_size value_size value_profile large_pct large_size large_keys get_ratio\n"
-	"zipf; xdp {iface queue mode redirected wrong_queue no_socket} with --transport\n"
-	"xdp; load {keys seconds ok lost errors}; all, get, put and, with a bimodal or etc\n"
-	"profile, each size class that had requests (tiny <= 13 B, small <= 1400 B, large)\n"
-	"{ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses errors lost};\n"
-	"open_loop {scheduled_per_s send_lag_p50_us send_lag_p99_us\n"
-	"send_lag_max_us unsent behind_ms slot_waits} with --rate; late invalid.\n"
-	"A sweep: the run fields, then sweep slo_us slo_percentile service_us retries\n"
-	"rate_found bracketed steps [{offered_per_s scheduled_per_s achieved_per_s p50_us\n"
-	"p99_us tail_us mean_us send_lag_p99_us lost errors unsent meets_slo retry}].\n"
-	"Exit status: 0 measured, 1 the run failed or got no reply, 2 bad options.\n";
-
-static int parse_uint(const char *name, const char *arg, uint64_t min, uint64_t max,
-		      uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "xkv-bench: %s %s: expected a whole number in %llu..%llu\n", name,
-			arg, (unsigned long long)min, (unsigned long long)max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_real(const char *name, const char *arg, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= min && v <= max)) {
-		fprintf(stderr, "xkv-bench: %s %s: expected a number in %g..%g\n", name, arg, min,
-			max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_profile(const char *arg, enum workload_profile *out)
-{
-	for (enum workload_profile p = WORKLOAD_FIXED; p <= WORKLOAD_ETC; p++) {
-		if (!strcmp(arg, workload_profile_name(p))) {
-			*out = p;
-			return 0;
-		}
-	}
-	fprintf(stderr, "xkv-bench: --value-profile %s: fixed, bimodal or etc\n", arg);
-	return -EINVAL;
-}
-
-/* What --sweep, --transport and --rate imply, and what they refuse. */
-static int check_modes(struct bench_opts *o, bool depth_given, bool duration_given)
-{
-	if (o->transport == TRANSPORT_XDP && !o->iface) {
-		fprintf(stderr, "xkv-bench: --transport xdp needs --iface\n");
-		return -EINVAL;
-	}
-	if (o->transport != TRANSPORT_XDP && o->iface) {
-		fprintf(stderr, "xkv-bench: --iface is for --transport xdp\n");
-		return -EINVAL;
-	}
-	if (o->transport == TRANSPORT_XDP && o->threads > AFXDP_THREADS_MAX) {
-		fprintf(stderr, "xkv-bench: --transport xdp: at most %d threads\n",
-			AFXDP_THREADS_MAX);
-		return -EINVAL;
-	}
-	if (!o->sweep && (o->slo_us || o->slo_mult || o->slo_pct || o->csv || o->sweep_max)) {
-		fprintf(stderr, "xkv-bench: --slo-us, --slo-mult, --slo-percentile, --sweep-max "
-				"and --csv are for --sweep\n");
-		return -EINVAL;
-	}
-	if (o->sweep && !o->slo_us == !o->slo_mult) {
-		fprintf(stderr, "xkv-bench: --sweep needs one of --slo-us and --slo-mult\n");
-		return -EINVAL;
-	}
-	if (o->sweep) {
-		if (!o->rate)
-			o->rate = SWEEP_START;
-		if (!o->sweep_max)
-			o->sweep_max = SWEEP_MAX;
-		if (!o->slo_pct)
-			o->slo_pct = SWEEP_PERCENTILE;
-		if (!duration_given)
-			o->duration_s = SWEEP_STEP_S;
-		if (o->sweep_max < o->rate) {
-			fprintf(stderr, "xkv-bench: --sweep-max %g is below the first rate %g\n",
-				o->sweep_max, o->rate);
-			return -EINVAL;
-		}
-	}
-	if (!depth_given)
-		o->depth = o->rate > 0 ? OPEN_DEPTH : CLOSED_DEPTH;
-	return 0;
-}
-
-static int parse_opts(int argc, char **argv, struct bench_opts *o)
-{
-	enum {
-		OPT_WARMUP_KEYS = 256, OPT_NO_LOAD, OPT_GET_RATIO, OPT_KEY_SIZE, OPT_VALUE_SIZE,
-		OPT_ZIPF, OPT_SEED, OPT_TIMEOUT_MS, OPT_LABEL, OPT_JSON, OPT_TRANSPORT, OPT_IFACE,
-		OPT_QUEUE, OPT_SWEEP, OPT_SLO_US, OPT_SLO_MULT, OPT_SLO_PCT, OPT_SWEEP_MAX, OPT_CSV,
-		OPT_PROTOCOL, OPT_SWEEP_RETRIES, OPT_VALUE_PROFILE, OPT_LARGE_PCT, OPT_LARGE_SIZE,
-		OPT_LARGE_KEYS,
-	};
-	static const struct option opts[] = {
-		{"server", required_argument, NULL, 's'},
-		{"protocol", required_argument, NULL, OPT_PROTOCOL},
-		{"transport", required_argument, NULL, OPT_TRANSPORT},
-		{"iface", required_argument, NULL, OPT_IFACE},
-		{"queue", required_argument, NULL, OPT_QUEUE},
-		{"threads", required_argument, NULL, 't'},
-		{"depth", required_argument, NULL, 'd'},
-		{"rate", required_argument, NULL, 'r'},
-		{"duration", required_argument, NULL, 'D'},
-		{"sweep", no_argument, NULL, OPT_SWEEP},
-		{"slo-us", required_argument, NULL, OPT_SLO_US},
-		{"slo-mult", required_argument, NULL, OPT_SLO_MULT},
-		{"slo-percentile", required_argument, NULL, OPT_SLO_PCT},
-		{"sweep-max", required_argument, NULL, OPT_SWEEP_MAX},
-		{"sweep-retries", required_argument, NULL, OPT_SWEEP_RETRIES},
-		{"csv", required_argument, NULL, OPT_CSV},
-		{"keys", required_argument, NULL, 'k'},
-		{"warmup-keys", required_argument, NULL, OPT_WARMUP_KEYS},
-		{"no-load", no_argument, NULL, OPT_NO_LOAD},
-		{"get-ratio", required_argument, NULL, OPT_GET_RATIO},
-		{"key-size", required_argument, NULL, OPT_KEY_SIZE},
-		{"value-size", required_argument, NULL, OPT_VALUE_SIZE},
-		{"value-profile", required_argument, NULL, OPT_VALUE_PROFILE},
-		{"large-pct", required_argument, NULL, OPT_LARGE_PCT},
-		{"large-size", required_argument, NULL, OPT_LARGE_SIZE},
-		{"large-keys", required_argument, NULL, OPT_LARGE_KEYS},
-		{"zipf", required_argument, NULL, OPT_ZIPF},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},
-		{"label", required_argument, NULL, OPT_LABEL},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	struct workload_config *w = &o->workload;
-	bool warmup_given = false, no_load = false, depth_given = false, duration_given = false;
-	uint64_t v;
-	int opt, err = 0;
-	char why[200];
-
-	*o = (struct bench_opts){
-		.label = "xkv-bench",
-		.proto = &bench_proto_xkv,
-		.threads = 1,
-		.duration_s = 5,
-		.seed = 1,
-		.timeout_ms = 100,
-		.sweep_retries = SWEEP_RETRIES,
-		.workload = {.keys = 100000, .key_size = 16, .value_size = 64, .get_ratio = 0.95,
-			     .large_pct = 0.125, .large_size = 512000},
-	};
-	while (!err && (opt = getopt_long(argc, argv, "s:t:d:r:D:k:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			o->server = optarg;
-			break;
-		case OPT_PROTOCOL:
-			o->proto = bench_proto_find(optarg);
-			if (!o->proto) {
-				fprintf(stderr, "xkv-bench: --protocol %s: xkv, memcached or "
-						"memcached-binary\n", optarg);
-				err = -EINVAL;
-			}
-			break;
-		case OPT_TRANSPORT:
-			if (!strcmp(optarg, "udp") || !strcmp(optarg, "xdp")) {
-				o->transport = optarg[0] == 'x' ? TRANSPORT_XDP : TRANSPORT_UDP;
-			} else {
-				fprintf(stderr, "xkv-bench: --transport %s: udp or xdp\n", optarg);
-				err = -EINVAL;
-			}
-			break;
-		case OPT_IFACE:
-			o->iface = optarg;
-			break;
-		case OPT_QUEUE:
-			err = parse_uint("--queue", optarg, 0, 1023, &v);
-			o->queue = (uint32_t)v;
-			break;
-		case 't':
-			err = parse_uint("--threads", optarg, 1, THREADS_MAX, &v);
-			o->threads = (unsigned)v;
-			break;
-		case 'd':
-			err = parse_uint("--depth", optarg, 1, LOOP_DEPTH_MAX, &v);
-			o->depth = (unsigned)v;
-			depth_given = true;
-			break;
-		case 'r':
-			err = parse_real("--rate", optarg, 1, 1e9, &o->rate);
-			break;
-		case 'D':
-			err = parse_real("--duration", optarg, 0.001, 86400, &o->duration_s);
-			duration_given = true;
-			break;
-		case OPT_SWEEP:
-			o->sweep = true;
-			break;
-		case OPT_SLO_US:
-			err = parse_real("--slo-us", optarg, 0.001, 1e9, &o->slo_us);
-			break;
-		case OPT_SLO_MULT:
-			err = parse_real("--slo-mult", optarg, 1, 1e6, &o->slo_mult);
-			break;
-		case OPT_SLO_PCT:
-			err = parse_real("--slo-percentile", optarg, 1, 99.999, &o->slo_pct);
-			break;
-		case OPT_SWEEP_MAX:
-			err = parse_real("--sweep-max", optarg, 1, 1e9, &o->sweep_max);
-			break;
-		case OPT_SWEEP_RETRIES:
-			err = parse_uint("--sweep-retries", optarg, 0, 5, &v);
-			o->sweep_retries = (unsigned)v;
-			break;
-		case OPT_CSV:
-			o->csv = optarg;
-			break;
-		case 'k':
-			err = parse_uint("--keys", optarg, 1, WORKLOAD_KEYS_MAX, &v);
-			w->keys = (uint32_t)v;
-			break;
-		case OPT_WARMUP_KEYS:
-			err = parse_uint("--warmup-keys", optarg, 0, WORKLOAD_KEYS_MAX, &v);
-			o->warmup_keys = (uint32_t)v;
-			warmup_given = true;
-			break;
-		case OPT_NO_LOAD:
-			no_load = true;
-			break;
-		case OPT_GET_RATIO:
-			err = parse_real("--get-ratio", optarg, 0, 1, &w->get_ratio);
-			break;
-		case OPT_KEY_SIZE:
-			err = parse_uint("--key-size", optarg, XKV_KEY_MIN, XKV_KEY_MAX, &v);
-			w->key_size = (uint32_t)v;
-			break;
-		case OPT_VALUE_SIZE:
-			err = parse_uint("--value-size", optarg, 0, XKV_VALUE_MAX, &v);
-			w->value_size = (uint32_t)v;
-			break;
-		case OPT_VALUE_PROFILE:
-			err = parse_profile(optarg, &w->profile);
-			break;
-		case OPT_LARGE_PCT:
-			err = parse_real("--large-pct", optarg, 0, 99.999, &w->large_pct);
-			break;
-		case OPT_LARGE_SIZE:
-			err = parse_uint("--large-size", optarg, 1, XKV_VALUE_MAX, &v);
-			w->large_size = (uint32_t)v;
-			break;
-		case OPT_LARGE_KEYS:
-			err = parse_uint("--large-keys", optarg, 1, WORKLOAD_KEYS_MAX, &v);
-			w->large_keys = (uint32_t)v;
-			break;
-		case OPT_ZIPF:
-			err = parse_real("--zipf", optarg, 0, 100, &w->zipf);
-			break;
-		case OPT_SEED:
-			err = parse_uint("--seed", optarg, 0, UINT64_MAX, &o->seed);
-			break;
-		case OPT_TIMEOUT_MS:
-			err = parse_uint("--timeout-ms", optarg, 1, 60000, &o->timeout_ms);
-			break;
-		case OPT_LABEL:
-			o->label = optarg;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		default:
-			fputs(usage, stderr);
-			return -EINVAL;
-		}
-	}
-	if (err)
-		return err;
-	if (optind < argc) {
-		fprintf(stderr, "xkv-bench: unexpected argument %s\n", argv[optind]);
-		return -EINVAL;
-	}
-	if (!o->server) {
-		fprintf(stderr, "xkv-bench: --server HOST[:PORT] is required\n");
-		return -EINVAL;
-	}
-	if (warmup_given && no_load) {
-		fprintf(stderr, "xkv-bench: --warmup-keys and --no-load contradict each other\n");
-		return -EINVAL;
-	}
-	if (!warmup_given)
-		o->warmup_keys = no_load ? 0 : w->keys;
-	if (o->warmup_keys > w->keys) {
-		fprintf(stderr, "xkv-bench: --warmup-keys %u: more than the %u --keys\n",
-			o->warmup_keys, w->keys);
-		return -EINVAL;
-	}
-	if (o->warmup_keys && o->warmup_keys < w->keys && workload_large_keys(w)) {
-		fprintf(stderr,
-			"xkv-bench: --warmup-keys %u: the large values are the last %u keys, "
-			"and would miss; load all keys or none\n",
-			o->warmup_keys, workload_large_keys(w));
-		return -EINVAL;
-	}
-	if (workload_config_check(w, why, sizeof(why))) {
-		fprintf(stderr, "xkv-bench: %s\n", why);
-		return -EINVAL;
-	}
-	if (o->proto->value_max &&
-	    workload_value_size_max(w) > o->proto->value_max(w->key_size, LOOP_DGRAM_CAP)) {
-		fprintf(stderr,
-			"xkv-bench: --protocol %s: values of up to %u bytes, but a request or "
-			"its reply then takes more than one datagram: at most %u with %u-byte "
-			"keys (only xkv sends values in pieces)\n",
-			o->proto->name, workload_value_size_max(w),
-			o->proto->value_max(w->key_size, LOOP_DGRAM_CAP), w->key_size);
-		return -EINVAL;
-	}
-	return check_modes(o, depth_given, duration_given);
-}
 
 static void stop_now(int sig)
 {
@@ -750,12 +332,12 @@ static int sweep_step(void *ctx, double rate, struct sweep_point *p)
 	*p = (struct sweep_point){
 		.scheduled = m->scheduled / b->seconds,
 		.achieved = (all->ok + all->misses) / b->seconds,
-		.p50_us = lat_hist_percentile(&all->latency, 50) / 1e3,
-		.p99_us = lat_hist_percentile(&all->latency, 99) / 1e3,
-		.mean_us = lat_hist_mean(&all->latency) / 1e3,
+		.p50_us = hist_percentile(&all->latency, 50) / 1e3,
+		.p99_us = hist_percentile(&all->latency, 99) / 1e3,
+		.mean_us = hist_mean(&all->latency) / 1e3,
 		.tail_us = sweep_tail_us(&all->latency, all->lost + all->errors + m->unsent,
 					 b->o.slo_pct),
-		.send_lag_p99_us = lat_hist_percentile(&m->send_lag, 99) / 1e3,
+		.send_lag_p99_us = hist_percentile(&m->send_lag, 99) / 1e3,
 		.lost = all->lost,
 		.errors = all->errors,
 		.unsent = m->unsent,
@@ -915,9 +497,17 @@ int main(int argc, char **argv)
 	struct sigaction stop = {.sa_handler = stop_now};
 	struct bench b = {0};
 	int err, status = EXIT_FAILED;
+	char why[320];
 
-	if (parse_opts(argc, argv, &b.o))
+	err = bench_options_parse(argc, argv, &b.o, why, sizeof(why));
+	if (err == BENCH_HELP) {
+		bench_options_usage(stdout);
+		return 0;
+	}
+	if (err) {
+		fprintf(stderr, "xkv-bench: %s (--help for usage)\n", why);
 		return EXIT_USAGE;
+	}
 	err = udp_resolve(b.o.server, &b.addr, &b.addr_len);
 	if (err == -EINVAL) {
 		fprintf(stderr, "xkv-bench: --server %s: not HOST, HOST:PORT or [IPV6]:PORT\n",
@@ -958,6 +548,5 @@ out_free:
 	free(b.load);
 	free(b.measured);
 	free(b.total);
-	workload_free(&b.workload);
 	return status;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "report.h"
+#include "util/json.h"
 
 /* One line of results: every operation together, or one kind. */
 struct row {
@@ -16,17 +16,17 @@ struct row {
 
 static void make_row(struct row *row, const char *name, const struct op_stats *s, double seconds)
 {
-	const struct lat_hist *h = &s->latency;
+	const struct hist *h = &s->latency;
 
 	*row = (struct row){
 		.name = name,
 		.ops = s->ok + s->misses,
 		.ops_per_s = seconds > 0 ? (double)(s->ok + s->misses) / seconds : 0,
-		.p50_us = lat_hist_percentile(h, 50) / 1e3,
-		.p90_us = lat_hist_percentile(h, 90) / 1e3,
-		.p99_us = lat_hist_percentile(h, 99) / 1e3,
-		.p999_us = lat_hist_percentile(h, 99.9) / 1e3,
-		.mean_us = lat_hist_mean(h) / 1e3,
+		.p50_us = hist_percentile(h, 50) / 1e3,
+		.p90_us = hist_percentile(h, 90) / 1e3,
+		.p99_us = hist_percentile(h, 99) / 1e3,
+		.p999_us = hist_percentile(h, 99.9) / 1e3,
+		.mean_us = hist_mean(h) / 1e3,
 		.max_us = h->count ? h->max / 1e3 : 0,
 		.misses = s->misses,
 		.errors = s->errors,
@@ -76,9 +76,9 @@ static struct schedule_row schedule_row(const struct bench_stats *m, double seco
 {
 	return (struct schedule_row){
 		.scheduled_per_s = seconds > 0 ? m->scheduled / seconds : 0,
-		.lag_p50_us = lat_hist_percentile(&m->send_lag, 50) / 1e3,
-		.lag_p99_us = lat_hist_percentile(&m->send_lag, 99) / 1e3,
-		.lag_max_us = lat_hist_percentile(&m->send_lag, 100) / 1e3,
+		.lag_p50_us = hist_percentile(&m->send_lag, 50) / 1e3,
+		.lag_p99_us = hist_percentile(&m->send_lag, 99) / 1e3,
+		.lag_max_us = hist_percentile(&m->send_lag, 100) / 1e3,
 		.behind_ms = m->behind_ns / 1e6,
 		.unsent = m->unsent,
 		.slot_waits = m->slot_waits,
@@ -192,66 +192,65 @@ void report_table(FILE *f, const struct run_report *r)
 	table_xdp(f, r->xdp);
 }
 
-static void json_string(FILE *f, const char *s)
+static void json_row(struct xkv_json *w, const struct row *row)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	xkv_json_key(w, row->name);
+	xkv_json_object_start(w);
+	xkv_json_uint_field(w, "ops", row->ops);
+	xkv_json_fixed_field(w, "ops_per_s", row->ops_per_s, 1);
+	xkv_json_fixed_field(w, "p50_us", row->p50_us, 3);
+	xkv_json_fixed_field(w, "p90_us", row->p90_us, 3);
+	xkv_json_fixed_field(w, "p99_us", row->p99_us, 3);
+	xkv_json_fixed_field(w, "p999_us", row->p999_us, 3);
+	xkv_json_fixed_field(w, "mean_us", row->mean_us, 3);
+	xkv_json_fixed_field(w, "max_us", row->max_us, 3);
+	xkv_json_uint_field(w, "misses", row->misses);
+	xkv_json_uint_field(w, "errors", row->errors);
+	xkv_json_uint_field(w, "lost", row->lost);
+	xkv_json_object_end(w);
 }
 
-static void json_row(FILE *f, const struct row *row)
+static void json_xdp(struct xkv_json *w, const struct afxdp_info *x)
 {
-	fprintf(f,
-		"\"%s\":{\"ops\":%llu,\"ops_per_s\":%.1f,\"p50_us\":%.3f,\"p90_us\":%.3f,"
-		"\"p99_us\":%.3f,\"p999_us\":%.3f,\"mean_us\":%.3f,\"max_us\":%.3f,"
-		"\"misses\":%llu,\"errors\":%llu,\"lost\":%llu}",
-		row->name, (unsigned long long)row->ops, row->ops_per_s, row->p50_us, row->p90_us,
-		row->p99_us, row->p999_us, row->mean_us, row->max_us,
-		(unsigned long long)row->misses, (unsigned long long)row->errors,
-		(unsigned long long)row->lost);
+	xkv_json_key(w, "xdp");
+	xkv_json_object_start(w);
+	xkv_json_string_field(w, "iface", x->iface);
+	xkv_json_uint_field(w, "queue", x->queue);
+	xkv_json_string_field(w, "mode", x->mode);
+	xkv_json_uint_field(w, "redirected", x->redirected);
+	xkv_json_uint_field(w, "wrong_queue", x->wrong_queue);
+	xkv_json_uint_field(w, "no_socket", x->no_socket);
+	xkv_json_uint_field(w, "rx_dropped", x->rx_dropped);
+	xkv_json_uint_field(w, "rx_ring_full", x->rx_ring_full);
+	xkv_json_uint_field(w, "fill_empty", x->fill_empty);
+	xkv_json_object_end(w);
 }
 
-/* The fields a run and a sweep share, after the opening brace. */
-static void json_run_fields(FILE *f, const struct run_report *r)
+/* The fields a run and a sweep share, in the object they open. */
+static void json_run_fields(struct xkv_json *w, const struct run_report *r)
 {
-	const struct workload_config *w = r->workload;
-	const struct afxdp_info *x = r->xdp;
+	const struct workload_config *wc = r->workload;
 
-	fputs("\"label\":", f);
-	json_string(f, r->label);
-	fputs(",\"server\":", f);
-	json_string(f, r->server);
-	fprintf(f,
-		",\"transport\":\"%s\",\"threads\":%u,\"depth\":%u,\"rate\":%.1f,"
-		"\"duration_s\":%.3f,\"seed\":%llu,\"timeout_ms\":%llu,\"keys\":%u,"
-		"\"key_size\":%u,\"value_size\":%u,\"value_profile\":\"%s\",\"large_pct\":%g,"
-		"\"large_size\":%u,\"large_keys\":%u,\"get_ratio\":%g,\"zipf\":%g,",
-		r->transport, r->threads, r->depth, r->rate, r->seconds,
-		(unsigned long long)r->seed, (unsigned long long)r->timeout_ms, w->keys,
-		w->key_size, w->value_size, workload_profile_name(w->profile),
-		w->profile == WORKLOAD_FIXED ? 0 : w->large_pct, w->large_size,
-		workload_large_keys(w), w->get_ratio, w->zipf);
-	if (x) {
-		fputs("\"xdp\":{\"iface\":", f);
-		json_string(f, x->iface);
-		fprintf(f,
-			",\"queue\":%u,\"mode\":\"%s\",\"redirected\":%llu,\"wrong_queue\":%llu,"
-			"\"no_socket\":%llu,\"rx_dropped\":%llu,\"rx_ring_full\":%llu,"
-			"\"fill_empty\":%llu},",
-			x->queue, x->mode, (unsigned long long)x->redirected,
-			(unsigned long long)x->wrong_queue, (unsigned long long)x->no_socket,
-			(unsigned long long)x->rx_dropped, (unsigned long long)x->rx_ring_full,
-			(unsigned long long)x->fill_empty);
-	}
+	xkv_json_string_field(w, "label", r->label);
+	xkv_json_string_field(w, "server", r->server);
+	xkv_json_string_field(w, "transport", r->transport);
+	xkv_json_uint_field(w, "threads", r->threads);
+	xkv_json_uint_field(w, "depth", r->depth);
+	xkv_json_fixed_field(w, "rate", r->rate, 1);
+	xkv_json_fixed_field(w, "duration_s", r->seconds, 3);
+	xkv_json_uint_field(w, "seed", r->seed);
+	xkv_json_uint_field(w, "timeout_ms", r->timeout_ms);
+	xkv_json_uint_field(w, "keys", wc->keys);
+	xkv_json_uint_field(w, "key_size", wc->key_size);
+	xkv_json_uint_field(w, "value_size", wc->value_size);
+	xkv_json_string_field(w, "value_profile", workload_profile_name(wc->profile));
+	xkv_json_double_field(w, "large_pct", wc->profile == WORKLOAD_FIXED ? 0 : wc->large_pct);
+	xkv_json_uint_field(w, "large_size", wc->large_size);
+	xkv_json_uint_field(w, "large_keys", workload_large_keys(wc));
+	xkv_json_double_field(w, "get_ratio", wc->get_ratio);
+	xkv_json_double_field(w, "zipf", wc->zipf);
+	if (r->xdp)
+		json_xdp(w, r->xdp);
 }
 
 void report_json(FILE *f, const struct run_report *r)
@@ -260,45 +259,43 @@ void report_json(FILE *f, const struct run_report *r)
 	const struct bench_stats *m = r->measured;
 	struct row rows[ROWS_MAX];
 	int nrows = make_rows(rows, r, m);
+	struct xkv_json w;
 
 	if (nrows < 0) {
 		fprintf(stderr, "xkv-bench: out of memory for the report\n");
 		return;
 	}
-	fputc('{', f);
-	json_run_fields(f, r);
-	fprintf(f,
-		"\"load\":{\"keys\":%u,\"seconds\":%.3f,\"ok\":%llu,\"lost\":%llu,"
-		"\"errors\":%llu},",
-		r->loaded_keys, r->load_seconds, (unsigned long long)(load ? load->ok : 0),
-		(unsigned long long)(load ? load->lost : 0),
-		(unsigned long long)(load ? load->errors : 0));
-	for (int i = 0; i < nrows; i++) {
-		json_row(f, &rows[i]);
-		fputc(',', f);
-	}
+	xkv_json_init(&w, f);
+	xkv_json_object_start(&w);
+	json_run_fields(&w, r);
+	xkv_json_key(&w, "load");
+	xkv_json_object_start(&w);
+	xkv_json_uint_field(&w, "keys", r->loaded_keys);
+	xkv_json_fixed_field(&w, "seconds", r->load_seconds, 3);
+	xkv_json_uint_field(&w, "ok", load ? load->ok : 0);
+	xkv_json_uint_field(&w, "lost", load ? load->lost : 0);
+	xkv_json_uint_field(&w, "errors", load ? load->errors : 0);
+	xkv_json_object_end(&w);
+	for (int i = 0; i < nrows; i++)
+		json_row(&w, &rows[i]);
 	if (r->rate > 0) {
 		struct schedule_row o = schedule_row(m, r->seconds);
 
-		fprintf(f,
-			"\"open_loop\":{\"scheduled_per_s\":%.1f,\"send_lag_p50_us\":%.3f,"
-			"\"send_lag_p99_us\":%.3f,\"send_lag_max_us\":%.3f,\"unsent\":%llu,"
-			"\"behind_ms\":%.3f,\"slot_waits\":%llu},",
-			o.scheduled_per_s, o.lag_p50_us, o.lag_p99_us, o.lag_max_us,
-			(unsigned long long)o.unsent, o.behind_ms,
-			(unsigned long long)o.slot_waits);
+		xkv_json_key(&w, "open_loop");
+		xkv_json_object_start(&w);
+		xkv_json_fixed_field(&w, "scheduled_per_s", o.scheduled_per_s, 1);
+		xkv_json_fixed_field(&w, "send_lag_p50_us", o.lag_p50_us, 3);
+		xkv_json_fixed_field(&w, "send_lag_p99_us", o.lag_p99_us, 3);
+		xkv_json_fixed_field(&w, "send_lag_max_us", o.lag_max_us, 3);
+		xkv_json_uint_field(&w, "unsent", o.unsent);
+		xkv_json_fixed_field(&w, "behind_ms", o.behind_ms, 3);
+		xkv_json_uint_field(&w, "slot_waits", o.slot_waits);
+		xkv_json_object_end(&w);
 	}
-	fprintf(f, "\"late\":%llu,\"invalid\":%llu}\n", (unsigned long long)m->late,
-		(unsigned long long)m->invalid);
-}
-
-/* A latency that may be infinite: null in JSON. */
-static void json_us(FILE *f, const char *name, double us)
-{
-	if (isfinite(us))
-		fprintf(f, "\"%s\":%.3f", name, us);
-	else
-		fprintf(f, "\"%s\":null", name);
+	xkv_json_uint_field(&w, "late", m->late);
+	xkv_json_uint_field(&w, "invalid", m->invalid);
+	xkv_json_object_end(&w);
+	xkv_json_finish(&w);
 }
 
 void report_sweep_table(FILE *f, const struct run_report *r, const struct sweep_result *s)
@@ -339,30 +336,43 @@ void report_sweep_table(FILE *f, const struct run_report *r, const struct sweep_
 
 void report_sweep_json(FILE *f, const struct run_report *r, const struct sweep_result *s)
 {
-	fputc('{', f);
-	json_run_fields(f, r);
-	fprintf(f,
-		"\"sweep\":true,\"slo_us\":%.3f,\"slo_percentile\":%g,\"service_us\":%.3f,"
-		"\"retries\":%u,\"rate_found\":%.1f,\"bracketed\":%s,",
-		s->slo_us, s->percentile, s->service_us, s->retries, s->rate,
-		s->bracketed ? "true" : "false");
-	fputs("\"steps\":[", f);
+	struct xkv_json w;
+
+	xkv_json_init(&w, f);
+	xkv_json_object_start(&w);
+	json_run_fields(&w, r);
+	xkv_json_bool_field(&w, "sweep", true);
+	xkv_json_fixed_field(&w, "slo_us", s->slo_us, 3);
+	xkv_json_double_field(&w, "slo_percentile", s->percentile);
+	xkv_json_fixed_field(&w, "service_us", s->service_us, 3);
+	xkv_json_uint_field(&w, "retries", s->retries);
+	xkv_json_fixed_field(&w, "rate_found", s->rate, 1);
+	xkv_json_bool_field(&w, "bracketed", s->bracketed);
+	xkv_json_key(&w, "steps");
+	xkv_json_array_start(&w);
 	for (unsigned i = 0; i < s->n; i++) {
 		const struct sweep_point *p = &s->steps[i];
 
-		fprintf(f,
-			"%s{\"offered_per_s\":%.1f,\"scheduled_per_s\":%.1f,"
-			"\"achieved_per_s\":%.1f,\"p50_us\":%.3f,\"p99_us\":%.3f,",
-			i ? "," : "", p->offered, p->scheduled, p->achieved, p->p50_us, p->p99_us);
-		json_us(f, "tail_us", p->tail_us);
-		fprintf(f,
-			",\"mean_us\":%.3f,\"send_lag_p99_us\":%.3f,\"lost\":%llu,\"errors\":%llu,"
-			"\"unsent\":%llu,\"meets_slo\":%s,\"retry\":%s}",
-			p->mean_us, p->send_lag_p99_us, (unsigned long long)p->lost,
-			(unsigned long long)p->errors, (unsigned long long)p->unsent,
-			p->meets ? "true" : "false", p->retry ? "true" : "false");
+		xkv_json_object_start(&w);
+		xkv_json_fixed_field(&w, "offered_per_s", p->offered, 1);
+		xkv_json_fixed_field(&w, "scheduled_per_s", p->scheduled, 1);
+		xkv_json_fixed_field(&w, "achieved_per_s", p->achieved, 1);
+		xkv_json_fixed_field(&w, "p50_us", p->p50_us, 3);
+		xkv_json_fixed_field(&w, "p99_us", p->p99_us, 3);
+		/* infinite when requests were lost: null */
+		xkv_json_fixed_field(&w, "tail_us", p->tail_us, 3);
+		xkv_json_fixed_field(&w, "mean_us", p->mean_us, 3);
+		xkv_json_fixed_field(&w, "send_lag_p99_us", p->send_lag_p99_us, 3);
+		xkv_json_uint_field(&w, "lost", p->lost);
+		xkv_json_uint_field(&w, "errors", p->errors);
+		xkv_json_uint_field(&w, "unsent", p->unsent);
+		xkv_json_bool_field(&w, "meets_slo", p->meets);
+		xkv_json_bool_field(&w, "retry", p->retry);
+		xkv_json_object_end(&w);
 	}
-	fputs("]}\n", f);
+	xkv_json_array_end(&w);
+	xkv_json_object_end(&w);
+	xkv_json_finish(&w);
 }
 
 void report_sweep_csv(FILE *f, const struct run_report *r, const struct sweep_result *s)

@@ -7,10 +7,10 @@ void bench_stats_init(struct bench_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < BENCH_OPS; i++)
-		lat_hist_init(&s->op[i].latency);
+		hist_init(&s->op[i].latency);
 	for (int i = 0; i < WORKLOAD_SIZE_CLASSES; i++)
-		lat_hist_init(&s->size_class[i].latency);
-	lat_hist_init(&s->send_lag);
+		hist_init(&s->size_class[i].latency);
+	hist_init(&s->send_lag);
 }
 
 void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
@@ -19,7 +19,7 @@ void op_stats_merge(struct op_stats *dst, const struct op_stats *src)
 	dst->misses += src->misses;
 	dst->errors += src->errors;
 	dst->lost += src->lost;
-	lat_hist_merge(&dst->latency, &src->latency);
+	hist_merge(&dst->latency, &src->latency);
 }
 
 void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src)
@@ -35,7 +35,7 @@ void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src)
 	dst->slot_waits += src->slot_waits;
 	if (src->behind_ns > dst->behind_ns)
 		dst->behind_ns = src->behind_ns;
-	lat_hist_merge(&dst->send_lag, &src->send_lag);
+	hist_merge(&dst->send_lag, &src->send_lag);
 }
 
 void bench_stats_total(const struct bench_stats *s, struct op_stats *all)

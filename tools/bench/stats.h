@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include <xkv/proto.h>
-#include "hist.h"
+#include "common/hist.h"
 #include "workload.h"
 
 enum bench_op {
@@ -20,7 +20,7 @@ struct op_stats {
 	uint64_t misses;	 /* GETs answered NOT_FOUND */
 	uint64_t errors;	 /* any other answer, or a wrong one */
 	uint64_t lost;		 /* no reply within the timeout; not retried, no latency */
-	struct lat_hist latency; /* ns from intended send to reply, of ok and misses */
+	struct hist latency; /* ns from intended send to reply, of ok and misses */
 };
 
 struct bench_stats {
@@ -33,7 +33,7 @@ struct bench_stats {
 	uint64_t unsent;	  /* of those, never sent: the generator fell behind */
 	uint64_t slot_waits;	  /* arrivals that came due while every slot was busy */
 	uint64_t behind_ns;	  /* at the end: how late the oldest unsent arrival was */
-	struct lat_hist send_lag; /* ns from each request's intended to its actual send */
+	struct hist send_lag; /* ns from each request's intended to its actual send */
 };
 
 /* XKV_OP_GET or XKV_OP_PUT to its row. */

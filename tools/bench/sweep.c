@@ -4,7 +4,7 @@
 
 #include "sweep.h"
 
-double sweep_tail_us(const struct lat_hist *answered, uint64_t failed, double pct)
+double sweep_tail_us(const struct hist *answered, uint64_t failed, double pct)
 {
 	double q;
 
@@ -12,7 +12,7 @@ double sweep_tail_us(const struct lat_hist *answered, uint64_t failed, double pc
 		return INFINITY;
 	/* rank ceil(pct % of all) among the answers, which come before every failure */
 	q = pct * (double)(answered->count + failed) / (double)answered->count;
-	return q > 100 ? INFINITY : lat_hist_percentile(answered, q) / 1e3;
+	return q > 100 ? INFINITY : hist_percentile(answered, q) / 1e3;
 }
 
 /* Runs one step at rate and judges it. Returns 0 or the run's -errno. */

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hist.h"
+#include "common/hist.h"
 
 #define SWEEP_STEPS_MAX 64
 
@@ -74,6 +74,6 @@ int sweep_search(const struct sweep_config *cfg, sweep_run_fn run, void *ctx,
  * Percentile pct (us) over answered + failed requests, the failed counting as
  * infinitely late: INFINITY when more than 100 - pct % failed or nothing was answered.
  */
-double sweep_tail_us(const struct lat_hist *answered, uint64_t failed, double pct);
+double sweep_tail_us(const struct hist *answered, uint64_t failed, double pct);
 
 #endif /* XKV_BENCH_SWEEP_H */

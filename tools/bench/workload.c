@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "workload.h"
@@ -93,7 +92,6 @@ int workload_config_check(const struct workload_config *cfg, char *why, size_t w
 int workload_init(struct workload *w, const struct workload_config *cfg)
 {
 	char why[160];
-	double sum = 0;
 
 	if (workload_config_check(cfg, why, sizeof(why)))
 		return -EINVAL;
@@ -103,84 +101,19 @@ int workload_init(struct workload *w, const struct workload_config *cfg)
 	w->large_p = w->cfg.large_keys ? cfg->large_pct / 100 : 0;
 	for (uint32_t i = 0; i < sizeof(w->letters); i++)
 		w->letters[i] = (uint8_t)('a' + i % 26);
-	if (cfg->zipf == 0)
-		return 0;
-
-	w->cdf = malloc(sizeof(*w->cdf) * w->regular_keys);
-	if (!w->cdf)
-		return -ENOMEM;
-	for (uint32_t r = 0; r < w->regular_keys; r++) {
-		sum += pow(r + 1.0, -cfg->zipf);
-		w->cdf[r] = sum;
-	}
-	for (uint32_t r = 0; r < w->regular_keys; r++)
-		w->cdf[r] /= sum;
-	w->cdf[w->regular_keys - 1] = 1.0; /* rounding must not leave a draw past the last */
-	return 0;
+	return zipf_init(&w->popularity, w->regular_keys, cfg->zipf);
 }
 
-void workload_free(struct workload *w)
+uint32_t workload_next_key(const struct workload *w, struct rng *r)
 {
-	free(w->cdf);
-	w->cdf = NULL;
+	if (w->large_p && rng_uniform(r) < w->large_p) /* large keys: uniform */
+		return w->regular_keys + (uint32_t)rng_below(r, w->cfg.large_keys);
+	return (uint32_t)zipf_sample(&w->popularity, r);
 }
 
-static uint64_t splitmix64_mix(uint64_t z)
+void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key)
 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-void workload_rng_seed(struct workload_rng *r, uint64_t seed, uint32_t stream)
-{
-	/* random starting points in splitmix64's one 2^64 cycle: overlap is negligible */
-	r->state = splitmix64_mix(seed ^ splitmix64_mix(stream + 1ULL));
-}
-
-uint64_t workload_rng_next(struct workload_rng *r)
-{
-	r->state += 0x9e3779b97f4a7c15ULL;
-	return splitmix64_mix(r->state);
-}
-
-double workload_rng_unit(struct workload_rng *r)
-{
-	return (double)(workload_rng_next(r) >> 11) * 0x1p-53;
-}
-
-/* Lemire's multiply-shift: bias below n / 2^64 */
-static uint32_t uniform_below(struct workload_rng *r, uint32_t n)
-{
-	return (uint32_t)(((unsigned __int128)workload_rng_next(r) * n) >> 64);
-}
-
-uint32_t workload_next_key(const struct workload *w, struct workload_rng *r)
-{
-	uint32_t lo = 0, hi;
-	double u;
-
-	if (w->large_p && workload_rng_unit(r) < w->large_p) /* large keys: uniform */
-		return w->regular_keys + uniform_below(r, w->cfg.large_keys);
-	if (!w->cdf)
-		return uniform_below(r, w->regular_keys);
-	/* the first rank whose cumulative probability exceeds u */
-	u = workload_rng_unit(r);
-	hi = w->regular_keys - 1;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (w->cdf[mid] > u)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-void workload_next(const struct workload *w, struct workload_rng *r, uint8_t *op, uint32_t *key)
-{
-	*op = workload_rng_unit(r) < w->cfg.get_ratio ? XKV_OP_GET : XKV_OP_PUT;
+	*op = rng_uniform(r) < w->cfg.get_ratio ? XKV_OP_GET : XKV_OP_PUT;
 	*key = workload_next_key(w, r);
 }
 
@@ -197,7 +130,7 @@ void workload_key(const struct workload *w, uint32_t key, uint8_t *out)
 uint32_t workload_value_size(const struct workload *w, uint32_t key)
 {
 	const struct workload_config *cfg = &w->cfg;
-	uint64_t h = splitmix64_mix(key + 0x5eedULL);
+	uint64_t h = mix64(key + 0x5eedULL);
 
 	if (key >= w->regular_keys) {
 		if (cfg->profile == WORKLOAD_BIMODAL)

@@ -23,7 +23,8 @@
  * share of the key space.
  *
  * A workload is read-only once built and shared by every thread; each thread draws
- * from its own struct workload_rng, so a seed fixes every thread's request sequence.
+ * from its own stream of the seed (common/rng.h), so a seed fixes every thread's
+ * request sequence.
  */
 #ifndef XKV_BENCH_WORKLOAD_H
 #define XKV_BENCH_WORKLOAD_H
@@ -31,9 +32,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/rng.h"
+#include "common/zipf.h"
 #include "proto/codec.h"
 
-#define WORKLOAD_KEYS_MAX  100000000u /* the zipf table costs 8 bytes a key */
+#define WORKLOAD_KEYS_MAX  100000000u
 #define WORKLOAD_VALUE_MAX XKV_VALUE_MAX
 #define WORKLOAD_DGRAM_MAX 1472u /* UDP payload of a 1500-byte MTU over IPv4 */
 #define WORKLOAD_TAG_LEN   8u	 /* hex digits of the key index at a value's start */
@@ -73,12 +76,8 @@ struct workload {
 	struct workload_config cfg;
 	uint32_t regular_keys; /* keys 0 .. regular_keys - 1 go by popularity */
 	double large_p;	       /* probability that a request is for a large key */
-	double *cdf;	       /* zipf only: cdf[r] = P(rank <= r); NULL when uniform */
+	struct zipf popularity; /* of keys 0 .. regular_keys - 1, rank r being key r */
 	uint8_t letters[WORKLOAD_CHUNK + 26]; /* a..z over and over: a chunk at any phase */
-};
-
-struct workload_rng {
-	uint64_t state; /* splitmix64 */
 };
 
 enum workload_outcome {
@@ -100,20 +99,13 @@ const char *workload_profile_name(enum workload_profile p);
 /* large_keys as the workload will use it: cfg's, or the default share. */
 uint32_t workload_large_keys(const struct workload_config *cfg);
 
-/* Builds the popularity table. Returns 0, -EINVAL (cfg fails the check) or -ENOMEM. */
+/* Returns 0, or -EINVAL when cfg fails the check. */
 int workload_init(struct workload *w, const struct workload_config *cfg);
-void workload_free(struct workload *w);
-
-/* Stream `stream` of `seed`: threads with different streams draw unrelated sequences. */
-void workload_rng_seed(struct workload_rng *r, uint64_t seed, uint32_t stream);
-uint64_t workload_rng_next(struct workload_rng *r);
-/* Uniform in [0, 1) with 53 random bits. */
-double workload_rng_unit(struct workload_rng *r);
 
 /* The next request: XKV_OP_GET or XKV_OP_PUT in *op, and its key index. */
-void workload_next(const struct workload *w, struct workload_rng *r, uint8_t *op, uint32_t *key);
+void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key);
 /* A key index drawn by popularity alone. */
-uint32_t workload_next_key(const struct workload *w, struct workload_rng *r);
+uint32_t workload_next_key(const struct workload *w, struct rng *r);
 
 /* Writes the key_size bytes of key `key` to out. */
 void workload_key(const struct workload *w, uint32_t key, uint8_t *out);

@@ -8,30 +8,36 @@
  * Exit codes: 0 done (or found), 1 not found, 2 any error (on stderr).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <xkv/proto.h>
 #include "client/client.h"
+#include "util/opts.h"
 
 enum { EXIT_FOUND = 0, EXIT_NOT_FOUND = 1, EXIT_ERROR = 2 };
 
+enum { OPT_SERVER, OPT_TIMEOUT, OPT_RETRIES, OPT_HELP };
+
+static const struct xkv_opt options[] = {
+	[OPT_SERVER] = {"server", 's', "HOST[:PORT]",
+			"server address (default 127.0.0.1:" XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
+	[OPT_TIMEOUT] = {"timeout", 't', "MS", "per attempt (default 500)"},
+	[OPT_RETRIES] = {"retries", 'r', "N", "attempts after the first (default 2)"},
+	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
+};
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: xkv-cli [options] get KEY\n"
-		"       xkv-cli [options] put KEY VALUE\n"
-		"       xkv-cli [options] put KEY @FILE\n"
-		"       xkv-cli [options] del KEY\n"
-		"options:\n"
-		"  -s, --server HOST[:PORT]  server address (default 127.0.0.1:%d)\n"
-		"  -t, --timeout MS          per attempt (default 500)\n"
-		"  -r, --retries N           attempts after the first (default 2)\n"
-		"  -h, --help\n"
-		"exit codes: 0 done or found, 1 not found, 2 error\n",
-		XKV_DEFAULT_PORT);
+	fputs("usage: xkv-cli [options] get KEY\n"
+	      "       xkv-cli [options] put KEY VALUE\n"
+	      "       xkv-cli [options] put KEY @FILE\n"
+	      "       xkv-cli [options] del KEY\n"
+	      "options:\n",
+	      f);
+	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
+	fputs("exit codes: 0 done or found, 1 not found, 2 error\n", f);
 }
 
 /* Reads FILE whole; values are at most 1 MiB, so one more byte tells it is too big. */
@@ -103,34 +109,40 @@ static int run(struct xkv_client *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"server", required_argument, NULL, 's'}, {"timeout", required_argument, NULL, 't'},
-		{"retries", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct xkv_client_opts copts = {0};
 	const char *server = "127.0.0.1";
 	struct xkv_client *c;
+	struct xkv_opts p;
+	uint32_t value;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "+s:t:r:h", opts, NULL)) != -1) {
+	/* options end at the command: a key or value may start with a dash */
+	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), XKV_OPTS_IN_ORDER);
+	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
 		switch (opt) {
-		case 's':
-			server = optarg;
+		case OPT_SERVER:
+			server = p.arg;
 			break;
-		case 't':
-			copts.timeout_ms = atoi(optarg);
+		case OPT_TIMEOUT:
+			err = xkv_opts_u32(&p, 1, 3600000, &value);
+			if (!err)
+				copts.timeout_ms = (int)value;
 			break;
-		case 'r':
-			copts.retries = atoi(optarg) ? atoi(optarg) : -1;
+		case OPT_RETRIES:
+			err = xkv_opts_u32(&p, 0, 1000, &value);
+			if (!err) /* the client's 0 means 2 */
+				copts.retries = value ? (int)value : -1;
 			break;
-		case 'h':
+		case OPT_HELP:
 			usage(stdout);
 			return EXIT_FOUND;
 		default:
-			usage(stderr);
-			return EXIT_ERROR;
+			err = opt;
 		}
+	}
+	if (err) {
+		fprintf(stderr, "xkv-cli: %s (--help for usage)\n", p.why);
+		return EXIT_ERROR;
 	}
 	argc -= optind;
 	argv += optind;

@@ -1,32 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Workload distributions: key popularity and service times. */
+/* Service times; key popularity is common/zipf.h. */
 #ifndef XKV_SIM_DIST_H
 #define XKV_SIM_DIST_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rng.h"
+#include "common/rng.h"
 #include "sim.h"
 
 /* C-4 Sec. 3: T_kvs uniform in [400, 800] ns */
 #define C4_KVS_MIN_NS 400.0
 #define C4_KVS_MAX_NS 800.0
-
-/* Zipf over ranks 0..n-1 by rejection-inversion (Hoermann and Derflinger 1996): O(1), no table. */
-struct zipf {
-	double s;	/* exponent, > 0 */
-	double n;	/* number of ranks */
-	double h_x1;	/* H(1.5) - 1 */
-	double h_n;	/* H(n + 0.5) */
-	double accept;	/* 2 - H^-1(H(2.5) - h(2)): ranks this close are accepted at once */
-};
-
-void zipf_init(struct zipf *z, uint64_t n, double s);
-uint64_t zipf_sample(const struct zipf *z, struct rng *r);
-
-/* Exact probability of rank k (0-based); sums n terms, for tests. */
-double zipf_pmf(uint64_t n, double s, uint64_t k);
 
 struct service_model {
 	enum sim_service kind;

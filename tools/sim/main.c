@@ -1,99 +1,93 @@
 // SPDX-License-Identifier: MIT
 /* xkv-sim: the command line over sim_run and sim_search. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim.h"
+#include "util/json.h"
+#include "util/opts.h"
 
-static const char usage[] =
-	"Usage: xkv-sim [options]\n"
-	"Simulates one multi-core KV server (docs/SIMULATION.md). Defaults model C-4 Sec. 3.\n"
-	"\n"
-	"Workload\n"
-	"  --cores N          worker cores (64)\n"
-	"  --policy NAME      erew crew dcrew ideal hkh sho hkhws minos comp (crew)\n"
-	"  --load RHO         offered utilisation of all cores, 0..10 (0.5)\n"
-	"  --rate MRPS        offered rate instead of --load\n"
-	"  --write-frac F     fraction of writes, 0..1 (0)\n"
-	"  --zipf GAMMA       key popularity exponent, 0 for uniform (0)\n"
-	"  --items N          distinct keys (1600000)\n"
-	"  --partitions N     store partitions = hash buckets, owner = partition mod cores (1048576)\n"
-	"Service time\n"
-	"  --service MODEL    c4 | bimodal | size | exp (c4)\n"
-	"                     c4: U[400,800] ns + fixed; bimodal: unit, or K units with\n"
-	"                     p-large; size: base + ns-per-byte * ETC value size + fixed;\n"
-	"                     exp: exponential with mean unit-ns\n"
-	"  --fixed-ns NS      network/reply part, c4 and size models (100)\n"
-	"  --unit-ns NS       bimodal small request; exp mean (1000)\n"
-	"  --K K              bimodal: large / small service time (100)\n"
-	"  --p-large P        bimodal: fraction of large requests (0.00125)\n"
-	"  --size-base-ns NS  size model: store time of an empty value (500)\n"
-	"  --ns-per-byte NS   size model (2)\n"
-	"  --max-size BYTES   size model: values are clamped here (1048576)\n"
-	"  --large-pct P      size model: values above this percentile are large (99)\n"
-	"Server\n"
-	"  --channel-ns NS    dispatch and completion channel latency (30)\n"
-	"  --jbsq D           JBSQ bound, the request in service included (2)\n"
-	"  --comp-ns NS       compaction: time to add a write to a window (100)\n"
-	"  --close MODE       compaction windows close: early or deadline (early)\n"
-	"  --lookahead N      compaction: queue slots scanned for a matching write (64)\n"
-	"Measurement\n"
-	"  --slo MULT         SLO on the 99th percentile, in mean service times (10)\n"
-	"  --requests N       requests generated, warm-up included (200000)\n"
-	"  --duration US      simulated arrival time instead of --requests\n"
-	"  --warmup F         fraction of the first requests left out (0.1)\n"
-	"  --sweep            search the highest load whose p99 meets the SLO\n"
-	"  --sweep-max RHO    upper end of the search (1.0)\n"
-	"  --sweep-steps N    bisection probes (8)\n"
-	"  --seed N           (1)\n"
-	"  --json             one JSON object on stdout\n"
-	"  -h, --help\n";
-
-enum opt {
-	OPT_CORES = 256, OPT_POLICY, OPT_LOAD, OPT_RATE, OPT_WRITE_FRAC, OPT_ZIPF, OPT_ITEMS,
-	OPT_PARTITIONS, OPT_SERVICE, OPT_FIXED_NS, OPT_UNIT_NS, OPT_K, OPT_P_LARGE,
-	OPT_SIZE_BASE_NS, OPT_NS_PER_BYTE, OPT_MAX_SIZE, OPT_LARGE_PCT, OPT_CHANNEL_NS,
-	OPT_JBSQ, OPT_COMP_NS, OPT_CLOSE, OPT_LOOKAHEAD, OPT_SLO, OPT_REQUESTS, OPT_DURATION,
-	OPT_WARMUP, OPT_SWEEP, OPT_SWEEP_MAX, OPT_SWEEP_STEPS, OPT_SEED, OPT_JSON,
+enum {
+	OPT_CORES,
+	OPT_POLICY,
+	OPT_LOAD,
+	OPT_RATE,
+	OPT_WRITE_FRAC,
+	OPT_ZIPF,
+	OPT_ITEMS,
+	OPT_PARTITIONS,
+	OPT_SERVICE,
+	OPT_FIXED_NS,
+	OPT_UNIT_NS,
+	OPT_K,
+	OPT_P_LARGE,
+	OPT_SIZE_BASE_NS,
+	OPT_NS_PER_BYTE,
+	OPT_MAX_SIZE,
+	OPT_LARGE_PCT,
+	OPT_CHANNEL_NS,
+	OPT_JBSQ,
+	OPT_COMP_NS,
+	OPT_CLOSE,
+	OPT_LOOKAHEAD,
+	OPT_SLO,
+	OPT_REQUESTS,
+	OPT_DURATION,
+	OPT_WARMUP,
+	OPT_SWEEP,
+	OPT_SWEEP_MAX,
+	OPT_SWEEP_STEPS,
+	OPT_SEED,
+	OPT_JSON,
+	OPT_HELP,
 };
 
-static const struct option long_options[] = {
-	{ "cores", required_argument, NULL, OPT_CORES },
-	{ "policy", required_argument, NULL, OPT_POLICY },
-	{ "load", required_argument, NULL, OPT_LOAD },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "write-frac", required_argument, NULL, OPT_WRITE_FRAC },
-	{ "zipf", required_argument, NULL, OPT_ZIPF },
-	{ "items", required_argument, NULL, OPT_ITEMS },
-	{ "partitions", required_argument, NULL, OPT_PARTITIONS },
-	{ "service", required_argument, NULL, OPT_SERVICE },
-	{ "fixed-ns", required_argument, NULL, OPT_FIXED_NS },
-	{ "unit-ns", required_argument, NULL, OPT_UNIT_NS },
-	{ "K", required_argument, NULL, OPT_K },
-	{ "p-large", required_argument, NULL, OPT_P_LARGE },
-	{ "size-base-ns", required_argument, NULL, OPT_SIZE_BASE_NS },
-	{ "ns-per-byte", required_argument, NULL, OPT_NS_PER_BYTE },
-	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "large-pct", required_argument, NULL, OPT_LARGE_PCT },
-	{ "channel-ns", required_argument, NULL, OPT_CHANNEL_NS },
-	{ "jbsq", required_argument, NULL, OPT_JBSQ },
-	{ "comp-ns", required_argument, NULL, OPT_COMP_NS },
-	{ "close", required_argument, NULL, OPT_CLOSE },
-	{ "lookahead", required_argument, NULL, OPT_LOOKAHEAD },
-	{ "slo", required_argument, NULL, OPT_SLO },
-	{ "requests", required_argument, NULL, OPT_REQUESTS },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "sweep", no_argument, NULL, OPT_SWEEP },
-	{ "sweep-max", required_argument, NULL, OPT_SWEEP_MAX },
-	{ "sweep-steps", required_argument, NULL, OPT_SWEEP_STEPS },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+/* Workload, service time, server, measurement: in that order. */
+static const struct xkv_opt options[] = {
+	[OPT_CORES] = {"cores", 0, "N", "worker cores (64)"},
+	[OPT_POLICY] = {"policy", 0, "NAME",
+			"erew crew dcrew ideal hkh sho hkhws minos comp (crew)"},
+	[OPT_LOAD] = {"load", 0, "RHO", "offered utilisation of all cores, 0..10 (0.5)"},
+	[OPT_RATE] = {"rate", 0, "MRPS", "offered rate instead of --load"},
+	[OPT_WRITE_FRAC] = {"write-frac", 0, "F", "fraction of writes, 0..1 (0)"},
+	[OPT_ZIPF] = {"zipf", 0, "GAMMA", "key popularity exponent, 0 for uniform (0)"},
+	[OPT_ITEMS] = {"items", 0, "N", "distinct keys (1600000)"},
+	[OPT_PARTITIONS] = {"partitions", 0, "N",
+			    "store partitions = hash buckets, owner = partition mod cores "
+			    "(1048576)"},
+	[OPT_SERVICE] = {"service", 0, "MODEL",
+			 "service time: c4 | bimodal | size | exp (c4)\n"
+			 "c4: U[400,800] ns + fixed; bimodal: unit, or K units with p-large; "
+			 "size: base + ns-per-byte * ETC value size + fixed; exp: exponential "
+			 "with mean unit-ns"},
+	[OPT_FIXED_NS] = {"fixed-ns", 0, "NS", "network/reply part, c4 and size models (100)"},
+	[OPT_UNIT_NS] = {"unit-ns", 0, "NS", "bimodal small request; exp mean (1000)"},
+	[OPT_K] = {"K", 0, "K", "bimodal: large / small service time (100)"},
+	[OPT_P_LARGE] = {"p-large", 0, "P", "bimodal: fraction of large requests (0.00125)"},
+	[OPT_SIZE_BASE_NS] = {"size-base-ns", 0, "NS",
+			      "size model: store time of an empty value (500)"},
+	[OPT_NS_PER_BYTE] = {"ns-per-byte", 0, "NS", "size model (2)"},
+	[OPT_MAX_SIZE] = {"max-size", 0, "BYTES", "size model: values are clamped here (1048576)"},
+	[OPT_LARGE_PCT] = {"large-pct", 0, "P",
+			       "size model: values above this percentile are large (99)"},
+	[OPT_CHANNEL_NS] = {"channel-ns", 0, "NS", "dispatch and completion channel latency (30)"},
+	[OPT_JBSQ] = {"jbsq", 0, "D", "JBSQ bound, the request in service included (2)"},
+	[OPT_COMP_NS] = {"comp-ns", 0, "NS", "compaction: time to add a write to a window (100)"},
+	[OPT_CLOSE] = {"close", 0, "MODE", "compaction windows close: early or deadline (early)"},
+	[OPT_LOOKAHEAD] = {"lookahead", 0, "N",
+			       "compaction: queue slots scanned for a matching write (64)"},
+	[OPT_SLO] = {"slo", 0, "MULT", "SLO on the 99th percentile, in mean service times (10)"},
+	[OPT_REQUESTS] = {"requests", 0, "N", "requests generated, warm-up included (200000)"},
+	[OPT_DURATION] = {"duration", 0, "US", "simulated arrival time instead of --requests"},
+	[OPT_WARMUP] = {"warmup", 0, "F", "fraction of the first requests left out (0.1)"},
+	[OPT_SWEEP] = {"sweep", 0, NULL, "search the highest load whose p99 meets the SLO"},
+	[OPT_SWEEP_MAX] = {"sweep-max", 0, "RHO", "upper end of the search (1.0)"},
+	[OPT_SWEEP_STEPS] = {"sweep-steps", 0, "N", "bisection probes (8)"},
+	[OPT_SEED] = {"seed", 0, "N", "fixes every random draw (1)"},
+	[OPT_JSON] = {"json", 0, NULL, "one JSON object on stdout"},
+	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
 struct cli {
@@ -103,43 +97,14 @@ struct cli {
 	unsigned sweep_steps;
 };
 
-static int parse_double(const char *s, double *out)
+static void usage(FILE *f)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end ? -EINVAL : 0;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
-}
-
-static int parse_u32(const char *s, uint32_t *out)
-{
-	uint64_t v;
-	int err = parse_u64(s, &v);
-
-	if (err || v > UINT32_MAX)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_unsigned(const char *s, unsigned *out)
-{
-	uint32_t v;
-	int err = parse_u32(s, &v);
-
-	if (!err)
-		*out = v;
-	return err;
+	fputs("Usage: xkv-sim [options]\n"
+	      "Simulates one multi-core KV server (docs/SIMULATION.md). Defaults model C-4 "
+	      "Sec. 3.\n"
+	      "\n",
+	      f);
+	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
 }
 
 static int parse_close(const char *s, enum sim_close *out)
@@ -153,72 +118,82 @@ static int parse_close(const char *s, enum sim_close *out)
 	return 0;
 }
 
-static int parse_option(struct cli *cli, int opt, const char *arg)
+/*
+ * One option's argument into cli, within the ranges sim_config_validate accepts; 0,
+ * or -EINVAL or -ERANGE with p->why written.
+ */
+static int take_option(struct xkv_opts *p, int opt, struct cli *cli)
 {
 	struct sim_config *c = &cli->cfg;
 
 	switch (opt) {
 	case OPT_CORES:
-		return parse_unsigned(arg, &c->cores);
+		return xkv_opts_u32(p, 1, SIM_MAX_CORES, &c->cores);
 	case OPT_POLICY:
-		return sim_policy_parse(arg, &c->policy);
+		if (sim_policy_parse(p->arg, &c->policy))
+			return xkv_opts_bad_value(p, "erew, crew, dcrew, ideal, hkh, sho, hkhws, "
+						     "minos or comp");
+		return 0;
 	case OPT_LOAD:
-		return parse_double(arg, &c->load);
+		return xkv_opts_double(p, 1e-6, 10, &c->load);
 	case OPT_RATE:
-		return parse_double(arg, &c->rate_mrps);
+		return xkv_opts_double(p, 0, 1e6, &c->rate_mrps);
 	case OPT_WRITE_FRAC:
-		return parse_double(arg, &c->write_frac);
+		return xkv_opts_double(p, 0, 1, &c->write_frac);
 	case OPT_ZIPF:
-		return parse_double(arg, &c->zipf);
+		return xkv_opts_double(p, 0, 10, &c->zipf);
 	case OPT_ITEMS:
-		return parse_u32(arg, &c->items);
+		return xkv_opts_u32(p, 1, UINT32_MAX, &c->items);
 	case OPT_PARTITIONS:
-		return parse_u32(arg, &c->partitions);
+		return xkv_opts_u32(p, 1, UINT32_MAX, &c->partitions);
 	case OPT_SERVICE:
-		return sim_service_parse(arg, &c->service);
+		if (sim_service_parse(p->arg, &c->service))
+			return xkv_opts_bad_value(p, "c4, bimodal, size or exp");
+		return 0;
 	case OPT_FIXED_NS:
-		return parse_double(arg, &c->fixed_ns);
+		return xkv_opts_double(p, 0, 1e9, &c->fixed_ns);
 	case OPT_UNIT_NS:
-		return parse_double(arg, &c->unit_ns);
+		return xkv_opts_double(p, 1e-3, 1e9, &c->unit_ns);
 	case OPT_K:
-		return parse_double(arg, &c->k);
+		return xkv_opts_double(p, 1, 1e6, &c->k);
 	case OPT_P_LARGE:
-		return parse_double(arg, &c->p_large);
+		return xkv_opts_double(p, 0, 1, &c->p_large);
 	case OPT_SIZE_BASE_NS:
-		return parse_double(arg, &c->size_base_ns);
+		return xkv_opts_double(p, 0, 1e9, &c->size_base_ns);
 	case OPT_NS_PER_BYTE:
-		return parse_double(arg, &c->ns_per_byte);
+		return xkv_opts_double(p, 0, 1e6, &c->ns_per_byte);
 	case OPT_MAX_SIZE:
-		return parse_u32(arg, &c->max_size);
+		return xkv_opts_u32(p, 1, UINT32_MAX, &c->max_size);
 	case OPT_LARGE_PCT:
-		return parse_double(arg, &c->large_pct);
+		return xkv_opts_double(p, 0, 100, &c->large_pct);
 	case OPT_CHANNEL_NS:
-		return parse_double(arg, &c->channel_ns);
+		return xkv_opts_double(p, 0, 1e9, &c->channel_ns);
 	case OPT_JBSQ:
-		return parse_unsigned(arg, &c->jbsq);
+		return xkv_opts_u32(p, 1, UINT32_MAX, &c->jbsq);
 	case OPT_COMP_NS:
-		return parse_double(arg, &c->comp_ns);
+		return xkv_opts_double(p, 0, 1e9, &c->comp_ns);
 	case OPT_CLOSE:
-		return parse_close(arg, &c->close);
+		return parse_close(p->arg, &c->close) ? xkv_opts_bad_value(p, "early or deadline")
+						      : 0;
 	case OPT_LOOKAHEAD:
-		return parse_unsigned(arg, &c->lookahead);
+		return xkv_opts_u32(p, 0, UINT32_MAX, &c->lookahead);
 	case OPT_SLO:
-		return parse_double(arg, &c->slo_mult);
+		return xkv_opts_double(p, 1, 1e6, &c->slo_mult);
 	case OPT_REQUESTS:
-		return parse_u64(arg, &c->requests);
+		return xkv_opts_u64(p, 0, UINT64_MAX, &c->requests);
 	case OPT_DURATION:
-		return parse_double(arg, &c->duration_us);
+		return xkv_opts_double(p, 0, 1e12, &c->duration_us);
 	case OPT_WARMUP:
-		return parse_double(arg, &c->warmup);
-	case OPT_SWEEP_MAX:
-		return parse_double(arg, &cli->sweep_max);
-	case OPT_SWEEP_STEPS:
-		return parse_unsigned(arg, &cli->sweep_steps);
-	case OPT_SEED:
-		return parse_u64(arg, &c->seed);
+		return xkv_opts_double(p, 0, 0.9, &c->warmup);
 	case OPT_SWEEP:
 		cli->sweep = true;
 		return 0;
+	case OPT_SWEEP_MAX:
+		return xkv_opts_double(p, 1e-6, 10, &cli->sweep_max);
+	case OPT_SWEEP_STEPS:
+		return xkv_opts_u32(p, 1, SIM_MAX_PROBES, &cli->sweep_steps);
+	case OPT_SEED:
+		return xkv_opts_u64(p, 0, UINT64_MAX, &c->seed);
 	case OPT_JSON:
 		cli->json = true;
 		return 0;
@@ -226,51 +201,90 @@ static int parse_option(struct cli *cli, int opt, const char *arg)
 	return -EINVAL;
 }
 
-static void print_config_json(const struct sim_config *c)
+static void print_config_json(struct xkv_json *w, const struct sim_config *c)
 {
-	printf("{\"cores\":%u,\"policy\":\"%s\",\"load\":%.6g,\"rate_mrps\":%.6g,"
-	       "\"write_frac\":%.6g,\"zipf\":%.6g,\"items\":%u,\"partitions\":%u,"
-	       "\"service\":\"%s\",\"fixed_ns\":%.6g,\"unit_ns\":%.6g,\"K\":%.6g,"
-	       "\"p_large\":%.6g,\"size_base_ns\":%.6g,\"ns_per_byte\":%.6g,\"max_size\":%u,"
-	       "\"large_pct\":%.6g,\"channel_ns\":%.6g,\"jbsq\":%u,\"comp_ns\":%.6g,"
-	       "\"close\":\"%s\",\"lookahead\":%u,\"slo_mult\":%.6g,\"requests\":%llu,"
-	       "\"duration_us\":%.6g,\"warmup\":%.6g,\"seed\":%llu}",
-	       c->cores, sim_policy_name(c->policy), c->load, c->rate_mrps, c->write_frac,
-	       c->zipf, c->items, c->partitions, sim_service_name(c->service), c->fixed_ns,
-	       c->unit_ns, c->k, c->p_large, c->size_base_ns, c->ns_per_byte, c->max_size,
-	       c->large_pct, c->channel_ns, c->jbsq, c->comp_ns,
-	       c->close == SIM_CLOSE_EARLY ? "early" : "deadline", c->lookahead, c->slo_mult,
-	       (unsigned long long)c->requests, c->duration_us, c->warmup,
-	       (unsigned long long)c->seed);
+	xkv_json_key(w, "config");
+	xkv_json_object_start(w);
+	xkv_json_uint_field(w, "cores", c->cores);
+	xkv_json_string_field(w, "policy", sim_policy_name(c->policy));
+	xkv_json_double_field(w, "load", c->load);
+	xkv_json_double_field(w, "rate_mrps", c->rate_mrps);
+	xkv_json_double_field(w, "write_frac", c->write_frac);
+	xkv_json_double_field(w, "zipf", c->zipf);
+	xkv_json_uint_field(w, "items", c->items);
+	xkv_json_uint_field(w, "partitions", c->partitions);
+	xkv_json_string_field(w, "service", sim_service_name(c->service));
+	xkv_json_double_field(w, "fixed_ns", c->fixed_ns);
+	xkv_json_double_field(w, "unit_ns", c->unit_ns);
+	xkv_json_double_field(w, "K", c->k);
+	xkv_json_double_field(w, "p_large", c->p_large);
+	xkv_json_double_field(w, "size_base_ns", c->size_base_ns);
+	xkv_json_double_field(w, "ns_per_byte", c->ns_per_byte);
+	xkv_json_uint_field(w, "max_size", c->max_size);
+	xkv_json_double_field(w, "large_pct", c->large_pct);
+	xkv_json_double_field(w, "channel_ns", c->channel_ns);
+	xkv_json_uint_field(w, "jbsq", c->jbsq);
+	xkv_json_double_field(w, "comp_ns", c->comp_ns);
+	xkv_json_string_field(w, "close", c->close == SIM_CLOSE_EARLY ? "early" : "deadline");
+	xkv_json_uint_field(w, "lookahead", c->lookahead);
+	xkv_json_double_field(w, "slo_mult", c->slo_mult);
+	xkv_json_uint_field(w, "requests", c->requests);
+	xkv_json_double_field(w, "duration_us", c->duration_us);
+	xkv_json_double_field(w, "warmup", c->warmup);
+	xkv_json_uint_field(w, "seed", c->seed);
+	xkv_json_object_end(w);
 }
 
-static void print_results_json(const struct sim_results *r)
+static void print_results_json(struct xkv_json *w, const char *key, const struct sim_results *r)
 {
-	printf("{\"requests\":%llu,\"measured\":%llu,\"offered_load\":%.6g,"
-	       "\"offered_mrps\":%.6g,\"throughput_mrps\":%.6g,\"mean_service_ns\":%.6g,"
-	       "\"slo_ns\":%.6g,\"meets_slo\":%s,\"stopped_early\":%s,"
-	       "\"latency_ns\":{\"mean\":%.6g,\"p50\":%.6g,\"p99\":%.6g,\"p999\":%.6g,"
-	       "\"max\":%.6g},\"mean_wait_ns\":%.6g,",
-	       (unsigned long long)r->requests, (unsigned long long)r->measured,
-	       r->offered_load, r->offered_mrps, r->throughput_mrps, r->mean_service_ns,
-	       r->slo_ns, r->meets_slo ? "true" : "false", r->stopped_early ? "true" : "false",
-	       r->mean_ns, r->p50_ns, r->p99_ns, r->p999_ns, r->max_ns, r->mean_wait_ns);
-	printf("\"counters\":{\"reads_off_owner\":%llu,\"writes_off_owner\":%llu,"
-	       "\"writer_conflicts\":%llu,\"stolen\":%llu,\"class_mismatch\":%llu,"
-	       "\"spins\":%llu,\"retries\":%llu,\"compacted\":%llu,\"windows\":%llu,"
-	       "\"window_max\":%llu},"
-	       "\"ewt_mean\":%.6g,\"ewt_max\":%.6g,\"large_cores\":%u,",
-	       (unsigned long long)r->reads_off_owner, (unsigned long long)r->writes_off_owner,
-	       (unsigned long long)r->writer_conflicts, (unsigned long long)r->stolen,
-	       (unsigned long long)r->class_mismatch, (unsigned long long)r->spins,
-	       (unsigned long long)r->retries, (unsigned long long)r->compacted,
-	       (unsigned long long)r->windows, (unsigned long long)r->window_max, r->ewt_mean,
-	       r->ewt_max, r->large_cores);
-	printf("\"utilization\":{\"mean\":%.6g,\"min\":%.6g,\"max\":%.6g,\"per_core\":[",
-	       r->util_mean, r->util_min, r->util_max);
+	xkv_json_key(w, key);
+	xkv_json_object_start(w);
+	xkv_json_uint_field(w, "requests", r->requests);
+	xkv_json_uint_field(w, "measured", r->measured);
+	xkv_json_double_field(w, "offered_load", r->offered_load);
+	xkv_json_double_field(w, "offered_mrps", r->offered_mrps);
+	xkv_json_double_field(w, "throughput_mrps", r->throughput_mrps);
+	xkv_json_double_field(w, "mean_service_ns", r->mean_service_ns);
+	xkv_json_double_field(w, "slo_ns", r->slo_ns);
+	xkv_json_bool_field(w, "meets_slo", r->meets_slo);
+	xkv_json_bool_field(w, "stopped_early", r->stopped_early);
+	xkv_json_key(w, "latency_ns");
+	xkv_json_object_start(w);
+	xkv_json_double_field(w, "mean", r->mean_ns);
+	xkv_json_double_field(w, "p50", r->p50_ns);
+	xkv_json_double_field(w, "p99", r->p99_ns);
+	xkv_json_double_field(w, "p999", r->p999_ns);
+	xkv_json_double_field(w, "max", r->max_ns);
+	xkv_json_object_end(w);
+	xkv_json_double_field(w, "mean_wait_ns", r->mean_wait_ns);
+	xkv_json_key(w, "counters");
+	xkv_json_object_start(w);
+	xkv_json_uint_field(w, "reads_off_owner", r->reads_off_owner);
+	xkv_json_uint_field(w, "writes_off_owner", r->writes_off_owner);
+	xkv_json_uint_field(w, "writer_conflicts", r->writer_conflicts);
+	xkv_json_uint_field(w, "stolen", r->stolen);
+	xkv_json_uint_field(w, "class_mismatch", r->class_mismatch);
+	xkv_json_uint_field(w, "spins", r->spins);
+	xkv_json_uint_field(w, "retries", r->retries);
+	xkv_json_uint_field(w, "compacted", r->compacted);
+	xkv_json_uint_field(w, "windows", r->windows);
+	xkv_json_uint_field(w, "window_max", r->window_max);
+	xkv_json_object_end(w);
+	xkv_json_double_field(w, "ewt_mean", r->ewt_mean);
+	xkv_json_double_field(w, "ewt_max", r->ewt_max);
+	xkv_json_uint_field(w, "large_cores", r->large_cores);
+	xkv_json_key(w, "utilization");
+	xkv_json_object_start(w);
+	xkv_json_double_field(w, "mean", r->util_mean);
+	xkv_json_double_field(w, "min", r->util_min);
+	xkv_json_double_field(w, "max", r->util_max);
+	xkv_json_key(w, "per_core");
+	xkv_json_array_start(w);
 	for (unsigned i = 0; i < r->cores && i < SIM_MAX_CORES; i++)
-		printf("%s%.4f", i ? "," : "", r->util[i]);
-	printf("]}}");
+		xkv_json_fixed(w, r->util[i], 4);
+	xkv_json_array_end(w);
+	xkv_json_object_end(w);
+	xkv_json_object_end(w);
 }
 
 static void print_results_text(const struct sim_results *r)
@@ -303,21 +317,35 @@ static void print_results_text(const struct sim_results *r)
 		printf("Minos         %u large cores\n", r->large_cores);
 }
 
-static void print_search(const struct cli *cli, const struct sim_search *s)
+static int print_search_json(const struct cli *cli, const struct sim_search *s)
 {
-	if (cli->json) {
-		printf("{\"config\":");
-		print_config_json(&cli->cfg);
-		printf(",\"sweep\":{\"max_load\":%.6g,\"max_mrps\":%.6g,\"probes\":[", s->max_load,
-		       s->max_mrps);
-		for (unsigned i = 0; i < s->probes; i++)
-			printf("%s{\"load\":%.6g,\"p99_ns\":%.6g,\"ok\":%s}", i ? "," : "",
-			       s->probe_load[i], s->probe_p99[i], s->probe_ok[i] ? "true" : "false");
-		printf("],\"at_max\":");
-		print_results_json(&s->at_max);
-		printf("}}\n");
-		return;
+	struct xkv_json w;
+
+	xkv_json_init(&w, stdout);
+	xkv_json_object_start(&w);
+	print_config_json(&w, &cli->cfg);
+	xkv_json_key(&w, "sweep");
+	xkv_json_object_start(&w);
+	xkv_json_double_field(&w, "max_load", s->max_load);
+	xkv_json_double_field(&w, "max_mrps", s->max_mrps);
+	xkv_json_key(&w, "probes");
+	xkv_json_array_start(&w);
+	for (unsigned i = 0; i < s->probes; i++) {
+		xkv_json_object_start(&w);
+		xkv_json_double_field(&w, "load", s->probe_load[i]);
+		xkv_json_double_field(&w, "p99_ns", s->probe_p99[i]);
+		xkv_json_bool_field(&w, "ok", s->probe_ok[i]);
+		xkv_json_object_end(&w);
 	}
+	xkv_json_array_end(&w);
+	print_results_json(&w, "at_max", &s->at_max);
+	xkv_json_object_end(&w);
+	xkv_json_object_end(&w);
+	return xkv_json_finish(&w);
+}
+
+static void print_search_text(const struct sim_search *s)
+{
 	printf("highest load meeting the SLO: %.4f (%.3f Mrps)\n", s->max_load, s->max_mrps);
 	for (unsigned i = 0; i < s->probes; i++)
 		printf("  probe load %.4f  p99 %.0f ns  %s\n", s->probe_load[i], s->probe_p99[i],
@@ -326,6 +354,18 @@ static void print_search(const struct cli *cli, const struct sim_search *s)
 		printf("at that load:\n");
 		print_results_text(&s->at_max);
 	}
+}
+
+static int print_run_json(const struct cli *cli, const struct sim_results *r)
+{
+	struct xkv_json w;
+
+	xkv_json_init(&w, stdout);
+	xkv_json_object_start(&w);
+	print_config_json(&w, &cli->cfg);
+	print_results_json(&w, "result", r);
+	xkv_json_object_end(&w);
+	return xkv_json_finish(&w);
 }
 
 static void print_header(const struct sim_config *c)
@@ -349,10 +389,11 @@ static int run(const struct cli *cli)
 		if (!s)
 			return -ENOMEM;
 		err = sim_search(&cli->cfg, cli->sweep_max, cli->sweep_steps, s);
-		if (!err) {
-			if (!cli->json)
-				print_header(&cli->cfg);
-			print_search(cli, s);
+		if (!err && cli->json) {
+			err = print_search_json(cli, s);
+		} else if (!err) {
+			print_header(&cli->cfg);
+			print_search_text(s);
 		}
 		free(s);
 		return err;
@@ -364,11 +405,7 @@ static int run(const struct cli *cli)
 		return -ENOMEM;
 	err = sim_run(&cli->cfg, r);
 	if (!err && cli->json) {
-		printf("{\"config\":");
-		print_config_json(&cli->cfg);
-		printf(",\"result\":");
-		print_results_json(r);
-		printf("}\n");
+		err = print_run_json(cli, r);
 	} else if (!err) {
 		print_header(&cli->cfg);
 		print_results_text(r);
@@ -379,22 +416,22 @@ static int run(const struct cli *cli)
 
 int main(int argc, char **argv)
 {
-	struct cli cli = { .sweep_max = 1.0, .sweep_steps = 8 };
-	int opt, err, index = 0;
+	struct cli cli = {.sweep_max = 1.0, .sweep_steps = 8};
+	struct xkv_opts p;
+	int opt, err;
 
 	sim_config_defaults(&cli.cfg);
-	while ((opt = getopt_long(argc, argv, "h", long_options, &index)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
+	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), 0);
+	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
+		if (opt == OPT_HELP) {
+			usage(stdout);
 			return 0;
 		}
-		if (opt == '?' || parse_option(&cli, opt, optarg)) {
-			if (opt != '?')
-				fprintf(stderr, "xkv-sim: bad value '%s' for --%s\n", optarg,
-					long_options[index].name);
-			fputs("Try 'xkv-sim --help'.\n", stderr);
-			return 2;
-		}
+		err = opt < 0 ? opt : take_option(&p, opt, &cli);
+	}
+	if (err) {
+		fprintf(stderr, "xkv-sim: %s\nTry 'xkv-sim --help'.\n", p.why);
+		return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "xkv-sim: unexpected argument '%s'\n", argv[optind]);

@@ -145,7 +145,7 @@ static void record_completion(struct sim *s, uint32_t id, double t)
 	schedule(s, t + s->cfg->channel_ns, EV_NOTICE, id, 0);
 	if (!r->measured)
 		return;
-	hist_add(s->hist, latency);
+	hist_record(s->hist, (uint64_t)llround(latency)); /* whole ns: the unit of the model */
 	if (latency > s->slo_ns && ++s->violations > s->violation_limit &&
 	    s->cfg->stop_on_violation)
 		s->stop = true;
@@ -498,7 +498,7 @@ static void on_arrival(struct sim *s)
 	if (id == SIM_NONE)
 		return;
 	r = &s->reqs[id];
-	rank = cfg->zipf > 0 ? zipf_sample(&s->zipf, &s->rng) : rng_below(&s->rng, cfg->items);
+	rank = zipf_sample(&s->zipf, &s->rng);
 	*r = (struct sim_req){
 		.arrival = s->now,
 		.key = (uint32_t)rank,
@@ -538,9 +538,10 @@ static int sim_setup(struct sim *s, const struct sim_config *cfg, struct sim_res
 	measured = s->total - s->warmup_n;
 	s->violation_limit = measured - (uint64_t)ceil(SIM_PERCENTILE / 100.0 * (double)measured);
 	s->first_measured = -1.0;
-	if (cfg->zipf > 0)
-		zipf_init(&s->zipf, cfg->items, cfg->zipf);
-	rng_seed(&s->rng, cfg->seed);
+	err = zipf_init(&s->zipf, cfg->items, cfg->zipf);
+	if (err)
+		return err;
+	rng_seed(&s->rng, cfg->seed, 0);
 
 	s->hist = malloc(sizeof(*s->hist));
 	s->reqs = malloc(sizeof(*s->reqs) * REQ_POOL_START);
@@ -551,7 +552,7 @@ static int sim_setup(struct sim *s, const struct sim_config *cfg, struct sim_res
 	err = eventq_init(&s->events, 1024);
 	if (err)
 		return err;
-	hist_reset(s->hist);
+	hist_init(s->hist);
 	s->reqs_cap = REQ_POOL_START;
 	s->free_head = SIM_NONE;
 	pool_release_range(s, 0, REQ_POOL_START);
@@ -617,7 +618,7 @@ static void sim_finalize(struct sim *s)
 	res->p50_ns = hist_percentile(s->hist, 50.0);
 	res->p99_ns = hist_percentile(s->hist, SIM_PERCENTILE);
 	res->p999_ns = hist_percentile(s->hist, 99.9);
-	res->max_ns = s->hist->max;
+	res->max_ns = (double)s->hist->max;
 	res->mean_wait_ns = s->wait_n ? s->wait_sum / (double)s->wait_n : 0.0;
 	res->throughput_mrps = span > 0 ? (double)res->measured / span * 1e3 : 0.0;
 	res->stopped_early = s->stop;

@@ -1,9 +1,11 @@
 # xkv-sim: the queueing simulator (docs/SIMULATION.md), its Criterion suite, and the
 # reproduction of the Minos and C-4 model figures.
 
-SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c)))
+SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c))) \
+	    $(COMMON_OBJS)
 
-$(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o
+# its options and JSON come from userspace/util
+$(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lm
 

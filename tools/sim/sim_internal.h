@@ -6,10 +6,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hist.h"
+#include "common/rng.h"
+#include "common/zipf.h"
 #include "dist.h"
 #include "eventq.h"
-#include "hist.h"
-#include "rng.h"
 #include "sim.h"
 
 #define SIM_NONE	UINT32_MAX

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -22,6 +21,7 @@
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#include "util/opts.h"
 #include "util/pin.h"
 
 #define KEY_LEN	      16
@@ -276,57 +276,64 @@ static void report_instructions(const char *self, uint32_t keys)
 	}
 }
 
+enum { OPT_THREADS, OPT_KEYS, OPT_SECONDS, OPT_NO_CALLGRIND, OPT_COUNTED, OPT_HELP };
+
+static const struct xkv_opt options[] = {
+	[OPT_THREADS] = {"threads", 't', "N", "threads, one per core (2)"},
+	[OPT_KEYS] = {"keys", 'k', "N", "keys loaded and operated on (100000)"},
+	[OPT_SECONDS] = {"seconds", 's', "S", "length of each measured phase (1)"},
+	[OPT_NO_CALLGRIND] = {"no-callgrind", 'n', NULL, "skip the instruction counts"},
+	/* the run callgrind counts: the program runs itself with it */
+	[OPT_COUNTED] = {"counted", 0, "OP", NULL},
+	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
+};
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: xkv-storebench [--threads N] [--keys N] [--seconds S] [--no-callgrind]\n"
-		   "GET-hit and PUT-overwrite rates per thread, %d B keys, %d B values,\n"
-		   "and instructions per operation under callgrind.\n",
+	fprintf(f,
+		"usage: xkv-storebench [options]\n"
+		"GET-hit and PUT-overwrite rates per thread, %d B keys, %d B values,\n"
+		"and instructions per operation under callgrind.\n",
 		KEY_LEN, VALUE_LEN);
+	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"threads", required_argument, NULL, 't'},
-		{"keys", required_argument, NULL, 'k'},
-		{"seconds", required_argument, NULL, 's'},
-		{"no-callgrind", no_argument, NULL, 'n'},
-		{"counted", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct bench b = {.nkeys = 100000, .threads = 2, .seconds = 1.0};
 	const char *counted = NULL;
 	bool callgrind = true;
+	struct xkv_opts p;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "t:k:s:nh", opts, NULL)) != -1) {
+	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), 0);
+	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
 		switch (opt) {
-		case 't':
-			b.threads = strtoul(optarg, NULL, 0);
+		case OPT_THREADS:
+			err = xkv_opts_u32(&p, 1, 4096, &b.threads);
 			break;
-		case 'k':
-			b.nkeys = strtoul(optarg, NULL, 0);
+		case OPT_KEYS:
+			err = xkv_opts_u32(&p, 1, UINT32_MAX, &b.nkeys);
 			break;
-		case 's':
-			b.seconds = strtod(optarg, NULL);
+		case OPT_SECONDS:
+			err = xkv_opts_double(&p, 0.001, 86400, &b.seconds);
 			break;
-		case 'n':
+		case OPT_NO_CALLGRIND:
 			callgrind = false;
 			break;
-		case 'c':
-			counted = optarg;
+		case OPT_COUNTED:
+			counted = p.arg;
 			break;
-		case 'h':
+		case OPT_HELP:
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			err = opt;
 		}
 	}
-	if (!b.threads || !b.nkeys || b.seconds <= 0) {
-		usage(stderr);
+	if (err || optind < argc) {
+		fprintf(stderr, "xkv-storebench: %s (--help for usage)\n",
+			err ? p.why : "no operand is taken");
 		return 2;
 	}
 

@@ -7,6 +7,7 @@
 
 #include "gen.h"
 #include "net/packet.h"
+#include "util/parse.h"
 #include "workload.h"
 
 #define HDR	 sizeof(struct xkv_hdr)
@@ -35,28 +36,6 @@ static struct workload_config key_config(const struct trace_spec *spec)
 	};
 }
 
-static int parse_u32(const char *s, const char *end, uint32_t *out)
-{
-	unsigned long long v;
-	char *stop;
-
-	errno = 0;
-	v = strtoull(s, &stop, 10);
-	if (s == end || stop != end || errno || v > UINT32_MAX || *s == '-')
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_double(const char *s, const char *end, double *out)
-{
-	char *stop;
-
-	errno = 0;
-	*out = strtod(s, &stop);
-	return s == end || stop != end || errno || !isfinite(*out) ? -EINVAL : 0;
-}
-
 static bool name_is(const char *name, size_t len, const char *want)
 {
 	return len == strlen(want) && !strncmp(name, want, len);
@@ -72,25 +51,28 @@ static int op_named(const char *name, size_t len)
 }
 
 /* "MIN" or "MIN-MAX" */
-static int parse_range(const char *s, const char *end, uint32_t *min, uint32_t *max)
+static int parse_range(char *text, uint32_t *min, uint32_t *max)
 {
-	const char *dash = memchr(s, '-', (size_t)(end - s));
+	char *dash = strchr(text, '-');
 
-	if (parse_u32(s, dash ? dash : end, min))
+	if (dash)
+		*dash = 0;
+	if (xkv_parse_u32(text, 0, UINT32_MAX, min))
 		return -EINVAL;
 	if (!dash) {
 		*max = *min;
 		return 0;
 	}
-	return parse_u32(dash + 1, end, max);
+	return xkv_parse_u32(dash + 1, 0, UINT32_MAX, max);
 }
 
 /* One field "name=value" of f[0..len); ops_given: a weight was set before. */
 static int parse_field(const char *f, size_t len, struct trace_spec *spec, bool *ops_given,
 		       char *why, size_t why_len)
 {
-	const char *eq = memchr(f, '=', len), *end = f + len, *val;
-	size_t name_len;
+	const char *eq = memchr(f, '=', len);
+	char val[32]; /* longer than any number or range */
+	size_t name_len, val_len;
 	int op, err;
 
 	if (!eq) {
@@ -98,34 +80,37 @@ static int parse_field(const char *f, size_t len, struct trace_spec *spec, bool 
 		return -EINVAL;
 	}
 	name_len = (size_t)(eq - f);
-	val = eq + 1;
+	val_len = len - name_len - 1;
+	if (val_len >= sizeof(val))
+		val_len = sizeof(val) - 1; /* cut, so that it parses as junk */
+	memcpy(val, eq + 1, val_len);
+	val[val_len] = 0;
 	if (name_is(f, name_len, "keys")) {
-		err = parse_u32(val, end, &spec->keys);
+		err = xkv_parse_u32(val, 0, UINT32_MAX, &spec->keys);
 	} else if (name_is(f, name_len, "key")) {
-		err = parse_u32(val, end, &spec->key_size);
+		err = xkv_parse_u32(val, 0, UINT32_MAX, &spec->key_size);
 	} else if (name_is(f, name_len, "zipf")) {
-		err = parse_double(val, end, &spec->zipf);
+		err = xkv_parse_double(val, -INFINITY, INFINITY, &spec->zipf); /* judged later */
 	} else if (name_is(f, name_len, "value")) {
-		err = parse_range(val, end, &spec->value_min, &spec->value_max);
+		err = parse_range(val, &spec->value_min, &spec->value_max);
 	} else if ((op = op_named(f, name_len))) {
 		if (!*ops_given) /* the default mix goes as soon as any weight is given */
 			memset(spec->weight, 0, sizeof(spec->weight));
 		*ops_given = true;
-		err = parse_double(val, end, &spec->weight[op]);
-		if (!err && !(spec->weight[op] >= 0 && spec->weight[op] <= 1))
-			err = -EINVAL;
+		err = xkv_parse_double(val, 0, 1, &spec->weight[op]);
 	} else {
 		snprintf(why, why_len,
 			 "unknown field \"%.*s\" (known: keys key get put del value zipf)",
 			 (int)name_len, f);
 		return -EINVAL;
 	}
-	if (err)
-		snprintf(why, why_len, "\"%.*s\": not a %s", (int)len, f,
-			 name_is(f, name_len, "value") ? "size or MIN-MAX range"
-			 : op_named(f, name_len)       ? "fraction between 0 and 1"
-						       : "number");
-	return err;
+	if (!err)
+		return 0;
+	snprintf(why, why_len, "\"%.*s\": not a %s", (int)len, f,
+		 name_is(f, name_len, "value") ? "size or MIN-MAX range"
+		 : op_named(f, name_len)       ? "fraction between 0 and 1"
+					       : "number");
+	return -EINVAL;
 }
 
 static int spec_check(const struct trace_spec *spec, char *why, size_t why_len)
@@ -167,9 +152,9 @@ int trace_spec_parse(const char *text, struct trace_spec *spec, char *why, size_
 	return spec_check(spec, why, why_len);
 }
 
-static uint8_t pick_op(const struct trace_spec *spec, struct workload_rng *r)
+static uint8_t pick_op(const struct trace_spec *spec, struct rng *r)
 {
-	double u = workload_rng_unit(r);
+	double u = rng_uniform(r);
 
 	for (uint8_t op = XKV_OP_GET; op < XKV_OP_DELETE; op++) {
 		if (u < spec->weight[op])
@@ -180,16 +165,16 @@ static uint8_t pick_op(const struct trace_spec *spec, struct workload_rng *r)
 }
 
 /* A PUT's value: its own stream of the seed, so each PUT writes different bytes. */
-static uint32_t make_value(const struct trace_gen_opts *o, struct workload_rng *r, uint32_t id,
+static uint32_t make_value(const struct trace_gen_opts *o, struct rng *r, uint32_t id,
 			   uint8_t *value)
 {
 	uint32_t span = o->spec.value_max - o->spec.value_min + 1u; /* values stay <= 1 MiB */
-	uint32_t len = o->spec.value_min + (uint32_t)(workload_rng_next(r) % span);
-	struct workload_rng bytes;
+	uint32_t len = o->spec.value_min + (uint32_t)(rng_next(r) % span);
+	struct rng bytes;
 
-	workload_rng_seed(&bytes, o->seed, id);
+	rng_seed(&bytes, o->seed, id);
 	for (uint32_t i = 0; i < len; i += 8) {
-		uint64_t word = workload_rng_next(&bytes);
+		uint64_t word = rng_next(&bytes);
 
 		memcpy(value + i, &word, len - i < 8 ? len - i : 8);
 	}
@@ -240,7 +225,7 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 	struct workload_config cfg = key_config(&opts->spec);
 	struct gen_state *g;
 	uint8_t key[XKV_KEY_MAX], *value;
-	struct workload_rng rng;
+	struct rng rng;
 	struct workload w;
 	char why[160];
 	int ret;
@@ -251,13 +236,14 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 	ret = workload_init(&w, &cfg);
 	if (ret)
 		return ret;
-	ret = -ENOMEM;
 	value = malloc(opts->spec.value_max + 1u);
 	if (!value)
-		goto out_workload;
+		return -ENOMEM;
 	g = calloc(1, sizeof(*g));
-	if (!g)
-		goto out_value;
+	if (!g) {
+		free(value);
+		return -ENOMEM;
+	}
 	*g = (struct gen_state){.opts = opts, .fn = fn, .ctx = ctx, .stats = stats};
 	g->route = (struct xkv_route){
 		.ip_version = 4, .port_src = opts->dst.port, .port_dst = opts->src.port};
@@ -267,7 +253,7 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 	memcpy(g->route.ip_dst, opts->src.ip, 4);
 	g->hdr_len = xkv_reply_hdr_len(&g->route);
 
-	workload_rng_seed(&rng, opts->seed, 0);
+	rng_seed(&rng, opts->seed, 0);
 	ret = 0;
 	for (uint64_t i = 1; i <= opts->count && !ret; i++) {
 		uint32_t id = (uint32_t)i; /* 1..count: unique, and never 0 */
@@ -285,9 +271,6 @@ int trace_gen(const struct trace_gen_opts *opts, trace_gen_fn fn, void *ctx,
 		ret = send_request(g, &req, value);
 	}
 	free(g);
-out_value:
 	free(value);
-out_workload:
-	workload_free(&w);
 	return ret;
 }

@@ -6,7 +6,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +18,8 @@
 #include "net/packet.h"
 #include "pcapio.h"
 #include "record.h"
+#include "util/opts.h"
+#include "util/parse.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -33,19 +34,7 @@ static const char usage_main[] =
 static const char usage_gen[] =
 	"usage: xkv-trace gen --count N --out FILE [options]\n"
 	"Writes N xkv requests as Ethernet/IPv4/UDP frames (pcap), the same for the same seed.\n"
-	"\n"
-	"  -w, --workload SPEC   keys=1000,key=16,get=0.9,put=0.1,del=0,value=64,zipf=0\n"
-	"                        (these are the defaults; value=MIN-MAX draws sizes\n"
-	"                        uniformly; a value over one datagram goes in pieces)\n"
-	"  -n, --count N         requests (a PUT in pieces counts once)\n"
-	"  -o, --out FILE        the pcap file to write\n"
-	"  -s, --seed S          (1)\n"
-	"      --src IP:PORT     the client (10.0.0.2:40000)\n"
-	"      --dst IP:PORT     the server (10.0.0.1:7411)\n"
-	"      --src-mac MAC     (02:00:00:00:00:02)\n"
-	"      --dst-mac MAC     (02:00:00:00:00:01)\n"
-	"      --pps N           frames per second the timestamps say (10000)\n"
-	"  -h, --help\n";
+	"\n";
 
 static const char usage_check[] =
 	"usage: xkv-trace check [--port P] REQUESTS.pcap REPLIES.pcap\n"
@@ -53,21 +42,70 @@ static const char usage_check[] =
 	"each got exactly one reply (UDP from port P, all pieces), with the right status\n"
 	"and value. One capture of both directions may be given twice.\n"
 	"Exit 0: all right; 1: a reply missing, duplicate, unexpected or wrong; 2: error.\n"
-	"\n"
-	"  -p, --port P          the server's UDP port (7411)\n"
-	"  -h, --help\n";
+	"\n";
 
 static const char usage_record[] =
 	"usage: xkv-trace record --iface IF --out FILE [options]\n"
 	"Captures UDP to and from port P on IF until the count or the time is reached, or\n"
 	"SIGINT or SIGTERM, and says how many frames it wrote.\n"
-	"\n"
-	"  -i, --iface IF        the interface (Ethernet)\n"
-	"  -o, --out FILE        the pcap file to write\n"
-	"  -p, --port P          the server's UDP port (7411)\n"
-	"  -c, --count N         stop after N frames\n"
-	"  -t, --seconds S       stop after S seconds\n"
-	"  -h, --help\n";
+	"\n";
+
+#define HELP_OPT {"help", 'h', NULL, "show this help"}
+
+enum {
+	GEN_WORKLOAD,
+	GEN_COUNT,
+	GEN_OUT,
+	GEN_SEED,
+	GEN_SRC,
+	GEN_DST,
+	GEN_SRC_MAC,
+	GEN_DST_MAC,
+	GEN_PPS,
+	GEN_HELP,
+};
+
+static const struct xkv_opt gen_options[] = {
+	[GEN_WORKLOAD] = {"workload", 'w', "SPEC",
+			  "keys=1000,key=16,get=0.9,put=0.1,del=0,value=64,zipf=0 (these are "
+			  "the defaults; value=MIN-MAX draws sizes uniformly; a value over one "
+			  "datagram goes in pieces)"},
+	[GEN_COUNT] = {"count", 'n', "N", "requests (a PUT in pieces counts once)"},
+	[GEN_OUT] = {"out", 'o', "FILE", "the pcap file to write"},
+	[GEN_SEED] = {"seed", 's', "S", "(1)"},
+	[GEN_SRC] = {"src", 0, "IP:PORT", "the client (10.0.0.2:40000)"},
+	[GEN_DST] = {"dst", 0, "IP:PORT", "the server (10.0.0.1:7411)"},
+	[GEN_SRC_MAC] = {"src-mac", 0, "MAC", "(02:00:00:00:00:02)"},
+	[GEN_DST_MAC] = {"dst-mac", 0, "MAC", "(02:00:00:00:00:01)"},
+	[GEN_PPS] = {"pps", 0, "N", "frames per second the timestamps say (10000)"},
+	[GEN_HELP] = HELP_OPT,
+};
+
+enum { CHECK_PORT, CHECK_HELP };
+
+static const struct xkv_opt check_options[] = {
+	[CHECK_PORT] = {"port", 'p', "P", "the server's UDP port (7411)"},
+	[CHECK_HELP] = HELP_OPT,
+};
+
+enum { RECORD_IFACE, RECORD_OUT, RECORD_PORT, RECORD_COUNT, RECORD_SECONDS, RECORD_HELP };
+
+static const struct xkv_opt record_options[] = {
+	[RECORD_IFACE] = {"iface", 'i', "IF", "the interface (Ethernet)"},
+	[RECORD_OUT] = {"out", 'o', "FILE", "the pcap file to write"},
+	[RECORD_PORT] = {"port", 'p', "P", "the server's UDP port (7411)"},
+	[RECORD_COUNT] = {"count", 'c', "N", "stop after N frames"},
+	[RECORD_SECONDS] = {"seconds", 't', "S", "stop after S seconds"},
+	[RECORD_HELP] = HELP_OPT,
+};
+
+/* A command's --help: what it does, then its options. */
+static int print_usage(const char *synopsis, const struct xkv_opt *options, unsigned n)
+{
+	fputs(synopsis, stdout);
+	xkv_opts_usage(stdout, options, n);
+	return 0;
+}
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
@@ -81,27 +119,15 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 	return EXIT_USAGE;
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+/* The current option's "PORT" into *port, network order. */
+static int take_port(struct xkv_opts *p, uint16_t *port)
 {
-	unsigned long long v;
-	char *end;
+	uint32_t v;
+	int err = xkv_opts_u32(p, 1, UINT16_MAX, &v);
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (!*s || *end || errno || *s == '-' || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_port(const char *s, uint16_t *port)
-{
-	uint64_t v;
-
-	if (parse_u64(s, UINT16_MAX, &v) || !v)
-		return -EINVAL;
-	*port = (uint16_t)v;
-	return 0;
+	if (!err)
+		*port = htons((uint16_t)v);
+	return err;
 }
 
 /* "10.0.0.2:40000" */
@@ -109,15 +135,16 @@ static int parse_ip_port(const char *s, struct trace_endpoint *ep)
 {
 	const char *colon = strrchr(s, ':');
 	char ip[INET_ADDRSTRLEN];
-	uint16_t port;
+	uint32_t port;
 
-	if (!colon || (size_t)(colon - s) >= sizeof(ip) || parse_port(colon + 1, &port))
+	if (!colon || (size_t)(colon - s) >= sizeof(ip) ||
+	    xkv_parse_u32(colon + 1, 1, UINT16_MAX, &port))
 		return -EINVAL;
 	memcpy(ip, s, (size_t)(colon - s));
 	ip[colon - s] = 0;
 	if (inet_pton(AF_INET, ip, ep->ip) != 1)
 		return -EINVAL;
-	ep->port = htons(port);
+	ep->port = htons((uint16_t)port);
 	return 0;
 }
 
@@ -138,19 +165,6 @@ static int parse_mac(const char *s, uint8_t mac[6])
 
 static int cmd_gen(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"workload", required_argument, NULL, 'w'},
-		{"count", required_argument, NULL, 'n'},
-		{"out", required_argument, NULL, 'o'},
-		{"seed", required_argument, NULL, 's'},
-		{"src", required_argument, NULL, 'S'},
-		{"dst", required_argument, NULL, 'D'},
-		{"src-mac", required_argument, NULL, 'M'},
-		{"dst-mac", required_argument, NULL, 'N'},
-		{"pps", required_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct trace_gen_opts o = {
 		.seed = 1,
 		.pps = 10000,
@@ -161,52 +175,45 @@ static int cmd_gen(int argc, char **argv)
 	struct trace_gen_stats stats;
 	struct trace_pcap_out file;
 	char why[WHY_MAX];
-	uint64_t v;
+	struct xkv_opts p;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "w:n:o:s:h", options, NULL)) != -1) {
+	ret = xkv_opts_init(&p, gen_options, XKV_OPTS_COUNT(gen_options), 0);
+	while (!ret && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
 		switch (opt) {
-		case 'w':
-			spec = optarg;
+		case GEN_WORKLOAD:
+			spec = p.arg;
 			break;
-		case 'n':
-			if (parse_u64(optarg, UINT32_MAX - 1, &o.count) || !o.count)
-				return usage_error("--count %s: must be 1..%u", optarg,
-						   UINT32_MAX - 1);
+		case GEN_COUNT:
+			ret = xkv_opts_u64(&p, 1, UINT32_MAX - 1, &o.count);
 			break;
-		case 'o':
-			out = optarg;
+		case GEN_OUT:
+			out = p.arg;
 			break;
-		case 's':
-			if (parse_u64(optarg, UINT64_MAX, &o.seed))
-				return usage_error("--seed %s: not a number", optarg);
+		case GEN_SEED:
+			ret = xkv_opts_u64(&p, 0, UINT64_MAX, &o.seed);
 			break;
-		case 'S':
-		case 'D':
-			if (parse_ip_port(optarg, opt == 'S' ? &o.src : &o.dst))
-				return usage_error("--%s %s: not IPv4:PORT",
-						   opt == 'S' ? "src" : "dst", optarg);
+		case GEN_SRC:
+		case GEN_DST:
+			if (parse_ip_port(p.arg, opt == GEN_SRC ? &o.src : &o.dst))
+				ret = xkv_opts_bad_value(&p, "IPv4:PORT");
 			break;
-		case 'M':
-		case 'N':
-			if (parse_mac(optarg, opt == 'M' ? o.src.mac : o.dst.mac))
-				return usage_error(
-					"--%s %s: not a MAC address like 02:00:00:00:00:01",
-					opt == 'M' ? "src-mac" : "dst-mac", optarg);
+		case GEN_SRC_MAC:
+		case GEN_DST_MAC:
+			if (parse_mac(p.arg, opt == GEN_SRC_MAC ? o.src.mac : o.dst.mac))
+				ret = xkv_opts_bad_value(&p, "a MAC such as 02:00:00:00:00:01");
 			break;
-		case 'P':
-			if (parse_u64(optarg, 1000000000, &v) || !v)
-				return usage_error("--pps %s: must be 1..1000000000", optarg);
-			o.pps = (uint32_t)v;
+		case GEN_PPS:
+			ret = xkv_opts_u32(&p, 1, 1000000000, &o.pps);
 			break;
-		case 'h':
-			fputs(usage_gen, stdout);
-			return 0;
+		case GEN_HELP:
+			return print_usage(usage_gen, gen_options, XKV_OPTS_COUNT(gen_options));
 		default:
-			return usage_error("gen: %s: unknown option or missing value",
-					   argv[optind - 1]);
+			ret = opt;
 		}
 	}
+	if (ret)
+		return usage_error("gen: %s", p.why);
 	if (optind != argc)
 		return usage_error("gen: unexpected argument \"%s\"", argv[optind]);
 	if (!o.count || !out)
@@ -283,32 +290,21 @@ static int check_frame(void *ctx, uint64_t frame, const uint8_t *data, uint32_t 
 
 static int cmd_check(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"port", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct check_pass pass = {.port = htons(7411)};
 	struct trace_check_report report;
 	char why[WHY_MAX];
-	uint16_t port;
+	struct xkv_opts p;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "p:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (parse_port(optarg, &port))
-				return usage_error("--port %s: must be 1..65535", optarg);
-			pass.port = htons(port);
-			break;
-		case 'h':
-			fputs(usage_check, stdout);
-			return 0;
-		default:
-			return usage_error("check: %s: unknown option or missing value",
-					   argv[optind - 1]);
-		}
+	ret = xkv_opts_init(&p, check_options, XKV_OPTS_COUNT(check_options), 0);
+	while (!ret && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
+		if (opt == CHECK_HELP)
+			return print_usage(usage_check, check_options,
+					   XKV_OPTS_COUNT(check_options));
+		ret = opt == CHECK_PORT ? take_port(&p, &pass.port) : opt;
 	}
+	if (ret)
+		return usage_error("check: %s", p.why);
 	if (argc - optind != 2)
 		return usage_error("check: give a requests capture and a replies capture");
 
@@ -359,52 +355,44 @@ static void on_stop(int sig)
 
 static int cmd_record(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"iface", required_argument, NULL, 'i'},
-		{"out", required_argument, NULL, 'o'},
-		{"port", required_argument, NULL, 'p'},
-		{"count", required_argument, NULL, 'c'},
-		{"seconds", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct trace_record_opts o = {.port = 7411};
 	/* no SA_RESTART: a signal must end the wait in the capture at once */
 	struct sigaction sa = {.sa_handler = on_stop};
 	struct trace_record_stats stats;
-	char why[WHY_MAX], *end;
+	char why[WHY_MAX];
+	struct xkv_opts p;
+	uint32_t port;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "i:o:p:c:t:h", options, NULL)) != -1) {
+	ret = xkv_opts_init(&p, record_options, XKV_OPTS_COUNT(record_options), 0);
+	while (!ret && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
 		switch (opt) {
-		case 'i':
-			o.iface = optarg;
+		case RECORD_IFACE:
+			o.iface = p.arg;
 			break;
-		case 'o':
-			o.out = optarg;
+		case RECORD_OUT:
+			o.out = p.arg;
 			break;
-		case 'p':
-			if (parse_port(optarg, &o.port))
-				return usage_error("--port %s: must be 1..65535", optarg);
+		case RECORD_PORT:
+			ret = xkv_opts_u32(&p, 1, UINT16_MAX, &port);
+			if (!ret)
+				o.port = (uint16_t)port;
 			break;
-		case 'c':
-			if (parse_u64(optarg, UINT64_MAX, &o.count) || !o.count)
-				return usage_error("--count %s: must be 1 or more", optarg);
+		case RECORD_COUNT:
+			ret = xkv_opts_u64(&p, 1, UINT64_MAX, &o.count);
 			break;
-		case 't':
-			errno = 0;
-			o.seconds = strtod(optarg, &end);
-			if (*end || errno || !(o.seconds > 0))
-				return usage_error("--seconds %s: must be more than 0", optarg);
+		case RECORD_SECONDS:
+			ret = xkv_opts_double(&p, 0.001, 1e9, &o.seconds);
 			break;
-		case 'h':
-			fputs(usage_record, stdout);
-			return 0;
+		case RECORD_HELP:
+			return print_usage(usage_record, record_options,
+					   XKV_OPTS_COUNT(record_options));
 		default:
-			return usage_error("record: %s: unknown option or missing value",
-					   argv[optind - 1]);
+			ret = opt;
 		}
 	}
+	if (ret)
+		return usage_error("record: %s", p.why);
 	if (optind != argc)
 		return usage_error("record: unexpected argument \"%s\"", argv[optind]);
 	if (!o.iface || !o.out)
@@ -430,7 +418,6 @@ int main(int argc, char **argv)
 		int (*run)(int argc, char **argv);
 	} commands[] = {{"gen", cmd_gen}, {"check", cmd_check}, {"record", cmd_record}};
 
-	opterr = 0; /* one line of our own says what is wrong */
 	if (argc < 2)
 		return usage_error("a command is required: gen, check or record");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <xkv/hash.h>
 #include "bpfctl/bpfctl.h"
 #include "server/server.h"
+#include "util/opts.h"
 #include "util/pin.h"
 
 #define REASM_MEMORY	 (64u << 20) /* per worker */
@@ -24,78 +24,117 @@
 #define REASM_TIMEOUT_NS 1000000000ULL
 #define ITEM_BYTES_GUESS 128 /* sizes the bucket array from --memory */
 
+enum {
+	OPT_BACKEND,
+	OPT_IFACE,
+	OPT_WORKERS,
+	OPT_PORT,
+	OPT_MEMORY,
+	OPT_MODE,
+	OPT_POLICY,
+	OPT_ALLOW,
+	OPT_SKB,
+	OPT_ECHO,
+	OPT_HELP,
+};
+
+static const struct xkv_opt options[] = {
+	[OPT_BACKEND] = {"backend", 'b', "xdp|uring",
+			 "AF_XDP sockets fed by the XDP program (default when --iface is given), "
+			 "or kernel UDP sockets with io_uring"},
+	[OPT_IFACE] = {"iface", 'i', "IF",
+		       "interface for the XDP backend (the io_uring backend listens on every "
+		       "address)"},
+	[OPT_WORKERS] = {"workers", 'w', "N",
+			 "worker threads, one per core (default: cores online)"},
+	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
+	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
+	[OPT_MODE] = {"mode", 0, "cache|store",
+		      "when full: evict (cache, default) or answer NO_MEMORY"},
+	[OPT_POLICY] = {"policy", 'P', "erew|crew",
+			"steering (default crew): writes always go to the partition's owner; crew "
+			"balances reads"},
+	[OPT_ALLOW] = {"allow", 'a', "CIDR",
+		       "XDP backend: a client network allowed to send requests (repeatable; none: "
+		       "every request dropped)"},
+	[OPT_SKB] = {"skb", 0, NULL, "XDP backend: generic (skb) mode instead of native"},
+	[OPT_ECHO] = {"echo", 0, NULL,
+		      "answer without the store (GET: not found, PUT and DELETE: ok), through the "
+		      "same path: the ceiling"},
+	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
+};
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: xkv-server [options]\n"
-		"  -b, --backend xdp|uring  AF_XDP sockets fed by the XDP program (default when\n"
-		"                           --iface is given), or kernel UDP sockets with io_uring\n"
-		"  -i, --iface IF           interface for the XDP backend (the io_uring backend\n"
-		"                           listens on every address)\n"
-		"  -w, --workers N          worker threads, one per core (default: cores online)\n"
-		"  -p, --port P             UDP port (default %d)\n"
-		"  -m, --memory SIZE        item memory, e.g. 64M, 2G (default 64M)\n"
-		"      --mode cache|store   when full: evict (cache, default) or answer NO_MEMORY\n"
-		"  -P, --policy erew|crew   steering (default crew): writes always go to the\n"
-		"                           partition's owner; crew balances reads\n"
-		"  -a, --allow CIDR         XDP backend: a client network allowed to send\n"
-		"                           requests (repeatable; none: every request dropped)\n"
-		"      --skb                XDP backend: generic (skb) mode instead of native\n"
-		"      --echo               answer without the store (GET: not found, PUT and\n"
-		"                           DELETE: ok), through the same path: the ceiling\n"
-		"  -h, --help\n"
-		"SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n",
-		XKV_DEFAULT_PORT);
+	fputs("usage: xkv-server [options]\n", f);
+	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
+	fputs("SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n",
+	      f);
 }
 
-/* "64M", "2G", "4096": bytes. */
-static int parse_size(const char *s, size_t *out)
+/* One option's argument into o; 0, or -EINVAL or -ERANGE with p->why written. */
+static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t value;
+	int err, policy;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'G':
-	case 'g':
-		v <<= 10;
-		/* fall through */
-	case 'M':
-	case 'm':
-		v <<= 10;
-		/* fall through */
-	case 'K':
-	case 'k':
-		v <<= 10;
-		end++;
-		break;
-	case '\0':
-		break;
-	default:
-		return -EINVAL;
+	switch (opt) {
+	case OPT_BACKEND:
+		if (!strcmp(p->arg, "xdp"))
+			o->backend = &xkv_backend_xdp;
+		else if (!strcmp(p->arg, "uring"))
+			o->backend = &xkv_backend_uring;
+		else
+			return xkv_opts_bad_value(p, "xdp or uring");
+		return 0;
+	case OPT_IFACE:
+		o->iface = p->arg;
+		return 0;
+	case OPT_WORKERS:
+		return xkv_opts_u32(p, 1, XKV_WORKERS_MAX, &o->workers);
+	case OPT_PORT:
+		err = xkv_opts_u64(p, 1, UINT16_MAX, &value);
+		if (!err)
+			o->port = (uint16_t)value;
+		return err;
+	case OPT_MEMORY:
+		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
+		if (!err)
+			o->memory = (size_t)value;
+		return err;
+	case OPT_MODE:
+		if (strcmp(p->arg, "cache") && strcmp(p->arg, "store"))
+			return xkv_opts_bad_value(p, "cache or store");
+		o->mode = strcmp(p->arg, "cache") ? XKV_MODE_STORE : XKV_MODE_CACHE;
+		return 0;
+	case OPT_POLICY:
+		policy = bpfctl_parse_policy(p->arg);
+		if (policy < 0)
+			return xkv_opts_bad_value(p, "erew or crew");
+		o->policy = (enum xkv_policy)policy;
+		return 0;
+	case OPT_ALLOW:
+		if (o->n_allow == XKV_ALLOW_ARGS_MAX)
+			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_ALLOW_ARGS_MAX));
+		if (bpfctl_parse_cidr(p->arg, &o->allow[o->n_allow]))
+			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
+		o->n_allow++;
+		return 0;
+	case OPT_SKB:
+		o->skb_mode = true;
+		return 0;
+	case OPT_ECHO:
+		o->echo = true;
+		return 0;
 	}
-	if (*end)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return -EINVAL;
 }
 
 static int parse_opts(int argc, char **argv, struct server_opts *o)
 {
-	enum { OPT_MODE = 256, OPT_SKB, OPT_ECHO };
-	static const struct option opts[] = {
-		{"backend", required_argument, NULL, 'b'}, {"iface", required_argument, NULL, 'i'},
-		{"workers", required_argument, NULL, 'w'}, {"port", required_argument, NULL, 'p'},
-		{"memory", required_argument, NULL, 'm'},  {"mode", required_argument, NULL, OPT_MODE},
-		{"policy", required_argument, NULL, 'P'},  {"allow", required_argument, NULL, 'a'},
-		{"skb", no_argument, NULL, OPT_SKB},	   {"echo", no_argument, NULL, OPT_ECHO},
-		{"help", no_argument, NULL, 'h'},	   {0},
-	};
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int opt, policy;
+	struct xkv_opts p;
+	int opt, err = 0;
 
 	*o = (struct server_opts){
 		.workers = cores > 0 ? (uint32_t)cores : 1,
@@ -104,72 +143,25 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.mode = XKV_MODE_CACHE,
 		.policy = XKV_POLICY_CREW,
 	};
-	while ((opt = getopt_long(argc, argv, "b:i:w:p:m:P:a:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			if (!strcmp(optarg, "xdp"))
-				o->backend = &xkv_backend_xdp;
-			else if (!strcmp(optarg, "uring"))
-				o->backend = &xkv_backend_uring;
-			else
-				goto bad_value;
-			break;
-		case 'i':
-			o->iface = optarg;
-			break;
-		case 'w':
-			o->workers = strtoul(optarg, NULL, 0);
-			if (o->workers < 1 || o->workers > XKV_WORKERS_MAX)
-				goto bad_value;
-			break;
-		case 'p':
-			o->port = (uint16_t)strtoul(optarg, NULL, 0);
-			if (!o->port)
-				goto bad_value;
-			break;
-		case 'm':
-			if (parse_size(optarg, &o->memory))
-				goto bad_value;
-			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "cache") && strcmp(optarg, "store"))
-				goto bad_value;
-			o->mode = strcmp(optarg, "cache") ? XKV_MODE_STORE : XKV_MODE_CACHE;
-			break;
-		case 'P':
-			policy = bpfctl_parse_policy(optarg);
-			if (policy < 0)
-				goto bad_value;
-			o->policy = (enum xkv_policy)policy;
-			break;
-		case 'a':
-			if (o->n_allow == XKV_ALLOW_ARGS_MAX ||
-			    bpfctl_parse_cidr(optarg, &o->allow[o->n_allow]))
-				goto bad_value;
-			o->n_allow++;
-			break;
-		case OPT_SKB:
-			o->skb_mode = true;
-			break;
-		case OPT_ECHO:
-			o->echo = true;
-			break;
-		case 'h':
+	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), 0);
+	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
+		if (opt == OPT_HELP) {
 			usage(stdout);
 			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
 		}
+		err = opt < 0 ? opt : take_option(&p, opt, o);
+	}
+	if (err) {
+		fprintf(stderr, "xkv-server: %s (see --help)\n", p.why);
+		return err;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xkv-server: unexpected argument %s (see --help)\n", argv[optind]);
+		return -EINVAL;
 	}
 	if (!o->backend)
 		o->backend = o->iface ? &xkv_backend_xdp : &xkv_backend_uring;
 	return 0;
-
-bad_value:
-	fprintf(stderr, "xkv-server: bad value for %s: %s (see --help)\n", argv[optind - 1],
-		optarg);
-	return -EINVAL;
 }
 
 /* Enough head buckets for the items --memory can hold, at ~5 of 7 slots used. */

@@ -7,12 +7,12 @@ static unsigned bucket_of(uint64_t value)
 {
 	unsigned top_bit, shift;
 
-	if (value < LAT_HIST_SUB)
+	if (value < HIST_SUB)
 		return (unsigned)value;
 	top_bit = 63 - (unsigned)__builtin_clzll(value);
-	shift = top_bit - LAT_HIST_SUB_BITS;
+	shift = top_bit - HIST_SUB_BITS;
 	/* value >> shift lies in [SUB, 2 * SUB): its low bits pick the bucket in the row */
-	return (shift + 1) * LAT_HIST_SUB + (unsigned)(value >> shift) - LAT_HIST_SUB;
+	return (shift + 1) * HIST_SUB + (unsigned)(value >> shift) - HIST_SUB;
 }
 
 /* The middle of bucket i's range [low, low + width). */
@@ -20,19 +20,19 @@ static uint64_t bucket_midpoint(unsigned i)
 {
 	unsigned shift;
 
-	if (i < LAT_HIST_SUB)
+	if (i < HIST_SUB)
 		return i;
-	shift = i / LAT_HIST_SUB - 1;
-	return ((uint64_t)(LAT_HIST_SUB + i % LAT_HIST_SUB) << shift) + ((1ULL << shift) >> 1);
+	shift = i / HIST_SUB - 1;
+	return ((uint64_t)(HIST_SUB + i % HIST_SUB) << shift) + ((1ULL << shift) >> 1);
 }
 
-void lat_hist_init(struct lat_hist *h)
+void hist_init(struct hist *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->min = UINT64_MAX;
 }
 
-void lat_hist_record(struct lat_hist *h, uint64_t value)
+void hist_record(struct hist *h, uint64_t value)
 {
 	h->buckets[bucket_of(value)]++;
 	h->count++;
@@ -43,9 +43,9 @@ void lat_hist_record(struct lat_hist *h, uint64_t value)
 		h->max = value;
 }
 
-void lat_hist_merge(struct lat_hist *dst, const struct lat_hist *src)
+void hist_merge(struct hist *dst, const struct hist *src)
 {
-	for (unsigned i = 0; i < LAT_HIST_BUCKETS; i++)
+	for (unsigned i = 0; i < HIST_BUCKETS; i++)
 		dst->buckets[i] += src->buckets[i];
 	dst->count += src->count;
 	dst->sum += src->sum;
@@ -55,19 +55,19 @@ void lat_hist_merge(struct lat_hist *dst, const struct lat_hist *src)
 		dst->max = src->max;
 }
 
-uint64_t lat_hist_percentile(const struct lat_hist *h, double q)
+uint64_t hist_percentile(const struct hist *h, double q)
 {
 	uint64_t rank, value, seen = 0;
 	unsigned i;
 
 	if (!h->count)
 		return 0;
-	rank = lat_hist_rank(h->count, q);
+	rank = hist_rank(h->count, q);
 	if (rank == 1)
 		return h->min;
 	if (rank == h->count)
 		return h->max;
-	for (i = 0; i < LAT_HIST_BUCKETS - 1; i++) {
+	for (i = 0; i < HIST_BUCKETS - 1; i++) {
 		seen += h->buckets[i];
 		if (seen >= rank)
 			break;
@@ -79,7 +79,7 @@ uint64_t lat_hist_percentile(const struct lat_hist *h, double q)
 	return value > h->max ? h->max : value;
 }
 
-double lat_hist_mean(const struct lat_hist *h)
+double hist_mean(const struct hist *h)
 {
 	return h->count ? (double)h->sum / (double)h->count : 0.0;
 }

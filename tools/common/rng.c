@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-/* xoshiro256** (Blackman and Vigna), seeded with splitmix64 as its authors recommend. */
 #include <math.h>
 
 #include "rng.h"
@@ -11,8 +10,13 @@ uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-void rng_seed(struct rng *r, uint64_t seed)
+void rng_seed(struct rng *r, uint64_t seed, uint64_t stream)
 {
+	/*
+	 * Streams start splitmix64 at points scattered by the mixer; stream 0 at the seed
+	 * itself. Their xoshiro sequences begin far apart: overlap is negligible.
+	 */
+	seed ^= mix64(stream);
 	for (int i = 0; i < 4; i++) {
 		seed += 0x9e3779b97f4a7c15ULL;
 		r->s[i] = mix64(seed);
