@@ -10,9 +10,14 @@
 #ifndef XKV_TEST_SKIP_H
 #define XKV_TEST_SKIP_H
 
+#include <linux/bpf.h>
+
 #define SKIP_EXIT 77
 
 /* Defined by a suite linked with skip_main.c: why it cannot run here, or NULL. */
 const char *suite_skip_reason(void);
+
+/* Why a BPF program of this type will not load here (not root, not in this kernel), or NULL. */
+const char *skip_reason_bpf(enum bpf_prog_type type);
 
 #endif /* XKV_TEST_SKIP_H */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-# What the suites share: skipping (tests/skip.h: a main() for suites that skip
-# whole), and tests/run-tests.sh's own test on fake suites.
+# What the suites share: skipping (tests/skip.h: a probe for BPF, and a main() for
+# suites that skip whole), and tests/run-tests.sh's own test on fake suites.
 
+SKIP_OBJS := $(BUILD)/tests/skip.o
 SKIP_MAIN_OBJS := $(BUILD)/tests/skip_main.o
 
 $(BUILD)/tests/%.o: XKV_CFLAGS += -Itests
