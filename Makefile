@@ -40,6 +40,7 @@ BENCHES	:=
 .PHONY: all deps test check test-asan asan-suites bench demo clean
 
 include userspace/userspace.mk
+include tests/tests.mk
 include tests/unit/unit.mk
 include tests/server/server.mk
 include tests/layers/layers.mk

@@ -2,9 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "clock.h"
 #include "fake_server.h"
 
 /* "k" and decimal digits: the key's index */
@@ -18,12 +16,9 @@ static uint32_t key_index(const struct xkv_msg *m)
 	return index;
 }
 
-static void sleep_ns(uint64_t ns)
+static uint64_t now_ns(const struct fake_server *f)
 {
-	struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
-
-	while (nanosleep(&ts, &ts))
-		;
+	return f->clock ? f->clock->now_ns : bench_now_ns();
 }
 
 /* Queues reply datagram m, twice when duplicating. */
@@ -132,9 +127,10 @@ static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned 
 
 	if (f->faults.stall_after && f->requests >= f->faults.stall_after) {
 		f->faults.stall_after = 0;
-		sleep_ns(f->faults.stall_ns);
+		cr_assert_not_null(f->clock, "a stall needs a fake clock");
+		f->clock->now_ns += f->faults.stall_ns;
 	}
-	now = bench_now_ns();
+	now = now_ns(f);
 	for (unsigned i = 0; i < n; i++) {
 		struct xkv_msg req;
 
@@ -172,16 +168,17 @@ static unsigned ready(const struct fake_server *f, unsigned n, uint64_t now)
 static int fake_recv(struct transport *t, struct bench_dgram *d, unsigned n, int timeout_ms)
 {
 	struct fake_server *f = (struct fake_server *)t;
-	uint64_t now = bench_now_ns(), until = now + (uint64_t)timeout_ms * 1000000;
+	uint64_t now = now_ns(f), until = now + (uint64_t)timeout_ms * 1000000;
 	unsigned got = ready(f, n, now);
 
 	if (!got && !f->queued && timeout_ms > 0)
 		f->idle_waits++;
-	if (!got && f->queued && timeout_ms > 0) { /* wait for the first, as poll(2) would */
-		if (f->queue[0].ready_ns < until)
+	/* on the fake clock, wait for the first reply or the timeout, as poll(2) would */
+	if (!got && f->clock && timeout_ms > 0) {
+		if (f->queued && f->queue[0].ready_ns < until)
 			until = f->queue[0].ready_ns;
-		sleep_ns(until - now);
-		got = ready(f, n, bench_now_ns());
+		f->clock->now_ns = until;
+		got = ready(f, n, until);
 	}
 	for (unsigned i = 0; i < got; i++) {
 		unsigned from = f->faults.reverse ? got - 1 - i : i;

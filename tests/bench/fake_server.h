@@ -6,6 +6,8 @@
  * every restamp_every-th reply the wrong timestamp, every reply can come twice, a
  * batch of replies can come back in reverse order, a reply can take delay_ns to
  * come back, and one send call can stall (as a generator's CPU taken away would).
+ * On a fake clock (fake_clock.h), waits and stalls move it on instead of sleeping;
+ * on the real clock a receive never waits, and a stall is refused.
  * Values go both ways in pieces: a GET hit in pieces of FAKE_PIECE bytes, and a PUT
  * in pieces is checked byte by byte and in order (a wrong piece fails the test), or
  * refused at its first piece, as a server out of reassembly memory does.
@@ -16,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fake_clock.h"
 #include "transport.h"
 #include "workload.h"
 
@@ -31,7 +34,7 @@ struct fake_faults {
 	bool refuse_pieces;   /* a PUT in pieces: BUSY at its first piece, the rest ignored */
 	unsigned send_max;    /* datagrams one send takes at most (0: as many as fit) */
 	uint64_t delay_ns;    /* a reply is ready this long after its request was sent */
-	uint64_t stall_ns;    /* one send call sleeps this long ... */
+	uint64_t stall_ns;    /* one send call takes this long on the fake clock ... */
 	uint64_t stall_after; /* ... the first one after this many requests (0: none) */
 };
 
@@ -40,6 +43,7 @@ struct fake_server {
 	const struct workload *w;
 	uint8_t *stored; /* per key: PUT seen */
 	struct fake_faults faults;
+	struct fake_clock *clock; /* NULL: CLOCK_MONOTONIC */
 	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
 	uint64_t pieces;       /* PUT datagrams that carried part of a value */
 	uint64_t refused, refused_pieces; /* PUTs refused, and the pieces of them that came */

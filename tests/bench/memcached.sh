@@ -9,6 +9,8 @@
 set -euo pipefail
 
 build=$(cd "${1:?usage: memcached.sh BUILD_DIR}" && pwd)
+. "$(dirname "$0")/../skip.sh"
+need_commands memcached
 bench=$build/xkv-bench
 out=$(mktemp -d /tmp/xkv-bench-memcached.XXXXXX)
 mc_pid=
@@ -30,9 +32,7 @@ fail() {
 	exit 1
 }
 
-memcached=$(command -v memcached || true)
-[ -n "$memcached" ] ||
-	fail "memcached is not installed (tools/deps.sh installs the memcached package)"
+memcached=$(command -v memcached)
 [ -x "$bench" ] || fail "no $bench"
 
 # Whether UDP port $1 on loopback is free now.

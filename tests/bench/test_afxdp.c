@@ -14,7 +14,6 @@
 #include <linux/udp.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -22,6 +21,7 @@
 #include "afxdp.h"
 #include "bench_client.skel.h"
 #include "proto/codec.h"
+#include "skip.h"
 
 #define HDR_LEN (ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr))
 
@@ -179,10 +179,11 @@ static int verdict(struct bench_client_bpf *skel, const uint8_t *frame, uint32_t
 static struct bench_client_bpf *load_client(void)
 {
 	struct bench_client_bpf *skel;
+	const char *why = skip_reason_bpf(BPF_PROG_TYPE_XDP);
 	struct in_addr s;
 
-	if (geteuid())
-		cr_skip_test("loading BPF needs root");
+	if (why)
+		cr_skip_test("%s", why);
 	skel = bench_client_bpf__open();
 	cr_assert_not_null(skel);
 	inet_pton(AF_INET, "10.9.0.1", &s);

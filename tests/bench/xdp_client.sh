@@ -9,6 +9,8 @@ set -euo pipefail
 
 build=$(cd "${1:?usage: xdp_client.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/../../tools/bench/server-host.sh"
+. "$(dirname "$0")/../skip.sh"
+need_xdp_hosts
 ns_s="xkvb-$$-s" ns_c="xkvb-$$-c" if_s="xbs$$" if_c="xbc$$" ip_s=10.203.0.1 ip_c=10.203.0.2
 out=$(mktemp -d /tmp/xkv-bench-xdp.XXXXXX)
 
@@ -23,10 +25,6 @@ fail() {
 	exit 1
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "xdp_client.sh: needs root (namespaces, XDP, AF_XDP)" >&2
-	exit 1
-fi
 netns_pair_up
 server_start server || fail "no server"
 

@@ -6,7 +6,8 @@ XDP_FIXTURE_OBJS := $(BUILD)/tests/bpf/fixture.o $(BUILD)/tests/bpf/packet.o $(B
 $(BUILD)/tests/bpf/fixture.o $(BUILD)/tests/bpf/test_xdp.o: $(BUILD)/xkv.skel.h
 $(BUILD)/tests/bpf/bench_xdp.o: $(BUILD)/xkv.skel.h $(BUILD)/xdp_pass.skel.h
 
-$(BUILD)/test-xdp: $(BUILD)/tests/bpf/test_xdp.o $(XDP_FIXTURE_OBJS)
+# it skips whole where XDP programs do not load (tests/skip.h)
+$(BUILD)/test-xdp: $(BUILD)/tests/bpf/test_xdp.o $(XDP_FIXTURE_OBJS) $(SKIP_MAIN_OBJS) $(SKIP_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BPF_LDLIBS)
 

@@ -13,6 +13,7 @@
 #include "xkv/hash.h"
 #include "fixture.h"
 #include "packet.h"
+#include "skip.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define WORKERS	      4
@@ -25,6 +26,12 @@
 static const struct xkv_config erew = {.port = PKT_PORT, .workers = WORKERS};
 static const struct xkv_config crew = {
 	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_CREW};
+
+/* every test loads the XDP program and runs it with BPF_PROG_RUN */
+const char *suite_skip_reason(void)
+{
+	return skip_reason_bpf(BPF_PROG_TYPE_XDP);
+}
 
 struct row {
 	char name[32];

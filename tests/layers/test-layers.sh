@@ -10,11 +10,7 @@ root=$(cd "${1:?usage: test-layers.sh ROOT}" && pwd)
 check="$root/tests/layers/check-layers.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-not_ok() { echo "FAIL: $1"; failed=$((failed + 1)); }
+. "$root/tests/checks.sh"
 
 if "$check" "$root"; then ok "the tree as it is"; else not_ok "the tree as it is"; fi
 
@@ -40,5 +36,4 @@ plant userspace/proto/codec.h '#include "../server/server.h"'
 plant include/xkv/proto.h '#include "proto/codec.h"'     # the bottom depends on nothing
 plant userspace/newlayer/x.c '#include "proto/codec.h"'  # a folder without a rank
 
-echo "layers: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+checks_done layers

@@ -21,10 +21,8 @@ PORT=7411
 passed=0
 failed=0
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "netns.sh: needs root (network namespaces, XDP)" >&2
-	exit 1
-fi
+. "$(dirname "$0")/../skip.sh"
+need_xdp_hosts
 
 srv() { nsenter --net="/run/netns/$SRV_NS" "$@"; }
 loader() { srv "$LOADER" "$@"; }

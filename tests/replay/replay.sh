@@ -11,6 +11,9 @@ set -euo pipefail
 
 build=$(cd "${1:?usage: replay.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/../../tools/netns-pair.sh"
+. "$(dirname "$0")/../skip.sh"
+need_xdp_hosts
+need_commands tcpreplay tcpdump
 
 id=$$
 ns_s="xkvt-$id-rs" ns_c="xkvt-$id-rc" if_s="xrs$id" if_c="xrc$id"
@@ -51,11 +54,6 @@ fail() {
 	echo "replay: $*" >&2
 	exit 1
 }
-
-[ "$(id -u)" -eq 0 ] || fail "needs root (network namespaces, XDP, AF_XDP)"
-for tool in tcpreplay tcpdump nsenter; do
-	command -v "$tool" >/dev/null || fail "$tool is missing (make deps installs it)"
-done
 
 mac_of() { # NS IF
 	ip -n "$1" -o link show dev "$2" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p'

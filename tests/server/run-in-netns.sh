@@ -5,6 +5,8 @@
 set -euo pipefail
 
 . "$(dirname "$0")/../../tools/netns-pair.sh"
+. "$(dirname "$0")/../skip.sh"
+need_xdp_hosts
 ns_s="xkvt-$$-s" ns_c="xkvt-$$-c" if_s="xs$$" if_c="xc$$" ip_s=10.201.0.1 ip_c=10.201.0.2
 trap netns_pair_down EXIT INT TERM
 netns_pair_up

@@ -18,6 +18,7 @@
 #include "client/client.h"
 #include "proto/codec.h"
 #include "server_proc.h"
+#include "skip.h"
 #include "workloads.h"
 
 static struct server_proc srv;
@@ -39,6 +40,12 @@ static void start(const char *const *args)
 	cr_assert_eq(err, 0, "server did not start: %s", strerror(-err));
 	cli = xkv_client_open(server_addr(&srv), NULL);
 	cr_assert_not_null(cli);
+}
+
+/* every server it starts loads its SK_REUSEPORT steering program */
+const char *suite_skip_reason(void)
+{
+	return skip_reason_bpf(BPF_PROG_TYPE_SK_REUSEPORT);
 }
 
 TestSuite(server_uring, .fini = stop_all, .timeout = 120);

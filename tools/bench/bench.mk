@@ -18,7 +18,7 @@ $(BUILD)/tests/bench/test_afxdp.o: $(BUILD)/bench_client.skel.h
 
 BENCH_TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c))
 
-$(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(BENCH_OBJS) $(BENCH_NET_OBJS) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+$(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(SKIP_OBJS) $(BENCH_OBJS) $(BENCH_NET_OBJS) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BENCH_LDLIBS)
 

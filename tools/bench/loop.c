@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "arrivals.h"
-#include "clock.h"
 #include "loop.h"
 
 #define NS_PER_MS 1000000ULL
@@ -42,7 +41,7 @@ static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 	uint32_t size = workload_value_size(l->workload, key);
 
 	s->request_id += l->slot_mask + 1; /* the next generation: the low bits still name it */
-	s->timestamp = bench_now_ns();
+	s->timestamp = bench_clock_now(l->clock);
 	s->op = op;
 	s->key = key;
 	s->size_class = (uint8_t)workload_size_class(size);
@@ -225,7 +224,7 @@ static void first_sent(struct loop *l, struct loop_slot *s, uint64_t now)
 static int send_ready(struct loop *l)
 {
 	unsigned n = batch_ready(l), whole = 0;
-	uint64_t now = bench_now_ns();
+	uint64_t now = bench_clock_now(l->clock);
 	int sent = transport_send(l->transport, l->tx, n);
 
 	if (sent < 0)
@@ -265,7 +264,7 @@ static int receive(struct loop *l, int timeout_ms, uint64_t *now, uint64_t *next
 
 	if (n < 0)
 		return n;
-	*now = bench_now_ns();
+	*now = bench_clock_now(l->clock);
 	for (int i = 0; i < n; i++)
 		take_reply(l, &l->rx[i], *now);
 	if (n)
@@ -309,7 +308,7 @@ static int closed_wait_ms(const struct loop *l, uint64_t now, uint64_t deadline)
 
 static int run_closed(struct loop *l, enum loop_phase phase, struct bench_stats *stats)
 {
-	uint64_t now = bench_now_ns(), next_expiry = now + l->expiry_period_ns;
+	uint64_t now = bench_clock_now(l->clock), next_expiry = now + l->expiry_period_ns;
 	uint64_t last_reply = now;
 
 	begin(l, phase, false, stats);
@@ -372,7 +371,7 @@ static int open_wait_ms(const struct loop *l, uint64_t now, uint64_t until)
 
 static int run_open(struct loop *l, double rate_per_s, struct bench_stats *stats)
 {
-	uint64_t now = bench_now_ns(), next_expiry = now + l->expiry_period_ns, oldest;
+	uint64_t now = bench_clock_now(l->clock), next_expiry = now + l->expiry_period_ns, oldest;
 	struct arrivals a;
 
 	begin(l, LOOP_MEASURE, true, stats);
@@ -452,6 +451,7 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 		.seed = cfg->seed,
 		.stream = cfg->stream,
 		.deadline_ns = cfg->deadline_ns,
+		.clock = cfg->clock,
 		.timeout_ns = cfg->timeout_ns,
 		/* a lost request is noticed at most an eighth of the timeout late */
 		.expiry_period_ns = expiry_period_ns > NS_PER_MS ? expiry_period_ns : NS_PER_MS,

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "proto.h"
 #include "stats.h"
 #include "transport.h"
@@ -48,8 +49,9 @@ struct loop_config {
 	uint64_t timeout_ns;		     /* after this a request is lost */
 	uint64_t seed;			     /* with stream, fixes the requests and the schedule */
 	uint32_t stream;		     /* e.g. the thread's number */
-	const _Atomic uint64_t *deadline_ns; /* CLOCK_MONOTONIC; the caller may move it */
+	const _Atomic uint64_t *deadline_ns; /* on the clock; the caller may move it */
 	const struct bench_proto *proto;     /* NULL: xkv */
+	struct bench_clock *clock;	     /* NULL: CLOCK_MONOTONIC */
 };
 
 struct loop_slot {
@@ -82,6 +84,7 @@ struct loop {
 	uint64_t seed;
 	uint32_t stream;
 	const _Atomic uint64_t *deadline_ns;
+	struct bench_clock *clock;
 	uint64_t timeout_ns;
 	uint64_t expiry_period_ns; /* how often slots are checked for lost requests */
 	unsigned depth;
