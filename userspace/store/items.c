@@ -19,7 +19,9 @@ size_t item_bytes(uint16_t key_len, uint32_t capacity)
 /* Rewriting in place saves an allocation, unless it would strand much of the old space. */
 bool item_fits(const struct xkv_item *item, uint32_t value_len)
 {
-	return value_len <= item->capacity && item->capacity <= 8 + value_len + value_len / 4;
+	uint32_t capacity = item_capacity(item);
+
+	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4;
 }
 
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
@@ -36,9 +38,10 @@ struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 		errno = ENOMEM;
 		return NULL;
 	}
-	item->capacity = capacity;
-	atomic_init(&item->value_len, value_len);
-	item->key_len = key_len;
+	item_set_lengths(item, key_len, value_len);
+	item->capacity[0] = (uint8_t)capacity;
+	item->capacity[1] = (uint8_t)(capacity >> 8);
+	item->capacity[2] = (uint8_t)(capacity >> 16);
 	atomic_init(&item->referenced, 0);
 	memcpy(item->data, key, key_len);
 	if (value_len)
@@ -113,7 +116,7 @@ void memory_release(struct xkv_store *s, size_t bytes)
 /* The item is already unlinked; readers that found it before keep it until they pass a quiescent state. */
 void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 {
-	memory_release(s, item_bytes(item->key_len, item->capacity));
+	memory_release(s, item_bytes(item_key_len(item), item_capacity(item)));
 	counter_add(&s->part[partition].items, -1);
 	urcu_qsbr_call_rcu(&item->rcu, item_free_rcu);
 }

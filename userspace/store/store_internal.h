@@ -16,14 +16,20 @@
 #define XKV_BUCKET_SLOTS 7
 #define XKV_SLOT_PTR_MASK ((1ULL << 48) - 1)
 
+/*
+ * 24 bytes before the key: with a 16-byte key and a 64-byte value an item is 104
+ * bytes, which malloc serves from a 112-byte chunk (a 32-byte header took 128).
+ */
 struct xkv_item {
-	struct rcu_head rcu;		/* deferred free after a grace period */
-	uint32_t capacity;		/* value bytes allocated */
-	_Atomic uint32_t value_len;	/* rewritten in place under the bucket version */
-	uint16_t key_len;
-	_Atomic uint8_t referenced;	/* CLOCK bit: set by readers, cleared by the hand */
+	struct rcu_head rcu;	    /* deferred free after a grace period */
+	_Atomic uint32_t lengths;   /* key_len << 24 | value_len; rewritten in place */
+	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
+	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
 	uint8_t data[] __attribute__((aligned(8))); /* key, then value */
 };
+
+_Static_assert(sizeof(struct xkv_item) == 24, "the item header packs into 24 bytes");
+_Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX + 8 < (1u << 24), "lengths fit their bits");
 
 /* One cache line: the chain's version, its link and seven tagged item addresses. */
 struct xkv_bucket {
@@ -48,6 +54,7 @@ struct xkv_store {
 	struct xkv_bucket *buckets[XKV_PARTITIONS]; /* per partition: heads, then spares */
 	uint32_t bucket_mask;			    /* heads per partition - 1 */
 	uint32_t nbuckets;			    /* heads + spares per partition */
+	size_t bucket_bytes;			    /* of each partition's mapping */
 	enum xkv_store_mode mode;
 	size_t limit;
 	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
@@ -69,6 +76,28 @@ static inline uint16_t slot_tag(uint64_t slot)
 	return (uint16_t)(slot >> 48);
 }
 
+static inline uint16_t item_key_len(const struct xkv_item *item)
+{
+	return atomic_load_explicit(&item->lengths, memory_order_relaxed) >> 24;
+}
+
+/* A reader's copy of the value can still be torn by an in-place rewrite: the version says. */
+static inline uint32_t item_value_len(const struct xkv_item *item)
+{
+	return atomic_load_explicit(&item->lengths, memory_order_relaxed) & 0xffffff;
+}
+
+static inline void item_set_lengths(struct xkv_item *item, uint16_t key_len, uint32_t value_len)
+{
+	atomic_store_explicit(&item->lengths, (uint32_t)key_len << 24 | value_len,
+			      memory_order_relaxed);
+}
+
+static inline uint32_t item_capacity(const struct xkv_item *item)
+{
+	return item->capacity[0] | item->capacity[1] << 8 | (uint32_t)item->capacity[2] << 16;
+}
+
 static inline const uint8_t *item_key(const struct xkv_item *item)
 {
 	return item->data;
@@ -76,7 +105,7 @@ static inline const uint8_t *item_key(const struct xkv_item *item)
 
 static inline uint8_t *item_value(struct xkv_item *item)
 {
-	return item->data + item->key_len;
+	return item->data + item_key_len(item);
 }
 
 static inline void counter_add(_Atomic uint64_t *c, int64_t delta)

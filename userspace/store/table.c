@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "store/store_internal.h"
 
@@ -12,7 +13,6 @@ struct xkv_store *xkv_store_create(const struct xkv_store_config *cfg)
 {
 	uint32_t heads, nbuckets;
 	struct xkv_store *s;
-	size_t bytes;
 
 	if (cfg->bucket_bits > XKV_BUCKET_BITS_MAX ||
 	    (cfg->mode != XKV_MODE_STORE && cfg->mode != XKV_MODE_CACHE)) {
@@ -35,19 +35,25 @@ struct xkv_store *xkv_store_create(const struct xkv_store_config *cfg)
 	s->mode = cfg->mode;
 	s->limit = cfg->memory_limit;
 
-	bytes = (size_t)nbuckets * sizeof(struct xkv_bucket);
+	/*
+	 * Anonymous mappings are zero pages until written, and zero is an empty bucket:
+	 * resident memory grows as buckets take items, not with the limit.
+	 */
+	s->bucket_bytes = (size_t)nbuckets * sizeof(struct xkv_bucket);
 	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
-		s->buckets[p] = aligned_alloc(XKV_CACHE_LINE, bytes);
-		if (!s->buckets[p])
-			goto out_free_buckets;
-		memset(s->buckets[p], 0, bytes);
+		void *b = mmap(NULL, s->bucket_bytes, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (b == MAP_FAILED)
+			goto out_unmap_buckets;
+		s->buckets[p] = b;
 		s->part[p].overflow_next = heads;
 	}
 	return s;
 
-out_free_buckets:
-	for (uint32_t p = 0; p < XKV_PARTITIONS; p++)
-		free(s->buckets[p]);
+out_unmap_buckets:
+	for (uint32_t p = 0; p < XKV_PARTITIONS && s->buckets[p]; p++)
+		munmap(s->buckets[p], s->bucket_bytes);
 	free(s);
 	errno = ENOMEM;
 	return NULL;
@@ -66,7 +72,7 @@ void xkv_store_destroy(struct xkv_store *s)
 					item_free(slot_item(entry));
 			}
 		}
-		free(s->buckets[p]);
+		munmap(s->buckets[p], s->bucket_bytes);
 	}
 	/* items unlinked earlier are still queued for a grace period */
 	urcu_qsbr_barrier();
@@ -80,7 +86,7 @@ static struct xkv_bucket *bucket_of(struct xkv_store *s, uint64_t hash)
 
 static bool item_has_key(const struct xkv_item *item, const void *key, uint16_t key_len)
 {
-	return item->key_len == key_len && memcmp(item_key(item), key, key_len) == 0;
+	return item_key_len(item) == key_len && memcmp(item_key(item), key, key_len) == 0;
 }
 
 /* The slot holding key in the chain from head, or NULL. Readers and the writer share it. */
@@ -131,9 +137,11 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 		item = slot_item(atomic_load_explicit(slot, memory_order_acquire));
 		if (!item) /* unlinked since chain_find: the version will have moved */
 			continue;
-		len = atomic_load_explicit(&item->value_len, memory_order_relaxed);
-		if (len > item->capacity) /* torn by an in-place rewrite */
-			continue;
+		/*
+		 * Never beyond the capacity: set before the item was published, rewritten
+		 * only to lengths that fit it (item_fits), in one store.
+		 */
+		len = item_value_len(item);
 		*value_len = len;
 		if (len > cap) {
 			err = -ENOBUFS;
@@ -207,7 +215,7 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 		if (item_fits(old, value_len)) {
 			bucket_write_begin(head);
 			memcpy(item_value(old), value, value_len);
-			atomic_store_explicit(&old->value_len, value_len, memory_order_relaxed);
+			item_set_lengths(old, key_len, value_len);
 			bucket_write_end(head);
 			return 0;
 		}
