@@ -42,19 +42,32 @@ struct xkv_bucket {
 };
 _Static_assert(sizeof(struct xkv_bucket) == XKV_CACHE_LINE, "a bucket is one cache line");
 
+/*
+ * One partition's buckets: 2^bits heads, then spares that chains borrow. It starts
+ * small and its writer replaces it with one twice as large as items arrive
+ * (table_grow), so resident memory follows the items, not the limit. A mapping's
+ * pages stay zero pages until written, and zero is an empty bucket.
+ */
+struct xkv_table {
+	uint32_t bits;		/* log2 of the heads */
+	uint32_t mask;		/* heads - 1 */
+	uint32_t nbuckets;	/* heads + spares */
+	uint32_t overflow_next; /* next spare to hand out: the writer's */
+	uint32_t clock_hand;	/* flat slot index of the CLOCK hand: the writer's */
+	size_t bytes;		/* of the mapping, this header included */
+	alignas(XKV_CACHE_LINE) struct xkv_bucket buckets[];
+};
+
 /* State only a partition's writer changes; one line each so writers never share. */
 struct xkv_partition {
-	alignas(XKV_CACHE_LINE) uint32_t overflow_next; /* next spare bucket to hand out */
-	uint32_t clock_hand;				 /* flat slot index of the CLOCK hand */
-	_Atomic uint64_t items;				 /* read by stats */
+	alignas(XKV_CACHE_LINE) _Atomic(struct xkv_table *) table; /* readers load it */
+	_Atomic uint64_t items;					     /* read by stats */
 	_Atomic uint64_t evictions;
 };
 
 struct xkv_store {
-	struct xkv_bucket *buckets[XKV_PARTITIONS]; /* per partition: heads, then spares */
-	uint32_t bucket_mask;			    /* heads per partition - 1 */
-	uint32_t nbuckets;			    /* heads + spares per partition */
-	size_t bucket_bytes;			    /* of each partition's mapping */
+	uint32_t max_bits;	/* the largest a table grows: log2 of its heads */
+	uint32_t max_spares;	/* spares of a table of max_bits; smaller ones get fewer */
 	enum xkv_store_mode mode;
 	size_t limit;
 	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
@@ -147,5 +160,21 @@ void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 /* evict.c: CLOCK over one partition */
 int clock_evict(struct xkv_store *s, uint32_t partition);
 _Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head);
+
+/* The partition's table, as its writer sees it (it alone replaces it). */
+static inline struct xkv_table *partition_table(struct xkv_partition *p)
+{
+	return atomic_load_explicit(&p->table, memory_order_relaxed);
+}
+
+/* An empty slot in the chain from head, linking a spare when every slot is taken; or NULL. */
+_Atomic uint64_t *chain_free_slot(struct xkv_table *t, struct xkv_bucket *head);
+
+/* grow.c: tables of 2^bits heads; whether one is due to double; doubling it. */
+struct xkv_table *table_new(const struct xkv_store *s, uint32_t bits);
+void table_free(struct xkv_table *t);
+bool table_due(const struct xkv_store *s, struct xkv_partition *p, const struct xkv_table *t);
+/* 0, or -ENOSPC (at its largest, or a chain would not fit) or -ENOMEM: the old table stays. */
+int table_grow(struct xkv_store *s, struct xkv_partition *p);
 
 #endif /* XKV_STORE_INTERNAL_H */
