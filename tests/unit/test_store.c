@@ -256,7 +256,8 @@ Test(store_modes, cache_mode_evicts_and_stays_in_budget)
 		present += get_h(key, hash_in_partition(9, i), &len) == 0;
 	}
 	cr_assert_eq((uint64_t)present, stats().items);
-	cr_assert(present > 40 && present < 50, "%d items of ~1 KiB in 50 KiB", present);
+	/* 1000-byte values with their keys and 8-byte headers: 50 fit, a few less as evicted */
+	cr_assert(present > 40 && present <= 50, "%d items of ~1 KiB in 50 KiB", present);
 	cr_assert_eq(stats().evictions, 500 - present);
 	cr_assert_eq(get_h("e499", hash_in_partition(9, 499), &len), 0, "the newest stays");
 	close_store();

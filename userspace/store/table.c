@@ -67,6 +67,7 @@ void xkv_store_destroy(struct xkv_store *s)
 		table_free(t);
 	}
 	/* items unlinked earlier are still queued for a grace period */
+	retire_flush();
 	urcu_qsbr_barrier();
 	free(s);
 }
@@ -319,6 +320,7 @@ void xkv_store_thread_online(void)
 
 void xkv_store_thread_offline(void)
 {
+	retire_flush();
 	urcu_qsbr_unregister_thread();
 }
 
@@ -329,6 +331,7 @@ void xkv_store_quiescent(void)
 
 void xkv_store_thread_sleep(void)
 {
+	retire_flush();
 	urcu_qsbr_thread_offline();
 }
 
