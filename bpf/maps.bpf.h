@@ -37,6 +37,14 @@ struct {
 	__type(value, __u64);
 } xkv_steered SEC(".maps");
 
+/* Each CPU's random state for steering's choices: written by XDP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} xkv_rng SEC(".maps");
+
 /* Outstanding requests per worker: XDP adds on steer, workers (mmapped) subtract. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -17,6 +17,15 @@
 #include <bpf/bpf_endian.h>
 #include "xkv/maps.h"
 
+/*
+ * x ^ any ^ any: the same value, but the verifier cannot see it and takes x as any
+ * value; bound it again after. any is a register it knows nothing of either.
+ */
+#define xkv_opaque_to_verifier(x, any)                                                             \
+	asm volatile("%0 ^= %1; %0 ^= %1" : "+r"(x) : "r"((__u64)(any)))
+
+/* a linear XDP buffer is one page: no header ends further in (a bound for the verifier) */
+#define XKV_KEY_OFF_MAX 4096
 #define XKV_IPV6_EXT_MAX 4 /* extension headers walked before giving up (and passing) */
 
 #define XKV_IP_MF     0x2000 /* IPv4: more fragments */

@@ -30,7 +30,7 @@ static __always_inline int reuse_drop(__u32 reason)
 SEC("sk_reuseport")
 int xkv_reuseport(struct sk_reuseport_md *md)
 {
-	__u8 key[XKV_KEY_MAX + 6]; /* rounded up to 8 bytes */
+	__u8 key[XKV_KEY_MAX + 6] __attribute__((aligned(8))); /* whole words for the hash */
 	const struct xkv_config *shared;
 	struct xkv_config cfg;
 	enum xkv_reason reason;

@@ -34,10 +34,12 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 					     struct xkv_hdr *hdr, __u32 payload_len)
 {
 	void *data_end = (void *)(long)ctx->data_end;
-	__u8 key[XKV_KEY_MAX + 6]; /* rounded up to 8 bytes */
+	void *data = (void *)(long)ctx->data;
+	__u64 key_off;
 	__u32 key_len, worker, slot;
+	__u8 op;
 	enum xkv_reason reason;
-	__u64 *steered;
+	__u64 *steered, hash;
 
 	if (payload_len < sizeof(*hdr) || (void *)(hdr + 1) > data_end)
 		return xkv_drop(XKV_R_TRUNCATED);
@@ -47,15 +49,26 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	if (hdr->op & XKV_OP_REPLY)
 		return xkv_drop(XKV_R_REPLY_TO_SERVER);
 
+	op = hdr->op;
 	key_len = xkv_be16(hdr->key_len);
 	/* xkv_hdr_check proved 1..XKV_KEY_MAX; the verifier must see the bound on this register */
 	barrier_var(key_len);
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
 		return xkv_drop(XKV_R_BAD_KEY_LEN);
-	if (bpf_xdp_load_bytes(ctx, (void *)(hdr + 1) - (void *)(long)ctx->data, key, key_len))
+	/*
+	 * The key is hashed where it lies in the packet: no copy. Its offset is made
+	 * opaque to the verifier and bounded again, so that every header layout (VLAN,
+	 * IP options, IPv6 extension headers) reaches the hash as one state: the
+	 * verifier then walks the hash's paths once, not once per layout.
+	 */
+	key_off = (void *)(hdr + 1) - data;
+	xkv_opaque_to_verifier(key_off, ctx->rx_queue_index);
+	if (key_off > XKV_KEY_OFF_MAX)
+		return xkv_drop(XKV_R_TRUNCATED);
+	if (xkv_hash_within((const __u8 *)data + key_off, key_len, data_end, &hash))
 		return xkv_drop(XKV_R_TRUNCATED);
 
-	worker = xkv_choose_worker(cfg, hdr->op, xkv_partition(xkv_hash(key, key_len)));
+	worker = xkv_choose_worker(cfg, op, xkv_partition(hash));
 	slot = ctx->rx_queue_index * cfg->workers + worker;
 	/* an empty slot would make the redirect fail silently: count it instead */
 	if (!bpf_map_lookup_elem(&xkv_xsks, &slot))

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Nanoseconds per packet of the xkv XDP program under BPF_PROG_RUN with repeat,
- * for a small GET, a small PUT and a UDP packet that is not xkv, each next to a
- * trivial XDP_PASS program measured in the same run on the same packet. The
- * ratio is the figure to compare across machines; the absolute time is not.
+ * Nanoseconds per packet of the xkv XDP program under BPF_PROG_RUN with repeat:
+ * GETs and PUTs with 16- and 250-byte keys under every policy, beside two rows to
+ * read them against, measured in the same run: a UDP datagram to another port
+ * (what parsing alone costs) and a trivial XDP_PASS program (the cost of running
+ * any program at all). Rounds interleave the rows, so a noisy neighbour slows them
+ * all alike; the ratio to the parse-only row is the figure to compare across
+ * machines, not the absolute time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,19 +20,51 @@
 #define ROUNDS	7	/* median of these */
 #define WORKERS 4
 
-struct bench_case {
-	const char *name;
+enum program { PROG_XKV, PROG_PASS };
+
+struct bench_row {
+	char name[48];
+	enum program prog;
+	enum xkv_policy policy;
 	struct pkt_spec pkt;
 	__u32 verdict;
+	__u32 ns[ROUNDS];
 };
 
-static const struct bench_case cases[] = {
-	{"GET, 16-byte key", {.key = "user:00000000042"}, XDP_REDIRECT},
-	{"PUT, 16-byte key, 64-byte value",
-	 {.key = "user:00000000042", .op = XKV_OP_PUT, .value_len = 64, .frag_len = 64},
-	 XDP_REDIRECT},
-	{"UDP to another port", {.dport = 53}, XDP_PASS},
-};
+#define PARSE_ONLY 1 /* the row the others are read against */
+#define KEY16	   "user:00000000042"
+
+/* The rows: the two baselines, then each request under each policy. */
+static size_t rows_build(struct bench_row *rows)
+{
+	static const struct {
+		const char *name;
+		struct pkt_spec pkt;
+	} requests[] = {
+		{"GET, 16 B key", {.key = KEY16}},
+		{"GET, 250 B key", {.key_fill = XKV_KEY_MAX}},
+		{"PUT, 16 B key, 64 B value",
+		 {.key = KEY16, .op = XKV_OP_PUT, .value_len = 64, .frag_len = 64}},
+		{"PUT, 250 B key, 64 B value",
+		 {.key_fill = XKV_KEY_MAX, .op = XKV_OP_PUT, .value_len = 64, .frag_len = 64}},
+	};
+	size_t n = 0;
+
+	rows[n++] = (struct bench_row){.name = "XDP_PASS, bare program", .prog = PROG_PASS,
+				       .pkt = {.key = KEY16}, .verdict = XDP_PASS};
+	rows[n++] = (struct bench_row){.name = "UDP to another port (parse)", .prog = PROG_XKV,
+				       .pkt = {.dport = 53}, .verdict = XDP_PASS};
+	for (enum xkv_policy p = 0; p < XKV_POLICY_END; p++)
+		for (size_t r = 0; r < sizeof(requests) / sizeof(requests[0]); r++) {
+			rows[n] = (struct bench_row){.prog = PROG_XKV, .policy = p,
+						     .pkt = requests[r].pkt,
+						     .verdict = XDP_REDIRECT};
+			snprintf(rows[n].name, sizeof(rows[n].name), "%s: %s", xkv_policy_name(p),
+				 requests[r].name);
+			n++;
+		}
+	return n;
+}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -38,31 +73,44 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median ns per packet over ROUNDS runs; -errno on failure or on an unexpected verdict. */
-static long median_ns(int prog_fd, const __u8 *pkt, __u32 len, __u32 verdict)
+static __u32 median(__u32 *ns)
 {
-	__u32 ns[ROUNDS], got;
-	int err;
-
-	for (int r = 0; r < ROUNDS; r++) {
-		err = xdp_run(prog_fd, pkt, len, REPEAT, &got, &ns[r]);
-		if (err)
-			return err;
-		if (got != verdict) {
-			fprintf(stderr, "bench-xdp: verdict %u, expected %u\n", got, verdict);
-			return -EINVAL;
-		}
-	}
 	qsort(ns, ROUNDS, sizeof(ns[0]), cmp_u32);
 	return ns[ROUNDS / 2];
+}
+
+/* One round of one row: its time goes to row->ns[round]. */
+static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int round)
+{
+	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy};
+	int prog_fd = row->prog == PROG_PASS ? pass_fd : bpf_program__fd(f->skel->progs.xkv_xdp);
+	struct pkt_layout layout;
+	__u8 pkt[PKT_SIZE_MAX];
+	__u32 got;
+	int err;
+
+	err = fixture_config(f, &cfg);
+	if (err)
+		return err;
+	pkt_build(&row->pkt, pkt, &layout);
+	err = xdp_run(prog_fd, pkt, layout.len, REPEAT, &got, &row->ns[round]);
+	if (err)
+		return err;
+	if (got != row->verdict) {
+		fprintf(stderr, "bench-xdp: %s: verdict %u, expected %u\n", row->name, got,
+			row->verdict);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int main(void)
 {
 	const struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS};
+	struct bench_row rows[2 + XKV_POLICY_END * 4];
 	struct xdp_pass_bpf *baseline;
-	struct pkt_layout layout;
-	__u8 pkt[PKT_SIZE_MAX];
+	size_t nrows = rows_build(rows);
+	__u32 parse_ns;
 	struct fixture f;
 	int err, ret = 1;
 
@@ -76,23 +124,27 @@ int main(void)
 		fprintf(stderr, "bench-xdp: load the XDP_PASS program: %s\n", strerror(errno));
 		goto out_close_fixture;
 	}
-	printf("BPF_PROG_RUN, median of %d x %d packets\n", ROUNDS, REPEAT);
-	printf("%-34s %8s %9s %7s\n", "packet", "xkv ns", "pass ns", "ratio");
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		long xkv_ns, pass_ns;
-
-		pkt_build(&cases[i].pkt, pkt, &layout);
-		xkv_ns = median_ns(bpf_program__fd(f.skel->progs.xkv_xdp), pkt, layout.len,
-				   cases[i].verdict);
-		pass_ns = median_ns(bpf_program__fd(baseline->progs.xdp_pass), pkt, layout.len,
-				    XDP_PASS);
-		if (xkv_ns < 0 || pass_ns < 0) {
-			fprintf(stderr, "bench-xdp: %s: %s\n", cases[i].name,
-				strerror(-(xkv_ns < 0 ? xkv_ns : pass_ns)));
-			goto out_destroy_baseline;
+	for (int round = 0; round < ROUNDS; round++) {
+		fprintf(stderr, "\rbench-xdp: round %d of %d", round + 1, ROUNDS);
+		for (size_t i = 0; i < nrows; i++) {
+			err = run_row(&f, bpf_program__fd(baseline->progs.xdp_pass), &rows[i],
+				      round);
+			if (err) {
+				fprintf(stderr, "\nbench-xdp: %s: %s\n", rows[i].name,
+					strerror(-err));
+				goto out_destroy_baseline;
+			}
 		}
-		printf("%-34s %8ld %9ld %6.1fx\n", cases[i].name, xkv_ns, pass_ns,
-		       (double)xkv_ns / (pass_ns ? pass_ns : 1));
+	}
+	fprintf(stderr, "\n");
+	parse_ns = median(rows[PARSE_ONLY].ns);
+	printf("BPF_PROG_RUN, %d workers, median of %d interleaved rounds x %d packets\n",
+	       WORKERS, ROUNDS, REPEAT);
+	printf("%-38s %8s %9s\n", "packet", "ns", "x parse");
+	for (size_t i = 0; i < nrows; i++) {
+		__u32 ns = median(rows[i].ns);
+
+		printf("%-38s %8u %8.1fx\n", rows[i].name, ns, (double)ns / (parse_ns ? parse_ns : 1));
 	}
 	ret = 0;
 out_destroy_baseline:

@@ -4,7 +4,7 @@
 
 TRACE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/main.c,$(wildcard tools/trace/*.c))) \
 	      $(BUILD)/tools/bench/workload.o $(COMMON_OBJS) $(LIBXKV_NET)
-TRACE_LDLIBS := -lpcap -lm
+TRACE_LDLIBS := -lpcap -lm -lxxhash
 
 # keys and their popularity come from xkv-bench's workload
 $(BUILD)/tools/trace/%.o $(BUILD)/tests/replay/%.o: XKV_CFLAGS += -Itools/bench -Itools/trace

@@ -302,51 +302,6 @@ Test(proto, reason_and_status_names)
 	cr_assert_eq(xkv_status_from_errno(-EINVAL), XKV_S_BAD_REQUEST);
 }
 
-/*
- * Fixed vectors, computed independently (FNV-1a 64 then murmur3's fmix64). The XDP
- * program is held to the same numbers, so a change here is a wire-visible change.
- */
-Test(hash, known_vectors)
-{
-	char k250[250];
-
-	memset(k250, 'x', sizeof(k250));
-	cr_assert_eq(xkv_hash("a", 1), 0x82a2a958a9bece5bULL);
-	cr_assert_eq(xkv_hash("key:0000000000001", 17), 0x3eacaa41d6fc1a49ULL);
-	cr_assert_eq(xkv_hash(k250, 250), 0x2980b40d2a445d89ULL);
-	cr_assert_eq(xkv_partition(0x82a2a958a9bece5bULL), 130);
-}
-
-Test(hash, partitions_are_all_used_and_balanced)
-{
-	unsigned count[XKV_PARTITIONS] = {0};
-	const int keys = 256 * 400;
-	char k[32];
-
-	for (int i = 0; i < keys; i++) {
-		int n = snprintf(k, sizeof(k), "key:%d", i);
-
-		count[xkv_partition(xkv_hash(k, n))]++;
-	}
-	for (unsigned p = 0; p < XKV_PARTITIONS; p++)
-		cr_assert(count[p] > 300 && count[p] < 500, "partition %u has %u of 400 expected",
-			  p, count[p]);
-}
-
-Test(hash, size_classes)
-{
-	cr_assert_eq(xkv_size_class(0), 0);
-	cr_assert_eq(xkv_size_class(1), 1);
-	cr_assert_eq(xkv_size_class(2), 2);
-	cr_assert_eq(xkv_size_class(3), 2);
-	cr_assert_eq(xkv_size_class(4), 3);
-	for (uint32_t i = 1; i <= 20; i++) {
-		cr_assert_eq(xkv_size_class((1u << i) - 1), i, "2^%u - 1", i);
-		cr_assert_eq(xkv_size_class(1u << i), i + 1, "2^%u", i);
-	}
-	cr_assert_eq(xkv_size_class(XKV_VALUE_MAX), XKV_SIZE_CLASSES - 1);
-}
-
 /* The two examples in docs/PROTOCOL.md, byte for byte. */
 Test(proto, protocol_doc_examples)
 {

@@ -12,6 +12,7 @@
 static struct xkv_store *s;
 static uint8_t out[XKV_VALUE_MAX + 1];
 
+/* A store whose tables start at their full size: chains and the hand as the test lays them. */
 static void open_store(size_t limit, enum xkv_store_mode mode, uint32_t bucket_bits,
 		       uint32_t overflow)
 {
@@ -20,6 +21,7 @@ static void open_store(size_t limit, enum xkv_store_mode mode, uint32_t bucket_b
 		.mode = mode,
 		.bucket_bits = bucket_bits,
 		.overflow_buckets = overflow,
+		.start_bits = bucket_bits,
 	};
 
 	xkv_store_thread_online();
@@ -254,7 +256,8 @@ Test(store_modes, cache_mode_evicts_and_stays_in_budget)
 		present += get_h(key, hash_in_partition(9, i), &len) == 0;
 	}
 	cr_assert_eq((uint64_t)present, stats().items);
-	cr_assert(present > 40 && present < 50, "%d items of ~1 KiB in 50 KiB", present);
+	/* 1000-byte values with their keys and 8-byte headers: 50 fit, a few less as evicted */
+	cr_assert(present > 40 && present <= 50, "%d items of ~1 KiB in 50 KiB", present);
 	cr_assert_eq(stats().evictions, 500 - present);
 	cr_assert_eq(get_h("e499", hash_in_partition(9, 499), &len), 0, "the newest stays");
 	close_store();
@@ -354,6 +357,74 @@ Test(store_modes, cache_mode_full_chain_evicts_unread)
 	cr_assert_eq(get_h("c1", h, &len), -ENOENT, "first unread item evicted");
 	cr_assert_eq(stats().items, 7);
 	cr_assert_eq(stats().evictions, 1);
+	close_store();
+}
+
+/* Tables start small and double as items arrive: every key stays, memory follows. */
+Test(store_growth, tables_double_as_items_arrive)
+{
+	const struct xkv_store_config cfg = {
+		.memory_limit = 64 << 20, .mode = XKV_MODE_STORE, .bucket_bits = 10,
+		.overflow_buckets = 128,
+	};
+	struct xkv_store_stats before, after;
+	char key[16];
+	uint32_t len;
+
+	xkv_store_thread_online();
+	s = xkv_store_create(&cfg);
+	cr_assert_not_null(s);
+	xkv_store_get_stats(s, &before);
+	/* 256 tables of 16 heads and 16 spares, each with its header line */
+	cr_assert_eq(before.bucket_bytes, 256 * (33 * 64), "%lu", before.bucket_bytes);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "g%d", i);
+		cr_assert_eq(put(key, key, strlen(key)), 0, "%s", key);
+	}
+	for (int i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "g%d", i);
+		cr_assert_eq(get(key, &len), 0, "%s lost as the tables grew", key);
+		cr_assert_eq(memcmp(out, key, len), 0);
+	}
+	xkv_store_get_stats(s, &after);
+	/* ~390 items a partition: 128 heads at 5 each (640) suffice, 64 (320) do not */
+	cr_assert_geq(after.bucket_bytes, 256 * (128 + 16 + 1) * 64, "%lu", after.bucket_bytes);
+	cr_assert_leq(after.bucket_bytes, 256 * (256 + 32 + 1) * 64, "%lu", after.bucket_bytes);
+	close_store();
+}
+
+/*
+ * A table at its largest stays so: a full chain then gets -ENOMEM in store mode.
+ * Growth rehashes keys, so the keys here really share a chain at the largest size:
+ * partition 7, bucket 3 of 32.
+ */
+Test(store_growth, no_larger_than_configured)
+{
+	const struct xkv_store_config cfg = {
+		.memory_limit = 64 << 20, .mode = XKV_MODE_STORE, .bucket_bits = 5,
+		.overflow_buckets = 4,
+	};
+	struct xkv_store_stats st;
+	int stored = 0, err = 0;
+	char key[16];
+
+	xkv_store_thread_online();
+	s = xkv_store_create(&cfg);
+	cr_assert_not_null(s);
+	/* one chain: doubling cannot split it, and 7 + 4 spares x 7 = 35 slots is all */
+	for (uint32_t n = 0; stored < 100 && !err; n++) {
+		int len = snprintf(key, sizeof(key), "c%u", n);
+		uint64_t h = xkv_hash(key, (uint32_t)len);
+
+		if (xkv_partition(h) != 7 || (h & 31) != 3)
+			continue;
+		err = put(key, key, (uint32_t)len);
+		stored += !err;
+	}
+	cr_assert_eq(err, -ENOMEM);
+	cr_assert_eq(stored, 35);
+	xkv_store_get_stats(s, &st);
+	cr_assert_leq(st.bucket_bytes, 256 * (32 + 4 + 1) * 64, "%lu", st.bucket_bytes);
 	close_store();
 }
 

@@ -3,7 +3,9 @@
  * Invariant 2 under load: readers on many threads against one writer per
  * partition. Every value carries its key, its own length and a checksum, so a torn
  * or mixed read cannot pass unnoticed; freed memory read by a reader is caught by
- * AddressSanitizer in `make test-asan`.
+ * AddressSanitizer in `make test-asan`. The first STEADY keys are never deleted, so
+ * a reader that misses one has lost an item: the second test has the writers fill
+ * the store meanwhile, so that every partition's table doubles under the readers.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xkv/hash.h>
 #include "store/store.h"
@@ -21,6 +24,7 @@
 #define WRITES	      300000
 #define VALUE_MAX     6000
 #define QUIESCE_EVERY 64
+#define STEADY	      8 /* keys 0..STEADY-1: written before the readers start, never deleted */
 
 struct value_head {
 	uint32_t key;	/* index of the key the value belongs to */
@@ -34,7 +38,10 @@ static char keys[KEYS][16];
 static uint16_t key_lens[KEYS];
 static uint64_t hashes[KEYS];
 static atomic_bool writing;
-static atomic_ulong reads_during_writes, bad_reads;
+static atomic_ulong reads_during_writes, bad_reads, fillers;
+static bool fill; /* writers also add new keys, one every FILL_EVERY writes */
+
+#define FILL_EVERY 3
 
 static uint32_t value_check(const uint8_t *v, uint32_t len)
 {
@@ -79,9 +86,24 @@ static uint64_t xorshift(uint64_t *x)
 	return *x;
 }
 
+/* A key never written before, in a partition writer me owns. */
+static void fill_one(uint32_t me, uint32_t *next)
+{
+	char key[24];
+	uint64_t hash;
+	int len;
+
+	do {
+		len = snprintf(key, sizeof(key), "fill:%u", (*next)++);
+		hash = xkv_hash(key, (uint32_t)len);
+	} while (xkv_partition(hash) % WRITERS != me);
+	cr_assert_eq(xkv_store_put(s, key, (uint16_t)len, hash, key, (uint32_t)len), 0);
+	atomic_fetch_add(&fillers, 1);
+}
+
 static void *writer(void *arg)
 {
-	uint32_t me = (uint32_t)(uintptr_t)arg, seq = 0;
+	uint32_t me = (uint32_t)(uintptr_t)arg, seq = 0, next_filler = 0;
 	static _Thread_local uint8_t v[VALUE_MAX];
 	uint64_t rng = 88172645463325252ULL + me;
 
@@ -89,10 +111,12 @@ static void *writer(void *arg)
 	for (int n = 0; n < WRITES; n++) {
 		uint32_t k = xorshift(&rng) % KEYS;
 
+		if (fill && n % FILL_EVERY == 0)
+			fill_one(me, &next_filler);
 		/* invariant 1 is the caller's: this writer owns every partition p % WRITERS == me */
 		if (xkv_partition(hashes[k]) % WRITERS != me)
 			continue;
-		if (xorshift(&rng) % 16 == 0) {
+		if (k >= STEADY && xorshift(&rng) % 16 == 0) {
 			xkv_store_delete(s, keys[k], key_lens[k], hashes[k]);
 		} else {
 			uint32_t len = value_make(v, k, ++seq, &rng);
@@ -121,7 +145,7 @@ static void *reader(void *arg)
 			reads++;
 			if (!value_ok(v, len, k))
 				atomic_fetch_add(&bad_reads, 1);
-		} else if (err != -ENOENT) {
+		} else if (err != -ENOENT || k < STEADY) {
 			atomic_fetch_add(&bad_reads, 1);
 		}
 		if (n % QUIESCE_EVERY == 0)
@@ -132,24 +156,26 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-Test(store_concurrency, readers_never_see_torn_or_freed_values, .timeout = 120)
+/* Writers and readers at once on a store made from cfg; returns when all are done. */
+static void run(const struct xkv_store_config *cfg)
 {
-	struct xkv_store_config cfg = {
-		.memory_limit = 256 << 20,
-		.mode = XKV_MODE_STORE,
-		.bucket_bits = 2, /* few buckets: readers and writers meet in the same chains */
-		.overflow_buckets = 8,
-	};
 	pthread_t writers[WRITERS], readers[READERS];
 	uint64_t reclaimed_before = xkv_store_reclaimed();
+	uint8_t v[VALUE_MAX];
+	uint64_t rng = 1;
 
 	for (int k = 0; k < KEYS; k++) {
 		key_lens[k] = (uint16_t)snprintf(keys[k], sizeof(keys[k]), "ck:%d", k);
 		hashes[k] = xkv_hash(keys[k], key_lens[k]);
 	}
 	xkv_store_thread_online();
-	s = xkv_store_create(&cfg);
+	s = xkv_store_create(cfg);
 	cr_assert_not_null(s);
+	for (uint32_t k = 0; k < STEADY; k++) {
+		uint32_t len = value_make(v, k, 0, &rng);
+
+		cr_assert_eq(xkv_store_put(s, keys[k], key_lens[k], hashes[k], v, len), 0);
+	}
 
 	/* main holds nothing while it waits: without this no grace period ends, nothing is freed */
 	xkv_store_thread_sleep();
@@ -165,7 +191,7 @@ Test(store_concurrency, readers_never_see_torn_or_freed_values, .timeout = 120)
 		pthread_join(readers[i], NULL);
 	xkv_store_thread_wake();
 
-	cr_assert_eq(atomic_load(&bad_reads), 0, "%lu torn, mixed or failed reads",
+	cr_assert_eq(atomic_load(&bad_reads), 0, "%lu torn, mixed, lost or failed reads",
 		     atomic_load(&bad_reads));
 	/* ASan only proves invariant 2 if items really were freed under the readers */
 	cr_assert_gt(xkv_store_reclaimed() - reclaimed_before, 10000,
@@ -174,6 +200,103 @@ Test(store_concurrency, readers_never_see_torn_or_freed_values, .timeout = 120)
 	cr_assert_gt(atomic_load(&reads_during_writes), 10000,
 		     "readers found only %lu values while writers ran",
 		     atomic_load(&reads_during_writes));
+}
+
+Test(store_concurrency, readers_never_see_torn_or_freed_values, .timeout = 120)
+{
+	const struct xkv_store_config cfg = {
+		.memory_limit = 256 << 20,
+		.mode = XKV_MODE_STORE,
+		.bucket_bits = 2, /* few buckets: readers and writers meet in the same chains */
+		.overflow_buckets = 8,
+	};
+
+	run(&cfg);
+	xkv_store_destroy(s);
+	xkv_store_thread_offline();
+}
+
+/* The same while every partition's table doubles, again and again, under the readers. */
+Test(store_concurrency, readers_never_miss_an_item_while_tables_grow, .timeout = 120)
+{
+	const struct xkv_store_config cfg = {
+		.memory_limit = 256 << 20,
+		.mode = XKV_MODE_STORE,
+		.bucket_bits = 10, /* tables start at 16 heads and grow to 64 or more */
+		.overflow_buckets = 128,
+	};
+	struct xkv_store_stats st;
+
+	fill = true;
+	run(&cfg);
+	xkv_store_get_stats(s, &st);
+	/* 256 tables of 16 heads and 16 spares are 0.5 MiB: 64 heads and more are over 1.5 */
+	cr_assert_gt(st.bucket_bytes, 3u << 19, "the tables grew: %lu bytes", st.bucket_bytes);
+	cr_assert(st.items >= atomic_load(&fillers) + STEADY &&
+		  st.items <= atomic_load(&fillers) + KEYS,
+		  "%lu items: every filler stored, and some of the %d keys", st.items, KEYS);
+	xkv_store_destroy(s);
+	xkv_store_thread_offline();
+}
+
+static atomic_bool grown;
+
+/* The 81st key of partition 0 makes its 16-head table double: it holds 5 items a head. */
+static void *grow_partition_zero(void *arg)
+{
+	const char *key = arg;
+
+	xkv_store_thread_online();
+	cr_assert_eq(xkv_store_put(s, key, (uint16_t)strlen(key), xkv_hash(key, strlen(key)), "v",
+				   1),
+		     0);
+	atomic_store(&grown, true);
+	xkv_store_thread_offline();
+	return NULL;
+}
+
+/*
+ * A writer that doubles a table goes on only once every reader of the old table has
+ * passed a quiescent state: until then it may neither rewrite an item in place (the
+ * old table's readers watch other versions) nor free the table. This thread plays a
+ * reader that still holds the old table.
+ */
+Test(store_concurrency, growth_waits_for_readers_of_the_old_table, .timeout = 30)
+{
+	const struct xkv_store_config cfg = {
+		.memory_limit = 64 << 20, .mode = XKV_MODE_STORE, .bucket_bits = 6,
+		.overflow_buckets = 16,
+	};
+	static char keys0[81][16];
+	struct xkv_store_stats before, after;
+	pthread_t writer_thread;
+	int n = 0;
+
+	for (uint32_t i = 0; n < 81; i++) {
+		int len = snprintf(keys0[n], sizeof(keys0[n]), "z%u", i);
+
+		n += xkv_partition(xkv_hash(keys0[n], (uint32_t)len)) == 0;
+	}
+	xkv_store_thread_online();
+	s = xkv_store_create(&cfg);
+	cr_assert_not_null(s);
+	for (int i = 0; i < 80; i++)
+		cr_assert_eq(xkv_store_put(s, keys0[i], (uint16_t)strlen(keys0[i]),
+					   xkv_hash(keys0[i], strlen(keys0[i])), "v", 1),
+			     0);
+	xkv_store_get_stats(s, &before);
+
+	/* online and not quiescent since the stats read: we may hold the old table */
+	pthread_create(&writer_thread, NULL, grow_partition_zero, keys0[80]);
+	usleep(300000);
+	cr_assert_not(atomic_load(&grown), "the writer went on while a reader held the old table");
+	xkv_store_quiescent();
+	xkv_store_thread_sleep();
+	pthread_join(writer_thread, NULL);
+	xkv_store_thread_wake();
+	cr_assert(atomic_load(&grown));
+	xkv_store_get_stats(s, &after);
+	cr_assert_gt(after.bucket_bytes, before.bucket_bytes, "partition 0's table doubled");
 	xkv_store_destroy(s);
 	xkv_store_thread_offline();
 }

@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
-#include <xkv/hash.h>
 
 #include "check.h"
 #include "model.h"
@@ -110,15 +110,6 @@ void trace_peer_str(const struct xkv_peer *peer, char *buf, size_t len)
 	}
 }
 
-static uint64_t digest(const uint8_t *p, uint32_t len)
-{
-	uint64_t h = XKV_FNV_OFFSET;
-
-	for (uint32_t i = 0; i < len; i++)
-		h = xkv_hash_byte(h, p[i]);
-	return xkv_hash_finish(h);
-}
-
 static const char *op_name(uint8_t op)
 {
 	static const char *const names[] = {"?", "GET", "PUT", "DELETE"};
@@ -211,7 +202,7 @@ static int expect_add(struct trace_check *c, const struct xkv_peer *client, uint
 	memcpy(e->key, req->key, e->key_len < KEY_SHOWN ? e->key_len : KEY_SHOWN);
 	if (value) {
 		e->value_len = value->len;
-		e->digest = digest(value->bytes, value->len);
+		e->digest = XXH3_64bits(value->bytes, value->len);
 	}
 	*slot = e;
 	c->order[c->nexpects++] = e;
@@ -274,7 +265,7 @@ static void judge(struct trace_check *c, struct expect *e, const struct xkv_msg 
 			reply->value_len);
 		return;
 	}
-	if (digest(reply->frag, reply->value_len) != e->digest) {
+	if (XXH3_64bits(reply->frag, reply->value_len) != e->digest) {
 		problem(c, TRACE_P_WRONG_VALUE, "%s: the %u bytes differ from the last PUT's", what,
 			e->value_len);
 		return;

@@ -4,10 +4,9 @@
 
 #include "store/store_internal.h"
 
-static struct xkv_bucket *chain_head(struct xkv_store *s, struct xkv_bucket *buckets,
-				     uint32_t index)
+static struct xkv_bucket *chain_head(struct xkv_table *t, uint32_t index)
 {
-	return index <= s->bucket_mask ? &buckets[index] : &buckets[buckets[index].head];
+	return index <= t->mask ? &t->buckets[index] : &t->buckets[t->buckets[index].head];
 }
 
 /* One referenced bit per item: the hand clears it on its first pass and evicts on the next. */
@@ -22,22 +21,22 @@ static bool clock_spares(struct xkv_item *item)
 int clock_evict(struct xkv_store *s, uint32_t partition)
 {
 	struct xkv_partition *p = &s->part[partition];
-	struct xkv_bucket *buckets = s->buckets[partition];
-	uint32_t total = s->nbuckets * XKV_BUCKET_SLOTS;
+	struct xkv_table *t = partition_table(p);
+	uint32_t total = t->nbuckets * XKV_BUCKET_SLOTS;
 
 	/* two sweeps: the first may only clear referenced bits */
 	for (uint32_t step = 0; step < 2 * total; step++) {
-		uint32_t hand = p->clock_hand;
-		struct xkv_bucket *b = &buckets[hand / XKV_BUCKET_SLOTS];
+		uint32_t hand = t->clock_hand;
+		struct xkv_bucket *b = &t->buckets[hand / XKV_BUCKET_SLOTS];
 		_Atomic uint64_t *slot = &b->slot[hand % XKV_BUCKET_SLOTS];
 		uint64_t entry = atomic_load_explicit(slot, memory_order_relaxed);
 		struct xkv_bucket *head;
 
-		p->clock_hand = hand + 1 == total ? 0 : hand + 1;
+		t->clock_hand = hand + 1 == total ? 0 : hand + 1;
 		if (!entry || clock_spares(slot_item(entry)))
 			continue;
 
-		head = chain_head(s, buckets, hand / XKV_BUCKET_SLOTS);
+		head = chain_head(t, hand / XKV_BUCKET_SLOTS);
 		bucket_write_begin(head);
 		atomic_store_explicit(slot, 0, memory_order_relaxed);
 		bucket_write_end(head);

@@ -19,7 +19,9 @@ size_t item_bytes(uint16_t key_len, uint32_t capacity)
 /* Rewriting in place saves an allocation, unless it would strand much of the old space. */
 bool item_fits(const struct xkv_item *item, uint32_t value_len)
 {
-	return value_len <= item->capacity && item->capacity <= 8 + value_len + value_len / 4;
+	uint32_t capacity = item_capacity(item);
+
+	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4;
 }
 
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
@@ -36,9 +38,10 @@ struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 		errno = ENOMEM;
 		return NULL;
 	}
-	item->capacity = capacity;
-	atomic_init(&item->value_len, value_len);
-	item->key_len = key_len;
+	item_set_lengths(item, key_len, value_len);
+	item->capacity[0] = (uint8_t)capacity;
+	item->capacity[1] = (uint8_t)(capacity >> 8);
+	item->capacity[2] = (uint8_t)(capacity >> 16);
 	atomic_init(&item->referenced, 0);
 	memcpy(item->data, key, key_len);
 	if (value_len)
@@ -51,12 +54,38 @@ void item_free(struct xkv_item *item)
 	free(item);
 }
 
-static _Atomic uint64_t reclaimed; /* written by liburcu's call_rcu thread only */
+#define XKV_RETIRE_BATCH 64
 
-static void item_free_rcu(struct rcu_head *head)
+/*
+ * Items a thread has unlinked, freed together after one grace period: one rcu_head
+ * for many items, so that items need none. A thread holds at most one batch; it
+ * goes to liburcu when full, and before the thread blocks or leaves.
+ */
+struct retire_batch {
+	struct rcu_head rcu;
+	uint32_t n;
+	struct xkv_item *items[XKV_RETIRE_BATCH];
+};
+
+static _Thread_local struct retire_batch *retiring;
+static _Atomic uint64_t reclaimed; /* items freed so far */
+
+static void batch_free_rcu(struct rcu_head *head)
 {
-	item_free(caa_container_of(head, struct xkv_item, rcu));
-	atomic_fetch_add_explicit(&reclaimed, 1, memory_order_relaxed);
+	struct retire_batch *b = caa_container_of(head, struct retire_batch, rcu);
+
+	for (uint32_t i = 0; i < b->n; i++)
+		item_free(b->items[i]);
+	atomic_fetch_add_explicit(&reclaimed, b->n, memory_order_relaxed);
+	free(b);
+}
+
+void retire_flush(void)
+{
+	if (!retiring)
+		return;
+	urcu_qsbr_call_rcu(&retiring->rcu, batch_free_rcu);
+	retiring = NULL;
 }
 
 uint64_t xkv_store_reclaimed(void)
@@ -113,7 +142,19 @@ void memory_release(struct xkv_store *s, size_t bytes)
 /* The item is already unlinked; readers that found it before keep it until they pass a quiescent state. */
 void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 {
-	memory_release(s, item_bytes(item->key_len, item->capacity));
+	memory_release(s, item_bytes(item_key_len(item), item_capacity(item)));
 	counter_add(&s->part[partition].items, -1);
-	urcu_qsbr_call_rcu(&item->rcu, item_free_rcu);
+	if (!retiring) {
+		retiring = malloc(sizeof(*retiring));
+		if (!retiring) { /* no batch to wait in: wait here */
+			urcu_qsbr_synchronize_rcu();
+			item_free(item);
+			atomic_fetch_add_explicit(&reclaimed, 1, memory_order_relaxed);
+			return;
+		}
+		retiring->n = 0;
+	}
+	retiring->items[retiring->n++] = item;
+	if (retiring->n == XKV_RETIRE_BATCH)
+		retire_flush();
 }

@@ -9,6 +9,8 @@
  *  - Any thread may call get at any time. Readers never block and never see a torn
  *    value: each bucket has a version that writers make odd while they change it,
  *    and readers retry when it moved.
+ *  - Tables grow the same way: a writer publishes a larger copy of its partition's
+ *    table, readers of the old one finish undisturbed, and it is freed after them.
  *  - Item memory is reclaimed with quiescent-state-based RCU (liburcu QSBR): every
  *    thread that calls into the store must be online (xkv_store_thread_online) and
  *    must announce a quiescent state (xkv_store_quiescent) between requests, and go
@@ -28,8 +30,9 @@ enum xkv_store_mode {
 struct xkv_store_config {
 	size_t memory_limit;	   /* item bytes (header + key + value capacity) */
 	enum xkv_store_mode mode;
-	uint32_t bucket_bits;	   /* log2 of head buckets per partition */
-	uint32_t overflow_buckets; /* spare buckets per partition for chains */
+	uint32_t bucket_bits;	   /* log2 of the head buckets a partition's table grows to */
+	uint32_t overflow_buckets; /* spare buckets for chains in a table that large */
+	uint32_t start_bits;	   /* log2 of the head buckets a table starts with; 0: 4 */
 };
 
 struct xkv_store_stats {
@@ -38,6 +41,7 @@ struct xkv_store_stats {
 	uint64_t bytes_limit;
 	uint64_t evictions;
 	uint64_t overflow_used;	   /* spare buckets linked into chains */
+	uint64_t bucket_bytes;	   /* the partitions' tables, as large as they have grown */
 };
 
 struct xkv_store;
@@ -69,6 +73,12 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
  * A write to a partition with nothing left to evict borrows up to 1/8 of the
  * limit; while the store is over its limit, every write evicts items of its own
  * partition to pay it back. Only a write that fits neither gets -ENOMEM.
+ *
+ * A new key may first double the partition's table (once it holds 5 items per head
+ * bucket, or its chain is full), up to 2^bucket_bits heads: the table is rehashed
+ * by each item's key (hash must be xkv_hash of it), published, and then the call
+ * waits one grace period for readers of the old table. Every other thread must
+ * keep announcing quiescent states (or be offline), as the contract says.
  */
 int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  const void *value, uint32_t value_len);

@@ -16,14 +16,20 @@
 #define XKV_BUCKET_SLOTS 7
 #define XKV_SLOT_PTR_MASK ((1ULL << 48) - 1)
 
+/*
+ * 8 bytes before the key: with a 16-byte key and a 64-byte value an item is 88
+ * bytes, which malloc serves from a 96-byte chunk. Items carry no rcu_head: they
+ * are freed in batches (item_retire).
+ */
 struct xkv_item {
-	struct rcu_head rcu;		/* deferred free after a grace period */
-	uint32_t capacity;		/* value bytes allocated */
-	_Atomic uint32_t value_len;	/* rewritten in place under the bucket version */
-	uint16_t key_len;
-	_Atomic uint8_t referenced;	/* CLOCK bit: set by readers, cleared by the hand */
+	_Atomic uint32_t lengths;   /* key_len << 24 | value_len; rewritten in place */
+	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
+	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
 	uint8_t data[] __attribute__((aligned(8))); /* key, then value */
 };
+
+_Static_assert(sizeof(struct xkv_item) == 8, "the item header packs into 8 bytes");
+_Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX + 8 < (1u << 24), "lengths fit their bits");
 
 /* One cache line: the chain's version, its link and seven tagged item addresses. */
 struct xkv_bucket {
@@ -36,18 +42,32 @@ struct xkv_bucket {
 };
 _Static_assert(sizeof(struct xkv_bucket) == XKV_CACHE_LINE, "a bucket is one cache line");
 
+/*
+ * One partition's buckets: 2^bits heads, then spares that chains borrow. It starts
+ * small and its writer replaces it with one twice as large as items arrive
+ * (table_grow), so resident memory follows the items, not the limit. A mapping's
+ * pages stay zero pages until written, and zero is an empty bucket.
+ */
+struct xkv_table {
+	uint32_t bits;		/* log2 of the heads */
+	uint32_t mask;		/* heads - 1 */
+	uint32_t nbuckets;	/* heads + spares */
+	uint32_t overflow_next; /* next spare to hand out: the writer's */
+	uint32_t clock_hand;	/* flat slot index of the CLOCK hand: the writer's */
+	size_t bytes;		/* of the mapping, this header included */
+	alignas(XKV_CACHE_LINE) struct xkv_bucket buckets[];
+};
+
 /* State only a partition's writer changes; one line each so writers never share. */
 struct xkv_partition {
-	alignas(XKV_CACHE_LINE) uint32_t overflow_next; /* next spare bucket to hand out */
-	uint32_t clock_hand;				 /* flat slot index of the CLOCK hand */
-	_Atomic uint64_t items;				 /* read by stats */
+	alignas(XKV_CACHE_LINE) _Atomic(struct xkv_table *) table; /* readers load it */
+	_Atomic uint64_t items;					     /* read by stats */
 	_Atomic uint64_t evictions;
 };
 
 struct xkv_store {
-	struct xkv_bucket *buckets[XKV_PARTITIONS]; /* per partition: heads, then spares */
-	uint32_t bucket_mask;			    /* heads per partition - 1 */
-	uint32_t nbuckets;			    /* heads + spares per partition */
+	uint32_t max_bits;	/* the largest a table grows: log2 of its heads */
+	uint32_t max_spares;	/* spares of a table of max_bits; smaller ones get fewer */
 	enum xkv_store_mode mode;
 	size_t limit;
 	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
@@ -69,6 +89,28 @@ static inline uint16_t slot_tag(uint64_t slot)
 	return (uint16_t)(slot >> 48);
 }
 
+static inline uint16_t item_key_len(const struct xkv_item *item)
+{
+	return atomic_load_explicit(&item->lengths, memory_order_relaxed) >> 24;
+}
+
+/* A reader's copy of the value can still be torn by an in-place rewrite: the version says. */
+static inline uint32_t item_value_len(const struct xkv_item *item)
+{
+	return atomic_load_explicit(&item->lengths, memory_order_relaxed) & 0xffffff;
+}
+
+static inline void item_set_lengths(struct xkv_item *item, uint16_t key_len, uint32_t value_len)
+{
+	atomic_store_explicit(&item->lengths, (uint32_t)key_len << 24 | value_len,
+			      memory_order_relaxed);
+}
+
+static inline uint32_t item_capacity(const struct xkv_item *item)
+{
+	return item->capacity[0] | item->capacity[1] << 8 | (uint32_t)item->capacity[2] << 16;
+}
+
 static inline const uint8_t *item_key(const struct xkv_item *item)
 {
 	return item->data;
@@ -76,7 +118,7 @@ static inline const uint8_t *item_key(const struct xkv_item *item)
 
 static inline uint8_t *item_value(struct xkv_item *item)
 {
-	return item->data + item->key_len;
+	return item->data + item_key_len(item);
 }
 
 static inline void counter_add(_Atomic uint64_t *c, int64_t delta)
@@ -114,9 +156,27 @@ int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes);
 void memory_repay(struct xkv_store *s, uint32_t partition); /* evicts while over the limit */
 void memory_release(struct xkv_store *s, size_t bytes);
 void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item);
+/* Hands this thread's retired items to a grace period now, however few. */
+void retire_flush(void);
 
 /* evict.c: CLOCK over one partition */
 int clock_evict(struct xkv_store *s, uint32_t partition);
 _Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head);
+
+/* The partition's table, as its writer sees it (it alone replaces it). */
+static inline struct xkv_table *partition_table(struct xkv_partition *p)
+{
+	return atomic_load_explicit(&p->table, memory_order_relaxed);
+}
+
+/* An empty slot in the chain from head, linking a spare when every slot is taken; or NULL. */
+_Atomic uint64_t *chain_free_slot(struct xkv_table *t, struct xkv_bucket *head);
+
+/* grow.c: tables of 2^bits heads; whether one is due to double; doubling it. */
+struct xkv_table *table_new(const struct xkv_store *s, uint32_t bits);
+void table_free(struct xkv_table *t);
+bool table_due(const struct xkv_store *s, struct xkv_partition *p, const struct xkv_table *t);
+/* 0, or -ENOSPC (at its largest, or a chain would not fit) or -ENOMEM: the old table stays. */
+int table_grow(struct xkv_store *s, struct xkv_partition *p);
 
 #endif /* XKV_STORE_INTERNAL_H */
