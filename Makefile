@@ -85,6 +85,8 @@ asan-suites: $(ASAN_TESTS)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	$(Q)echo "== memory beside memcached: 1 M items (tools/bench/memory.sh)"
+	$(Q)tools/bench/memory.sh $(BUILD)
 	$(Q)echo "== every server, both clients, one generator (tools/bench/bench-all.sh)"
 	$(Q)tools/bench/bench-all.sh $(BUILD)
 

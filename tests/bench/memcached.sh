@@ -13,12 +13,12 @@ build=$(cd "${1:?usage: memcached.sh BUILD_DIR}" && pwd)
 need_commands memcached
 bench=$build/xkv-bench
 out=$(mktemp -d /tmp/xkv-bench-memcached.XXXXXX)
-mc_pid=
+memcached_pid=
 
 cleanup() {
-	if [ -n "$mc_pid" ]; then
-		kill "$mc_pid" 2>/dev/null || true
-		wait "$mc_pid" 2>/dev/null || true
+	if [ -n "$memcached_pid" ]; then
+		kill "$memcached_pid" 2>/dev/null || true
+		wait "$memcached_pid" 2>/dev/null || true
 	fi
 	rm -rf "$out"
 }
@@ -34,50 +34,7 @@ fail() {
 
 memcached=$(command -v memcached)
 [ -x "$bench" ] || fail "no $bench"
-
-# Whether UDP port $1 on loopback is free now.
-port_free() {
-	python3 -c 'import socket, sys
-socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(("127.0.0.1", int(sys.argv[1])))' \
-		"$1" 2>/dev/null
-}
-
-# Whether memcached answers an ASCII "version" in a one-datagram UDP frame on port $1.
-answers() {
-	python3 - "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.1)
-s.sendto(b"\0\1\0\0\0\1\0\0version\r\n", ("127.0.0.1", int(sys.argv[1])))
-try:
-    sys.exit(0 if s.recv(1500)[8:].startswith(b"VERSION ") else 1)
-except OSError:
-    sys.exit(1)
-PY
-}
-
-# Starts memcached on loopback UDP (no TCP) on a free port: sets port and mc_pid.
-start_memcached() {
-	local attempt
-	for attempt in 0 1 2 3 4; do
-		port=$((20000 + ($$ + attempt * 3331) % 10000))
-		port_free "$port" || continue
-		# -u: memcached refuses to run as root without it (and ignores it otherwise)
-		"$memcached" -u root -U "$port" -p 0 -l 127.0.0.1 -t 1 >"$out/memcached.log" 2>&1 &
-		mc_pid=$!
-		for _ in $(seq 50); do
-			kill -0 "$mc_pid" 2>/dev/null || break
-			# still alive once answered: the answer was ours, not a squatter's
-			answers "$port" && kill -0 "$mc_pid" 2>/dev/null && return 0
-			sleep 0.1
-		done
-		kill "$mc_pid" 2>/dev/null || true
-		wait "$mc_pid" 2>/dev/null || true
-		mc_pid=
-		fail "memcached did not start on UDP port $port: $(cat "$out/memcached.log")"
-	done
-	fail "no free UDP port for memcached (tried 5)"
-}
+. "$(dirname "$0")/../../tools/bench/memcached-lib.sh"
 
 # One closed-loop run; its JSON object must pass the python checks in $2.
 check_run() {
@@ -102,8 +59,9 @@ print(f"{r['label']}: {r['all']['ops_per_s']:.0f} ops/s, get ok {ok['get']} "
 PY
 }
 
-start_memcached
-echo "memcached $("$memcached" -V | cut -d' ' -f2) on 127.0.0.1:$port (UDP), pid $mc_pid"
+memcached_start "$out" || fail "memcached did not start"
+port=$memcached_port
+echo "memcached $("$memcached" -V | cut -d' ' -f2) on 127.0.0.1:$port (UDP), pid $memcached_pid"
 
 for proto in memcached memcached-binary; do
 	# every key loaded: each GET is a hit with the right value, each PUT stored
@@ -131,4 +89,4 @@ assert ok["get"] > 0 and get["misses"] == 0, "no whole answers"
 	[ "$status" -eq 2 ] && grep -q "more than one datagram" "$out/over.err" ||
 		fail "$proto: a $((largest + 1))-byte value: exit $status, $(cat "$out/over.err")"
 done
-kill -0 "$mc_pid" 2>/dev/null || fail "memcached died: $(cat "$out/memcached.log")"
+kill -0 "$memcached_pid" 2>/dev/null || fail "memcached died: $(cat "$out/memcached.log")"

@@ -62,7 +62,7 @@ static const struct xkv_opt options[] = {
 			   "kernel UDP sockets, or AF_XDP sockets on --iface (udp)"},
 	[OPT_IFACE] = {"iface", 0, "IF", "xdp: the client interface (an XDP program is attached)"},
 	[OPT_QUEUE] = {"queue", 0, "Q", "xdp: the rx queue the sockets bind to (0)"},
-	[OPT_THREADS] = {"threads", 't', "N", "threads, one socket each (1; xdp: at most 4)"},
+	[OPT_THREADS] = {"threads", 't', "N", "threads, one socket each (1; xdp: at most 16)"},
 	[OPT_DEPTH] = {"depth", 'd', "D",
 		       "closed loop: requests outstanding per thread (16); open loop: the most "
 		       "outstanding per thread (1024)"},
