@@ -83,6 +83,12 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  const void *value, uint32_t value_len);
 
+/*
+ * Starts loading the head bucket of hash's chain into the cache, for a caller that
+ * knows a batch's keys before it serves them (MICA's prefetch). Never faults.
+ */
+void xkv_store_prefetch(struct xkv_store *s, uint64_t hash);
+
 /* Returns 0 or -ENOENT. */
 int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash);
 

@@ -72,6 +72,14 @@ void xkv_store_destroy(struct xkv_store *s)
 	free(s);
 }
 
+void xkv_store_prefetch(struct xkv_store *s, uint64_t hash)
+{
+	struct xkv_table *t = atomic_load_explicit(&s->part[xkv_partition(hash)].table,
+						   memory_order_acquire);
+
+	__builtin_prefetch(&t->buckets[hash & t->mask]);
+}
+
 static bool item_has_key(const struct xkv_item *item, const void *key, uint16_t key_len)
 {
 	return item_key_len(item) == key_len && memcmp(item_key(item), key, key_len) == 0;
