@@ -320,10 +320,10 @@ static void stash(void *ctx, const struct xkv_peer *peer, const void *data, size
  */
 static void collect(struct afxdp_transport *t)
 {
+	const struct xkv_rx rx = {.datagram = stash, .ctx = t};
 	struct xkv_xsk *s = &t->sock;
 
-	while (STASH - (t->tail - t->out) >= XKV_XSK_BATCH &&
-	       xkv_xsk_poll(s, stash, t) == XKV_XSK_BATCH)
+	while (STASH - (t->tail - t->out) >= XKV_XSK_BATCH && xkv_xsk_poll(s, &rx) == XKV_XSK_BATCH)
 		;
 	if (xsk_prod_nb_free(&s->txr, XKV_XSK_RING) < XKV_XSK_RING) {
 		s->kicks++;

@@ -51,11 +51,36 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	out->reassembly_timeouts = rs.timeouts;
 }
 
-static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
-			    const struct xkv_msg *m)
+void xkv_worker_look_ahead(void *ctx, const void *data, size_t len)
 {
-	uint64_t hash = xkv_hash(m->key, m->key_len);
+	struct xkv_worker *w = ctx;
+	uint64_t hash;
+	struct xkv_msg m;
 
+	/* the first look after a datagram was served starts a batch: its frames are new */
+	if (w->serving) {
+		w->nahead = w->next_ahead = 0;
+		w->serving = false;
+	}
+	if (w->nahead == XKV_WORKER_AHEAD || xkv_decode(data, len, &m) != XKV_R_OK)
+		return;
+	hash = xkv_hash(m.key, m.key_len);
+	if (!w->exec.echo)
+		xkv_store_prefetch(w->exec.store, hash);
+	w->ahead[w->nahead++] = (struct xkv_ahead){data, hash};
+}
+
+/* The hash look-ahead kept for this datagram, or one computed now. */
+static uint64_t key_hash(struct xkv_worker *w, const void *data, const struct xkv_msg *m)
+{
+	if (w->next_ahead < w->nahead && w->ahead[w->next_ahead].data == data)
+		return w->ahead[w->next_ahead++].hash;
+	return xkv_hash(m->key, m->key_len);
+}
+
+static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
+			    const struct xkv_msg *m, uint64_t hash)
+{
 	/*
 	 * Invariant 1 (docs/DESIGN.md): steering brings a partition's writes to its owner only;
 	 * should one arrive elsewhere (a policy bug, a worker count changed under the
@@ -69,13 +94,15 @@ static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 	xkv_execute(&w->exec, peer, m, hash);
 }
 
-static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m)
+/* A piece of a PUT; the whole value, once complete, has the same key and so the same hash. */
+static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+		      uint64_t hash)
 {
 	struct xkv_reasm_msg *whole;
 	int ret = xkv_reasm_add(w->reasm, peer, m, w->now_ns, &whole);
 
 	if (ret == XKV_REASM_COMPLETE) {
-		execute_request(w, &whole->peer, &whole->head);
+		execute_request(w, &whole->peer, &whole->head, hash);
 		xkv_reasm_release(w->reasm, whole);
 		return;
 	}
@@ -91,8 +118,10 @@ void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *dat
 	struct xkv_worker *w = ctx;
 	enum xkv_reason reason;
 	struct xkv_msg m;
+	uint64_t hash;
 
 	w->exec.stats.datagrams++;
+	w->serving = true;
 	if (w->depth)
 		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 	reason = xkv_decode(data, len, &m);
@@ -100,13 +129,14 @@ void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *dat
 		w->exec.stats.dropped[reason]++;
 		return;
 	}
+	hash = key_hash(w, data, &m); /* every datagram look-ahead kept is taken, in order */
 	if (m.op & XKV_OP_REPLY) {
 		w->exec.stats.replies_to_server++;
 		return;
 	}
 	if (m.op == XKV_OP_PUT && m.frag_len != m.value_len) {
-		put_piece(w, peer, &m);
+		put_piece(w, peer, &m, hash);
 		return;
 	}
-	execute_request(w, peer, &m);
+	execute_request(w, peer, &m, hash);
 }

@@ -12,9 +12,20 @@
 #include "proto/reassembly.h"
 #include "engine/execute.h"
 
+#define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
+
+/* A request seen by look-ahead: its payload, and its key's hash for when it is served. */
+struct xkv_ahead {
+	const void *data;
+	uint64_t hash;
+};
+
 struct xkv_worker {
 	struct xkv_exec exec; /* and its counters, which are the worker's */
 	struct xkv_reasm *reasm;
+	struct xkv_ahead ahead[XKV_WORKER_AHEAD]; /* this batch's, in arrival order */
+	uint32_t nahead, next_ahead;		  /* kept; the next one to be served */
+	bool serving; /* a datagram was handled since the last look-ahead */
 	uint64_t now_ns;	/* the time of the batch being handled */
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
@@ -42,9 +53,23 @@ static inline uint64_t xkv_now_ns(void)
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);
 
 /*
- * One datagram from peer (an xkv_datagram_fn with w as its context). Steering
+ * Look-ahead over a batch (struct xkv_rx's, with w as its context): hashes each
+ * request's key, starts loading its bucket (MICA's prefetch), keeps the hash.
+ */
+void xkv_worker_look_ahead(void *w, const void *data, size_t len);
+
+/*
+ * One datagram from peer (struct xkv_rx's, with w as its context). Steering
  * counted it in *depth; this takes it off.
  */
 void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
+
+/* How a transport hands its batches to worker w. */
+static inline struct xkv_rx xkv_worker_rx(struct xkv_worker *w)
+{
+	return (struct xkv_rx){.look_ahead = xkv_worker_look_ahead,
+			       .datagram = xkv_worker_datagram,
+			       .ctx = w};
+}
 
 #endif /* XKV_WORKER_H */

@@ -185,11 +185,19 @@ void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counter
 	c->uring_tx_errors += u->tx_errors;
 }
 
-unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx)
+unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 
+	if (rx->look_ahead) {
+		io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
+			uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
+
+			if (cqe->res >= 0 && cqe->res <= XKV_URING_RX_BUF)
+				rx->look_ahead(rx->ctx, u->rx[i].iov.iov_base, (size_t)cqe->res);
+		}
+	}
 	io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
 		uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
 		struct xkv_uring_slot *s = &u->rx[i];
@@ -199,7 +207,7 @@ unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx)
 			u->rx_truncated++;
 		} else if (cqe->res >= 0) {
 			peer_from(&peer, &s->addr);
-			fn(ctx, &peer, s->iov.iov_base, (size_t)cqe->res);
+			rx->datagram(rx->ctx, &peer, s->iov.iov_base, (size_t)cqe->res);
 		}
 		rx_post(u, i);
 		n++;

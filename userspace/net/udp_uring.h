@@ -60,7 +60,10 @@ int xkv_uring_wait(struct xkv_uring *u, int timeout_ms);
 /* Adds the socket's counters to c. */
 void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c);
 
-/* Hands each received request to fn, sends the replies fn queued; returns how many. */
-unsigned xkv_uring_drain(struct xkv_uring *u, xkv_datagram_fn fn, void *ctx);
+/*
+ * Hands each received request to rx (all to look_ahead first, if it has one), sends
+ * the replies it queued; returns how many.
+ */
+unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx);
 
 #endif /* XKV_UDP_URING_H */

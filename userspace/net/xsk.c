@@ -227,10 +227,26 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 		tx_flush(s);
 }
 
-unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx)
+/* The UDP payload of each frame of the batch to look_ahead; the route is parsed again after. */
+static void look_ahead(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
+		const uint8_t *frame = s->q->area + desc->addr;
+		struct xkv_route route;
+		uint32_t off, len;
+
+		if (xkv_frame_parse(frame, desc->len, &route, &off, &len) == 0)
+			rx->look_ahead(rx->ctx, frame + off, len);
+	}
+}
+
+unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 {
 	uint32_t idx, n = xsk_ring_cons__peek(&s->rx, XKV_XSK_BATCH, &idx);
 
+	if (n && rx->look_ahead)
+		look_ahead(s, rx, idx, n);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 		uint8_t *frame = s->q->area + desc->addr;
@@ -240,7 +256,7 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx)
 		if (xkv_frame_parse(frame, desc->len, &s->route, &off, &len) == 0) {
 			s->reply_hdr = xkv_reply_hdr_len(&s->route);
 			xkv_route_peer(&s->route, &peer);
-			fn(ctx, &peer, frame + off, len);
+			rx->datagram(rx->ctx, &peer, frame + off, len);
 		} else {
 			s->rx_unparsable++;
 		}

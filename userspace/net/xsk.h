@@ -80,10 +80,10 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 void xkv_xsk_close(struct xkv_xsk *s);
 
 /*
- * Receives a batch, hands each request's UDP payload to fn, sends the replies,
- * recycles frames. Returns the number of frames received.
+ * Receives a batch, hands each request's UDP payload to rx (all to look_ahead first,
+ * if it has one), sends the replies, recycles frames. Returns the frames received.
  */
-unsigned xkv_xsk_poll(struct xkv_xsk *s, xkv_datagram_fn fn, void *ctx);
+unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx);
 
 /* Gives back what the socket holds and reaps completions: for shutdown and tests. */
 void xkv_xsk_drain(struct xkv_xsk *s);

@@ -3,8 +3,8 @@
  * The contract between a transport (net/: AF_XDP frames, io_uring UDP sockets) and
  * the layer that executes requests (engine/). It lives here, below both, so that the
  * network layer implements it without knowing who calls it: a transport hands every
- * datagram it receives to an xkv_datagram_fn, and offers a struct xkv_tx to send
- * replies through.
+ * batch it receives to a struct xkv_rx, and offers a struct xkv_tx to send replies
+ * through.
  */
 #ifndef XKV_TRANSPORT_H
 #define XKV_TRANSPORT_H
@@ -13,9 +13,17 @@
 
 #include "proto/peer.h"
 
-/* A transport hands each datagram's UDP payload, and who sent it, to one of these. */
-typedef void (*xkv_datagram_fn)(void *ctx, const struct xkv_peer *peer, const void *data,
-				size_t len);
+/* What a transport hands the UDP payloads of each batch it receives to. */
+struct xkv_rx {
+	/*
+	 * Every datagram of a batch before any is handled, or NULL: the engine starts
+	 * loading what each will touch, so that the batch's cache misses overlap.
+	 */
+	void (*look_ahead)(void *ctx, const void *data, size_t len);
+	/* Then each datagram in the same order, with who sent it. */
+	void (*datagram)(void *ctx, const struct xkv_peer *peer, const void *data, size_t len);
+	void *ctx;
+};
 
 /* A transport's reply path, one per worker. */
 struct xkv_tx {

@@ -69,6 +69,7 @@ static _Atomic uint64_t *uring_worker_depth(struct server *s, uint32_t id)
 static void uring_run(struct server *s, struct server_worker *w)
 {
 	struct xkv_uring *u = &((struct uring_backend *)s->net)->socks[w->id];
+	const struct xkv_rx rx = xkv_worker_rx(&w->proto);
 
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
 		/* blocked in the kernel, the worker holds no item: grace periods go on */
@@ -79,7 +80,7 @@ static void uring_run(struct server *s, struct server_worker *w)
 
 		xkv_worker_tick(&w->proto, now);
 		server_counters_tick(s, w, now);
-		xkv_uring_drain(u, xkv_worker_datagram, &w->proto);
+		xkv_uring_drain(u, &rx);
 		xkv_store_quiescent();
 	}
 }

@@ -233,6 +233,7 @@ static void idle_wait(struct xdp_backend *b, uint32_t workers, uint32_t id)
 
 static void xdp_run(struct server *s, struct server_worker *w)
 {
+	const struct xkv_rx rx = xkv_worker_rx(&w->proto);
 	struct xdp_backend *b = s->net;
 	uint32_t idle = 0;
 
@@ -247,7 +248,7 @@ static void xdp_run(struct server *s, struct server_worker *w)
 
 			/* the executor replies through the socket the request came on */
 			w->proto.exec.tx = &sock->tx;
-			got += xkv_xsk_poll(sock, xkv_worker_datagram, &w->proto);
+			got += xkv_xsk_poll(sock, &rx);
 		}
 		xkv_store_quiescent();
 		idle = got ? 0 : idle + 1;
