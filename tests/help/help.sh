@@ -65,7 +65,7 @@ expect "xkv-trace check" -p,--port -h,--help
 expect "xkv-trace record" -i,--iface -o,--out -p,--port -c,--count -t,--seconds -h,--help
 expect xkv-cli -s,--server -t,--timeout -r,--retries -h,--help
 # --counted is the run callgrind counts, not for people: not listed
-expect xkv-storebench -t,--threads -k,--keys -s,--seconds -n,--no-callgrind -h,--help
+expect xkv-storebench -t,--threads -k,--keys -s,--seconds -b,--batch -n,--no-callgrind -h,--help
 
 [ "$failed" -eq 0 ] && echo "help: every program lists its options"
 exit "$failed"
