@@ -289,7 +289,7 @@ Test(execute, look_ahead_hashes_serve_their_own_keys)
 
 	cr_assert_eq(xkv_worker_init(&w, 0, 1, store, &cap->tx, &reasm), 0);
 	for (int batch = 0; batch < 3; batch++) {
-		char k1[8], k2[8];
+		char k1[16], k2[16];
 
 		snprintf(k1, sizeof(k1), "a%d", batch);
 		snprintf(k2, sizeof(k2), "b%d", batch);
