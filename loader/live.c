@@ -37,6 +37,7 @@ int live_counters_read(const char *ifname, struct live_counters *l)
 	/* the map is anyone's with CAP_BPF: print only a backend name we know */
 	if (strcmp(l->server.backend, "xdp") && strcmp(l->server.backend, "uring"))
 		snprintf(l->server.backend, sizeof(l->server.backend), "unknown");
+	l->nqueues = xkv_queue_totals(l->workers, l->server.workers, l->queues);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	l->age_s = ((double)now.tv_sec * 1e9 + now.tv_nsec - (double)l->server.published_ns) / 1e9;
 	l->running = kill((pid_t)l->server.pid, 0) == 0 || errno == EPERM;
@@ -69,6 +70,10 @@ void live_counters_print_text(const struct live_counters *l, FILE *out)
 		snprintf(prefix, sizeof(prefix), "worker %u ", w);
 		xkv_request_counters_each(&l->workers[w].req, text_counter, &t);
 		xkv_socket_counters_each(&l->workers[w].sock, s->backend, text_counter, &t);
+	}
+	for (uint32_t q = 0; q < l->nqueues; q++) {
+		snprintf(prefix, sizeof(prefix), "queue %u ", q);
+		xkv_socket_counters_each(&l->queues[q], s->backend, text_counter, &t);
 	}
 	t.prefix = "";
 	xkv_server_counters_each(s, text_counter, &t);
@@ -126,6 +131,16 @@ void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 		xkv_json_uint_field(w, "worker", i);
 		xkv_request_counters_each(&l->workers[i].req, json_counter, &j);
 		xkv_socket_counters_each(&l->workers[i].sock, s->backend, json_counter, &j);
+		json_close_group(&j);
+		xkv_json_object_end(w);
+	}
+	xkv_json_array_end(w);
+	xkv_json_key(w, "queues");
+	xkv_json_array_start(w);
+	for (uint32_t q = 0; q < l->nqueues; q++) {
+		xkv_json_object_start(w);
+		xkv_json_uint_field(w, "queue", q);
+		xkv_socket_counters_each(&l->queues[q], s->backend, json_counter, &j);
 		json_close_group(&j);
 		xkv_json_object_end(w);
 	}

@@ -15,6 +15,8 @@
 struct live_counters {
 	struct xkv_server_counters server;
 	struct xkv_worker_counters workers[XKV_WORKERS_MAX];
+	struct xkv_socket_counters queues[XKV_QUEUES_MAX]; /* each rx queue's sockets */
+	uint32_t nqueues;
 	double age_s;	/* since the server last published */
 	bool running;	/* its process is still there */
 };
@@ -22,10 +24,13 @@ struct live_counters {
 /* Reads the snapshots published on ifname: 0, -ENODATA when none was, or -errno. */
 int live_counters_read(const char *ifname, struct live_counters *l);
 
-/* One counter per line, "worker W name: N" and "store name: N", as the server's own print. */
+/*
+ * One counter per line, "worker W name: N", "queue Q name: N" and "store name: N", as
+ * the server's own print.
+ */
 void live_counters_print_text(const struct live_counters *l, FILE *out);
 
-/* The members "server" and "workers" of the open stats object. */
+/* The members "server", "workers" and "queues" of the open stats object. */
 void live_counters_json(const struct live_counters *l, struct xkv_json *w);
 
 #endif /* XKV_LOADER_LIVE_H */

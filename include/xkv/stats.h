@@ -36,10 +36,11 @@ struct xkv_request_counters {
 };
 
 /*
- * A worker's sockets (userspace/net), summed over the rx queues it serves. The
+ * A worker's socket on one rx queue (userspace/net), or its sockets summed. The
  * AF_XDP figures are 0 on the io_uring backend and the io_uring ones on XDP.
  */
 struct xkv_socket_counters {
+	__u64 sockets;		    /* AF_XDP sockets open: one a worker on each queue */
 	__u64 rx_packets;	    /* AF_XDP frames received */
 	__u64 rx_unparsable;	    /* frames that were not a well-formed UDP datagram */
 	__u64 tx_packets;	    /* frames put on the TX ring */
@@ -57,7 +58,10 @@ struct xkv_worker_counters {
 	__u64 seq;	    /* snapshots published, times two; odd while one is written */
 	__u64 published_ns; /* CLOCK_MONOTONIC of this snapshot; 0: never published */
 	struct xkv_request_counters req;
-	struct xkv_socket_counters sock;
+	struct xkv_socket_counters sock;  /* over every rx queue */
+	__u32 nqueues;			  /* rx queues served: entries of queue[] in use */
+	__u32 pad;
+	struct xkv_socket_counters queue[XKV_QUEUES_MAX]; /* on each rx queue */
 } __attribute__((aligned(64))); /* a cache line of its own: workers don't false-share */
 
 /* What the workers share: published by the server's main thread. */

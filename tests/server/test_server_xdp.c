@@ -300,6 +300,7 @@ Test(server_xdp, live_counters_move_while_it_runs)
 	put_keys(100, 150);
 	cr_assert_eq(live_counter_reaching("put", 150), 150, "and moving");
 	cr_assert_eq(live_counter_reaching("store items", 150), 150);
+	cr_assert_eq(live_counter("queue 0 sockets"), 2, "one socket a worker on the one queue");
 
 	/* the same figures as JSON that parses */
 	snprintf(cmd, sizeof(cmd),
@@ -322,4 +323,8 @@ Test(server_xdp, live_counters_move_while_it_runs)
 
 	cr_assert_eq(server_stop(&srv), 0);
 	cr_assert_eq(server_counter(&srv, "put"), 150, "the shutdown print agrees");
+	cr_assert_eq(server_counter(&srv, "queue 0 rx_packets"),
+		     server_counter(&srv, "worker 0 rx_packets") +
+			     server_counter(&srv, "worker 1 rx_packets"),
+		     "the queue's packets are its sockets'");
 }

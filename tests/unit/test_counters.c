@@ -149,3 +149,25 @@ Test(counters, every_store_counter_has_a_name)
 	xkv_server_counters_each(&c, see, &s);
 	assert_each_word_once(&s, first, WORDS(c), "store counters");
 }
+
+/* Each queue's sockets summed over the workers, however many queues each serves. */
+Test(counters, queue_totals_sum_each_queue_over_the_workers)
+{
+	static struct xkv_worker_counters w[3];
+	static struct xkv_socket_counters totals[XKV_QUEUES_MAX];
+
+	for (uint32_t i = 0; i < 3; i++) {
+		w[i].nqueues = i == 2 ? 4 : 2;
+		for (uint32_t q = 0; q < w[i].nqueues; q++) {
+			w[i].queue[q].sockets = 1;
+			w[i].queue[q].rx_packets = 10 * (i + 1) + q;
+		}
+	}
+	cr_assert_eq(xkv_queue_totals(w, 3, totals), 4);
+	cr_assert_eq(totals[0].sockets, 3);
+	cr_assert_eq(totals[0].rx_packets, 10 + 20 + 30);
+	cr_assert_eq(totals[1].rx_packets, 11 + 21 + 31);
+	cr_assert_eq(totals[3].sockets, 1, "queue 3: only worker 2's socket");
+	cr_assert_eq(totals[3].rx_packets, 33);
+	cr_assert_eq(totals[4].sockets, 0);
+}

@@ -290,6 +290,7 @@ void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c
 {
 	struct xdp_statistics k = {0};
 
+	c->sockets++;
 	c->rx_packets += s->rx_packets;
 	c->rx_unparsable += s->rx_unparsable;
 	c->tx_packets += s->tx_packets;

@@ -92,12 +92,13 @@ static int uring_counters_map(struct server *s, const char *name)
 	return xkv_reuseport_map_fd(&b->steer, name);
 }
 
-static void uring_worker_sockets(struct server *s, uint32_t id, struct xkv_socket_counters *c)
+static void uring_worker_sockets(struct server *s, uint32_t id, struct xkv_worker_counters *c)
 {
 	struct uring_backend *b = s->net;
 
+	c->nqueues = 1; /* the kernel's UDP stack spreads queues over the sockets */
 	if (id < b->opened)
-		xkv_uring_add_counters(&b->socks[id], c);
+		xkv_uring_add_counters(&b->socks[id], &c->queue[0]);
 }
 
 /* What is the steering program's, not a worker's. */

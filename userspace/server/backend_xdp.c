@@ -264,13 +264,14 @@ static int xdp_counters_map(struct server *s, const char *name)
 	return bpfctl_map_open(s->o.iface, name);
 }
 
-static void xdp_worker_sockets(struct server *s, uint32_t id, struct xkv_socket_counters *c)
+static void xdp_worker_sockets(struct server *s, uint32_t id, struct xkv_worker_counters *c)
 {
 	struct xdp_backend *b = s->net;
 
+	c->nqueues = b->nqueues;
 	for (uint32_t q = 0; q < b->nqueues; q++)
 		if (q * s->o.workers + id < b->opened)
-			xkv_xsk_add_counters(&b->socks[q * s->o.workers + id], c);
+			xkv_xsk_add_counters(&b->socks[q * s->o.workers + id], &c->queue[q]);
 }
 
 /* What is the queues' and the program's, not a worker's: frames and steering drops. */

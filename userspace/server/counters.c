@@ -58,7 +58,9 @@ static void worker_snapshot(struct server *s, struct server_worker *w,
 {
 	*snap = (struct xkv_worker_counters){0};
 	xkv_worker_counters(&w->proto, &snap->req);
-	s->o.backend->worker_sockets(s, w->id, &snap->sock);
+	s->o.backend->worker_sockets(s, w->id, snap);
+	for (uint32_t q = 0; q < snap->nqueues; q++)
+		xkv_socket_counters_add(&snap->sock, &snap->queue[q]);
 }
 
 static void publish_worker(struct server *s, struct server_worker *w, uint64_t now_ns)
@@ -113,16 +115,23 @@ static void print_counter(void *ctx, const char *group, const char *name, uint64
 
 void server_counters_print(struct server *s, uint32_t workers)
 {
-	struct xkv_worker_counters snap;
+	static struct xkv_worker_counters snaps[XKV_WORKERS_MAX];
+	static struct xkv_socket_counters queues[XKV_QUEUES_MAX];
 	struct xkv_server_counters server;
 	char prefix[32];
 	struct print_ctx p = {.prefix = prefix};
+	uint32_t nqueues;
 
 	for (uint32_t i = 0; i < workers; i++) {
-		worker_snapshot(s, &s->workers[i], &snap);
+		worker_snapshot(s, &s->workers[i], &snaps[i]);
 		snprintf(prefix, sizeof(prefix), "worker %u ", i);
-		xkv_request_counters_each(&snap.req, print_counter, &p);
-		xkv_socket_counters_each(&snap.sock, s->o.backend->name, print_counter, &p);
+		xkv_request_counters_each(&snaps[i].req, print_counter, &p);
+		xkv_socket_counters_each(&snaps[i].sock, s->o.backend->name, print_counter, &p);
+	}
+	nqueues = xkv_queue_totals(snaps, workers, queues);
+	for (uint32_t q = 0; q < nqueues; q++) {
+		snprintf(prefix, sizeof(prefix), "queue %u ", q);
+		xkv_socket_counters_each(&queues[q], s->o.backend->name, print_counter, &p);
 	}
 	s->o.backend->print_stats(s);
 	server_counters_publish_server(s, xkv_now_ns());

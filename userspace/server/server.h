@@ -68,8 +68,8 @@ struct backend {
 	void (*unsteer)(struct server *s);
 	/* A new fd for one of the counter maps, "xkv_wstats" or "xkv_sstats", or -errno. */
 	int (*counters_map)(struct server *s, const char *name);
-	/* Adds the counters of worker id's sockets to c. Any thread. */
-	void (*worker_sockets)(struct server *s, uint32_t id, struct xkv_socket_counters *c);
+	/* Sets c->nqueues and c->queue[]: worker id's socket on each rx queue. */
+	void (*worker_sockets)(struct server *s, uint32_t id, struct xkv_worker_counters *c);
 	/* What only the backend has, one "name: value" per line, at shutdown. */
 	void (*print_stats)(struct server *s);
 	void (*close)(struct server *s);

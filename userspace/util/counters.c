@@ -104,6 +104,7 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 		fn(ctx, NULL, "tx_errors", c->uring_tx_errors);
 		return;
 	}
+	fn(ctx, NULL, "sockets", c->sockets);
 	fn(ctx, NULL, "rx_packets", c->rx_packets);
 	fn(ctx, NULL, "rx_unparsable", c->rx_unparsable);
 	fn(ctx, NULL, "tx_packets", c->tx_packets);
@@ -114,6 +115,34 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 	fn(ctx, "kernel", "rx_ring_full", c->kernel_rx_ring_full);
 	fn(ctx, "kernel", "rx_fill_ring_empty", c->kernel_fill_empty);
 	fn(ctx, "kernel", "tx_invalid_descs", c->kernel_tx_invalid);
+}
+
+void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_socket_counters *src)
+{
+	const __u64 *from = (const __u64 *)src;
+	__u64 *to = (__u64 *)dst;
+
+	_Static_assert(sizeof(*src) % sizeof(__u64) == 0, "socket counters are all __u64");
+	for (size_t i = 0; i < sizeof(*src) / sizeof(__u64); i++)
+		to[i] += from[i];
+}
+
+uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
+			  struct xkv_socket_counters *totals)
+{
+	uint32_t nqueues = 0;
+
+	memset(totals, 0, XKV_QUEUES_MAX * sizeof(*totals));
+	for (uint32_t w = 0; w < n; w++) {
+		uint32_t queues = workers[w].nqueues < XKV_QUEUES_MAX ? workers[w].nqueues
+								      : XKV_QUEUES_MAX;
+
+		for (uint32_t q = 0; q < queues; q++)
+			xkv_socket_counters_add(&totals[q], &workers[w].queue[q]);
+		if (queues > nqueues)
+			nqueues = queues;
+	}
+	return nqueues;
 }
 
 void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx)

@@ -48,6 +48,16 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *backend,
 			      xkv_counter_fn fn, void *ctx);
 
+/* Adds every counter of src to dst's. */
+void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_socket_counters *src);
+
+/*
+ * Each rx queue's sockets summed over the n workers (totals has XKV_QUEUES_MAX
+ * entries): how a queue's traffic spread. Returns the queues any worker serves.
+ */
+uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
+			  struct xkv_socket_counters *totals);
+
 /* The store's figures: "store items", "store bytes_used", ... */
 void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx);
 
