@@ -57,6 +57,35 @@ static void text_counter(void *ctx, const char *group, const char *name, uint64_
 		name, (unsigned long long)value);
 }
 
+void live_counters_print_summary(const struct live_counters *l, FILE *out)
+{
+	const struct xkv_server_counters *s = &l->server;
+
+	fprintf(out, "  server pid %u (%s), backend %s, %u workers; sockets bound on each rx queue:",
+		s->pid, l->running ? "running" : "gone", s->backend, s->workers);
+	for (uint32_t q = 0; q < l->nqueues; q++)
+		fprintf(out, " %u:%llu", q, (unsigned long long)l->queues[q].sockets);
+	fputc('\n', out);
+}
+
+void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w)
+{
+	const struct xkv_server_counters *s = &l->server;
+
+	xkv_json_key(w, "server");
+	xkv_json_object_start(w);
+	xkv_json_uint_field(w, "pid", s->pid);
+	xkv_json_bool_field(w, "running", l->running);
+	xkv_json_string_field(w, "backend", s->backend);
+	xkv_json_uint_field(w, "workers", s->workers);
+	xkv_json_key(w, "queue_sockets");
+	xkv_json_array_start(w);
+	for (uint32_t q = 0; q < l->nqueues; q++)
+		xkv_json_uint(w, l->queues[q].sockets);
+	xkv_json_array_end(w);
+	xkv_json_object_end(w);
+}
+
 void live_counters_print_text(const struct live_counters *l, FILE *out)
 {
 	const struct xkv_server_counters *s = &l->server;

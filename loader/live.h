@@ -30,6 +30,12 @@ int live_counters_read(const char *ifname, struct live_counters *l);
  */
 void live_counters_print_text(const struct live_counters *l, FILE *out);
 
+/* For status: the server, and the sockets bound on each rx queue, in a line of text. */
+void live_counters_print_summary(const struct live_counters *l, FILE *out);
+
+/* The same as a "server" member of the open status object. */
+void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w);
+
 /* The members "server", "workers" and "queues" of the open stats object. */
 void live_counters_json(const struct live_counters *l, struct xkv_json *w);
 

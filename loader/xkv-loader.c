@@ -258,6 +258,9 @@ static int cmd_detach(const struct command *cmd, int argc, char **argv)
 	return need_root() || bpfctl_detach(args.ifname, args.force) ? EXIT_FAILED : EXIT_OK;
 }
 
+/* The server publishing on an interface, as status shows it (too large for the stack). */
+static struct live_counters status_live;
+
 static void print_status_text(const struct bpfctl_status *st)
 {
 	printf("%s:", st->ifname);
@@ -281,6 +284,8 @@ static void print_status_text(const struct bpfctl_status *st)
 			printf(" %s", st->pins[i]);
 		printf("\n");
 	}
+	if (st->ours && live_counters_read(st->ifname, &status_live) == 0)
+		live_counters_print_summary(&status_live, stdout);
 }
 
 static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st)
@@ -308,6 +313,8 @@ static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st
 	for (unsigned int i = 0; i < st->n_pins; i++)
 		xkv_json_string(w, st->pins[i]);
 	xkv_json_array_end(w);
+	if (st->ours && live_counters_read(st->ifname, &status_live) == 0)
+		live_counters_summary_json(&status_live, w);
 	xkv_json_object_end(w);
 }
 

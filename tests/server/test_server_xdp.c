@@ -312,6 +312,15 @@ Test(server_xdp, live_counters_move_while_it_runs)
 		 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE"), (int)srv.pid);
 	cr_assert_eq(system(cmd), 0, "stats --json: %s", cmd);
 
+	/* status names the server and the sockets bound on each rx queue */
+	snprintf(cmd, sizeof(cmd),
+		 "nsenter --net=/run/netns/%s %s status --iface %s --json | python3 -c '"
+		 "import json, sys; d = json.load(sys.stdin)[0][\"server\"]; "
+		 "sys.exit(not (d[\"queue_sockets\"] == [2] and d[\"pid\"] == %d and "
+		 "d[\"running\"]))'",
+		 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE"), (int)srv.pid);
+	cr_assert_eq(system(cmd), 0, "status --json: %s", cmd);
+
 	/* and bpftool, which names the fields from the map's BTF: requests[XKV_OP_PUT] */
 	snprintf(cmd, sizeof(cmd),
 		 "bpftool -j map dump pinned /sys/fs/bpf/xkv/%s/xkv_wstats | python3 -c '"
