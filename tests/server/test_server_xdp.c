@@ -133,14 +133,14 @@ Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
 			buf[b] = (uint8_t)rand();
 		buf[0] = 0;
 		send_from(me, buf, 64); /* random bytes */
-		len = workload_put_datagram(buf, i, 5, 5);
+		len = workload_put_datagram(buf, "hostile", i, 5, 5);
 		send_from(me, buf, 20); /* truncated in the header */
 		send_from(stranger, buf, len); /* a good request from outside the allowlist */
 		buf[2] = 9;
 		send_from(me, buf, len); /* bad version */
 		buf[2] = XKV_VERSION;
 		send_from(me, buf, len - 1); /* frag_len lies */
-		len = workload_put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		len = workload_put_datagram(buf, "hostile", 100000 + i, XKV_VALUE_MAX, 1000);
 		send_from(me, buf, len); /* the first piece of a 1 MiB value, never finished */
 
 		cr_assert_eq(xkv_client_put(cli, key, n, "ok", 2), 0);
@@ -336,4 +336,125 @@ Test(server_xdp, live_counters_move_while_it_runs)
 		     server_counter(&srv, "worker 0 rx_packets") +
 			     server_counter(&srv, "worker 1 rx_packets"),
 		     "the queue's packets are its sockets'");
+}
+
+/*
+ * 64 sockets on the one queue, and datagrams that get no reply: first pieces of PUTs
+ * never finished, which wait in reassembly until they time out. Each leaves its frame
+ * in its socket's cache. Caches that could hold every frame would starve the fill
+ * ring, and the queue would never receive again.
+ */
+Test(server_xdp, unanswered_datagrams_on_64_sockets_leave_the_queue_receiving)
+{
+	const char *me = env("XKV_CLIENT_IP");
+	uint8_t buf[2048];
+
+	start_xdp("64", NULL);
+	for (int i = 0; i < 10000; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "piece%d", i); /* keys, and so owners, all around */
+		send_from(me, buf, workload_put_datagram(buf, key, i, 3000, 1000));
+	}
+	cr_assert_eq(xkv_client_put(cli, "after", 5, "v", 1), 0, "the queue stopped receiving");
+	put_keys(0, 64);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "put"), 1 + 64);
+	assert_frames_idle();
+}
+
+/*
+ * The client's veth made a slow receiver: an XDP program that holds each packet some
+ * 40 us, run by a NAPI thread of its own rather than inline in the server's kick.
+ */
+static void slow_receiver_on(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip -n %s link set dev %s xdpdrv obj %s sec xdp && "
+		 "ip netns exec %s sh -c 'echo 1 > /sys/class/net/%s/threaded'",
+		 env("XKV_NS_CLIENT"), env("XKV_IFACE_CLIENT"), XKV_SLOW_RECEIVER_BPF,
+		 env("XKV_NS_CLIENT"), env("XKV_IFACE_CLIENT"));
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* Undoes whatever slow_receiver_on did, for the tests that follow. */
+static void slow_receiver_off(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns exec %s sh -c 'echo 0 > /sys/class/net/%s/threaded' 2>/dev/null; "
+		 "ip -n %s link set dev %s xdpdrv off",
+		 env("XKV_NS_CLIENT"), env("XKV_IFACE_CLIENT"), env("XKV_NS_CLIENT"),
+		 env("XKV_IFACE_CLIENT"));
+	system(cmd);
+}
+
+/*
+ * count GETs of key sent back to back, before any reply is read; returns how many of
+ * them were answered OK, each once, before a second without a reply.
+ */
+static int gets_back_to_back(const char *key, int count)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(srv.port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rcvbuf = 32 << 20, answered = 0;
+	struct timeval tv = {.tv_sec = 1};
+	uint8_t dgram[2048];
+	bool *seen = calloc(count, sizeof(*seen));
+	ssize_t len;
+
+	cr_assert_not_null(seen);
+	inet_pton(AF_INET, srv.host, &to.sin_addr);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	/* every reply may arrive while the requests still go out */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < count; i++) {
+		struct xkv_msg m = {.op = XKV_OP_GET, .key = key, .key_len = (uint16_t)strlen(key),
+				    .request_id = (uint32_t)i};
+		int n = xkv_encode(dgram, sizeof(dgram), &m);
+
+		cr_assert_eq(send(fd, dgram, n, 0), n);
+	}
+	while (answered < count && (len = recv(fd, dgram, sizeof(dgram), 0)) > 0) {
+		struct xkv_msg m;
+
+		if (xkv_decode(dgram, (size_t)len, &m) == XKV_R_OK &&
+		    m.op == (XKV_OP_GET | XKV_OP_REPLY) && m.status == XKV_S_OK &&
+		    m.request_id < (uint32_t)count && !seen[m.request_id]) {
+			seen[m.request_id] = true;
+			answered++;
+		}
+	}
+	close(fd);
+	free(seen);
+	return answered;
+}
+
+/*
+ * Replies written faster than the kernel sends them: in copy mode it takes them off
+ * the TX ring only when kicked, and here only as fast as the slow receiver lets it.
+ * 3000 GETs sent back to back fill the worker's ring of 2048: a reply that finds it
+ * full must wait, kicking, and the last ones must go out once nothing more comes.
+ */
+Test(server_xdp, a_slow_receiver_still_gets_every_reply, .fini = slow_receiver_off)
+{
+	/*
+	 * Full datagrams: the server's socket may then have fewer in flight than the 256
+	 * the receiver's veth ring holds, so the kernel makes it wait rather than drop.
+	 */
+	static const uint8_t value[1400];
+	int answered;
+
+	start_xdp("1", NULL);
+	slow_receiver_on();
+	cr_assert_eq(xkv_client_put(cli, "k", 1, value, sizeof(value)), 0);
+	answered = gets_back_to_back("k", 3000);
+	cr_assert_eq(answered, 3000, "%d of 3000 GETs answered", answered);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "tx_ring_full"), 0);
+	cr_assert_eq(server_counter(&srv, "tx_dropped"), 0);
+	assert_frames_idle();
 }

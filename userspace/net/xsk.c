@@ -14,7 +14,9 @@
 #define XDP_MAX_TX_SKB_BUDGET 9 /* newer UAPI: frames per copy-mode TX kick */
 #endif
 
-#define TX_RESERVE_TRIES 1000 /* kicks while waiting for a frame or a TX slot */
+/* How long a reply waits for a frame or a TX slot: some 60 ms; 2048 frames take 25 at 1 Gbit/s */
+#define TX_WAIT_TRIES 500
+#define TX_WAIT_US    50 /* between tries */
 
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
@@ -79,19 +81,34 @@ static void fill_top_up_locked(struct xkv_xsk_queue *q)
 	atomic_fetch_add_explicit(&q->in_fill, n, memory_order_relaxed);
 }
 
-/* One trip to the shared rings: give back surplus, take frames if low, reap, refill. */
-static void queue_exchange(struct xkv_xsk *s)
+/*
+ * One trip to the shared rings: the cache brought to keep frames (surplus back to the
+ * pool first, frames from it last), completions reaped, the fill ring topped up.
+ */
+static void queue_exchange(struct xkv_xsk *s, uint32_t keep)
 {
 	struct xkv_xsk_queue *q = s->q;
 
 	pthread_spin_lock(&q->lock);
-	while (s->ncache > s->cache_max)
+	while (s->ncache > keep)
 		q->pool[q->npool++] = s->cache[--s->ncache];
 	comp_reap_locked(q);
 	fill_top_up_locked(q);
-	while (s->ncache < s->cache_max / 2 && q->npool)
+	while (s->ncache < keep && q->npool)
 		s->cache[s->ncache++] = q->pool[--q->npool];
 	pthread_spin_unlock(&q->lock);
+}
+
+/* Half full: room for the frames RX hands back, frames for the replies TX sends. */
+static void cache_refit(struct xkv_xsk *s)
+{
+	queue_exchange(s, s->cache_max / 2);
+}
+
+/* Little left for the kernel to receive into (frames waiting on RX rings count too). */
+static bool fill_starving(struct xkv_xsk_queue *q)
+{
+	return atomic_load_explicit(&q->in_fill, memory_order_relaxed) < XKV_XSK_BATCH;
 }
 
 static void kick_tx(struct xkv_xsk *s)
@@ -101,14 +118,22 @@ static void kick_tx(struct xkv_xsk *s)
 	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 }
 
-static void tx_flush(struct xkv_xsk *s)
+/* Descriptors on the TX ring that the kernel has not taken yet. */
+static bool tx_pending(struct xkv_xsk *s)
 {
-	if (!s->tx_unsent)
-		return;
-	xsk_ring_prod__submit(&s->txr, s->tx_unsent);
-	atomic_fetch_add_explicit(&s->q->in_tx, s->tx_unsent, memory_order_relaxed);
-	s->tx_unsent = 0;
-	kick_tx(s);
+	return xsk_prod_nb_free(&s->txr, XKV_XSK_RING) < XKV_XSK_RING;
+}
+
+void xkv_xsk_flush(struct xkv_xsk *s)
+{
+	if (s->tx_unsent) {
+		xsk_ring_prod__submit(&s->txr, s->tx_unsent);
+		atomic_fetch_add_explicit(&s->q->in_tx, s->tx_unsent, memory_order_relaxed);
+		s->tx_unsent = 0;
+	}
+	/* not only after a submit: a kick that met EAGAIN left descriptors behind */
+	if (tx_pending(s))
+		kick_tx(s);
 }
 
 int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
@@ -127,12 +152,12 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	memset(s, 0, sizeof(*s));
 	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
 	s->q = q;
-	/* idle frames in caches are out of the fill ring's reach: let caches hold a quarter */
+	/* idle frames in caches are out of the fill ring's reach: all together hold a quarter */
 	s->cache_max = XKV_XSK_FRAMES / 4 / (queue_sockets ? queue_sockets : 1);
 	if (s->cache_max > XKV_XSK_CACHE)
 		s->cache_max = XKV_XSK_CACHE;
-	if (s->cache_max < XKV_XSK_BATCH)
-		s->cache_max = XKV_XSK_BATCH;
+	if (s->cache_max < 2) /* half of it must hold a frame to reply from */
+		return -EINVAL;
 	err = xsk_socket__create_shared(&s->xsk, ifname, q->id, q->umem, &s->rx, &s->txr,
 					&q->fill, &q->comp, &cfg);
 	if (err && zerocopy && first) {
@@ -151,13 +176,13 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	/* copy mode sends 32 frames per kick unless told more; older kernels refuse: fine */
 	setsockopt(s->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget));
 	if (first)
-		queue_exchange(s);
+		cache_refit(s);
 	return 0;
 }
 
 void xkv_xsk_drain(struct xkv_xsk *s)
 {
-	tx_flush(s);
+	xkv_xsk_flush(s);
 	for (int i = 0; i < 100 && atomic_load(&s->q->in_tx); i++) {
 		kick_tx(s);
 		usleep(1000);
@@ -165,10 +190,7 @@ void xkv_xsk_drain(struct xkv_xsk *s)
 		comp_reap_locked(s->q);
 		pthread_spin_unlock(&s->q->lock);
 	}
-	pthread_spin_lock(&s->q->lock);
-	while (s->ncache)
-		s->q->pool[s->q->npool++] = s->cache[--s->ncache];
-	pthread_spin_unlock(&s->q->lock);
+	queue_exchange(s, 0);
 }
 
 void xkv_xsk_close(struct xkv_xsk *s)
@@ -181,18 +203,41 @@ static uint64_t frame_of(uint64_t addr)
 	return addr - addr % XKV_XSK_FRAME_SIZE;
 }
 
+/*
+ * Until ready(s), or TX_WAIT_TRIES: kicks what waits on the TX ring and takes back
+ * completions. It sleeps between tries, as the kernel drains at the peer's pace, which
+ * may need this CPU (a NAPI thread, an interrupt).
+ */
+static bool tx_wait(struct xkv_xsk *s, bool (*ready)(struct xkv_xsk *s))
+{
+	for (int tries = 0; !ready(s); tries++) {
+		if (tries == TX_WAIT_TRIES)
+			return false;
+		if (tries)
+			usleep(TX_WAIT_US);
+		xkv_xsk_flush(s);
+		cache_refit(s);
+	}
+	return true;
+}
+
+static bool tx_has_frame(struct xkv_xsk *s)
+{
+	return s->ncache;
+}
+
+static bool tx_has_slot(struct xkv_xsk *s)
+{
+	return xsk_prod_nb_free(&s->txr, 1);
+}
+
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
 {
 	struct xkv_xsk *s = (struct xkv_xsk *)tx;
 	uint32_t room = XKV_XSK_FRAME_SIZE - s->reply_hdr;
 
-	for (int tries = 0; !s->ncache && tries < TX_RESERVE_TRIES; tries++) {
-		/* a large reply can use every frame: send what is queued and take back completions */
-		tx_flush(s);
-		kick_tx(s);
-		queue_exchange(s);
-	}
-	if (!s->ncache)
+	/* a large reply can use every frame: wait for them to come back */
+	if (!tx_wait(s, tx_has_frame))
 		return NULL;
 	/* the IP packet must fit a 1500-byte MTU */
 	*cap = room < 1500 + 14 - s->reply_hdr ? room : 1500 + 14 - s->reply_hdr;
@@ -206,17 +251,12 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	uint64_t addr = (uint64_t)(frame - s->q->area);
 	struct xdp_desc *desc;
 	uint32_t idx;
-	int tries;
 
 	(void)peer; /* the reply goes back the way its request came: s->route */
-	for (tries = 0; !xsk_ring_prod__reserve(&s->txr, 1, &idx); tries++) {
-		if (tries == TX_RESERVE_TRIES) {
-			s->tx_ring_full++;
-			s->cache[s->ncache++] = addr;
-			return;
-		}
-		tx_flush(s);
-		queue_exchange(s);
+	if (!tx_wait(s, tx_has_slot) || !xsk_ring_prod__reserve(&s->txr, 1, &idx)) {
+		s->tx_ring_full++;
+		s->cache[s->ncache++] = addr;
+		return;
 	}
 	desc = xsk_ring_prod__tx_desc(&s->txr, idx);
 	desc->addr = addr;
@@ -224,7 +264,7 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	desc->options = 0;
 	s->tx_packets++;
 	if (++s->tx_unsent == XKV_XSK_BATCH)
-		tx_flush(s);
+		xkv_xsk_flush(s);
 }
 
 /* The UDP payload of each frame of the batch to look_ahead; the route is parsed again after. */
@@ -262,18 +302,26 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 		}
 		/* replies went out in frames of their own: this one is free again */
 		s->cache[s->ncache++] = frame_of(desc->addr);
-		if (s->ncache == 2 * s->cache_max)
-			queue_exchange(s);
+		if (s->ncache == s->cache_max)
+			cache_refit(s);
 	}
 	if (n) {
 		xsk_ring_cons__release(&s->rx, n);
 		atomic_fetch_sub_explicit(&s->q->in_fill, n, memory_order_relaxed);
 		s->rx_packets += n;
 	}
-	tx_flush(s);
-	/* the fill ring only drains as frames arrive: refill (under the lock) after a batch */
-	if (n)
-		queue_exchange(s);
+	xkv_xsk_flush(s);
+	if (n || tx_pending(s)) {
+		/*
+		 * The fill ring only drains as frames arrive: refill (under the lock) after a
+		 * batch. And reap while TX waits: a full completion ring stops the kernel sending.
+		 */
+		cache_refit(s);
+	} else if (fill_starving(s->q) &&
+		   (s->ncache || atomic_load_explicit(&s->q->in_tx, memory_order_relaxed))) {
+		/* a dry fill ring brings no batch to refill it: give it our idle frames, reap */
+		queue_exchange(s, 0);
+	}
 	if (xsk_ring_prod__needs_wakeup(&s->q->fill))
 		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	return n;
