@@ -351,7 +351,7 @@ Test(server_xdp, unanswered_datagrams_on_64_sockets_leave_the_queue_receiving)
 
 	start_xdp("64", NULL);
 	for (int i = 0; i < 10000; i++) {
-		char key[16];
+		char key[24];
 
 		snprintf(key, sizeof(key), "piece%d", i); /* keys, and so owners, all around */
 		send_from(me, buf, workload_put_datagram(buf, key, i, 3000, 1000));
