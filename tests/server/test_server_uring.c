@@ -108,7 +108,7 @@ Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
 		buf[0] = 0; /* never "X": random bytes are bad magic */
 		raw_send(fd, buf, 64);
 
-		len = workload_put_datagram(buf, i, 5, 5);
+		len = workload_put_datagram(buf, "hostile", i, 5, 5);
 		raw_send(fd, buf, 20); /* truncated inside the header */
 		buf[2] = 9;
 		raw_send(fd, buf, len); /* bad version */
@@ -116,7 +116,7 @@ Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
 		raw_send(fd, buf, len - 1); /* frag_len says one byte more than came */
 
 		/* the first piece of a 1 MiB value, whose other pieces never come */
-		len = workload_put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		len = workload_put_datagram(buf, "hostile", 100000 + i, XKV_VALUE_MAX, 1000);
 		raw_send(fd, buf, len);
 
 		/* and a good request in between */

@@ -133,14 +133,14 @@ Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
 			buf[b] = (uint8_t)rand();
 		buf[0] = 0;
 		send_from(me, buf, 64); /* random bytes */
-		len = workload_put_datagram(buf, i, 5, 5);
+		len = workload_put_datagram(buf, "hostile", i, 5, 5);
 		send_from(me, buf, 20); /* truncated in the header */
 		send_from(stranger, buf, len); /* a good request from outside the allowlist */
 		buf[2] = 9;
 		send_from(me, buf, len); /* bad version */
 		buf[2] = XKV_VERSION;
 		send_from(me, buf, len - 1); /* frag_len lies */
-		len = workload_put_datagram(buf, 100000 + i, XKV_VALUE_MAX, 1000);
+		len = workload_put_datagram(buf, "hostile", 100000 + i, XKV_VALUE_MAX, 1000);
 		send_from(me, buf, len); /* the first piece of a 1 MiB value, never finished */
 
 		cr_assert_eq(xkv_client_put(cli, key, n, "ok", 2), 0);
@@ -322,4 +322,29 @@ Test(server_xdp, live_counters_move_while_it_runs)
 
 	cr_assert_eq(server_stop(&srv), 0);
 	cr_assert_eq(server_counter(&srv, "put"), 150, "the shutdown print agrees");
+}
+
+/*
+ * 64 sockets on the one queue, and datagrams that get no reply: first pieces of PUTs
+ * never finished, which wait in reassembly until they time out. Each leaves its frame
+ * in its socket's cache. Caches that could hold every frame would starve the fill
+ * ring, and the queue would never receive again.
+ */
+Test(server_xdp, unanswered_datagrams_on_64_sockets_leave_the_queue_receiving)
+{
+	const char *me = env("XKV_CLIENT_IP");
+	uint8_t buf[2048];
+
+	start_xdp("64", NULL);
+	for (int i = 0; i < 10000; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "piece%d", i); /* keys, and so owners, all around */
+		send_from(me, buf, workload_put_datagram(buf, key, i, 3000, 1000));
+	}
+	cr_assert_eq(xkv_client_put(cli, "after", 5, "v", 1), 0, "the queue stopped receiving");
+	put_keys(0, 64);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "put"), 1 + 64);
+	assert_frames_idle();
 }

@@ -122,13 +122,14 @@ int workload_concurrent_clients(const char *server, int nclients, int ops)
 	return errors;
 }
 
-size_t workload_put_datagram(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len)
+size_t workload_put_datagram(uint8_t *buf, const char *key, uint32_t id, uint32_t value_len,
+			     uint32_t frag_len)
 {
 	static const uint8_t value[1400];
 	struct xkv_msg m = {
 		.op = XKV_OP_PUT,
-		.key = "hostile",
-		.key_len = 7,
+		.key = key,
+		.key_len = (uint16_t)strlen(key),
 		.request_id = id,
 		.value_len = value_len,
 		.frag_len = frag_len,

@@ -18,7 +18,8 @@ void workload_keys_roundtrip(struct xkv_client *c, int keys);
 /* nclients threads, each its own client, PUT then GET ops times; returns wrong answers. */
 int workload_concurrent_clients(const char *server, int nclients, int ops);
 
-/* A PUT datagram for key "hostile" (value bytes zero) into buf[2048]; returns its length. */
-size_t workload_put_datagram(uint8_t *buf, uint32_t id, uint32_t value_len, uint32_t frag_len);
+/* A PUT datagram for key (value bytes zero) into buf[2048]; returns its length. */
+size_t workload_put_datagram(uint8_t *buf, const char *key, uint32_t id, uint32_t value_len,
+			     uint32_t frag_len);
 
 #endif /* XKV_TEST_WORKLOADS_H */

@@ -28,7 +28,7 @@
 #define STASH_BYTES   1536 /* a reply is at most 32 + 1400 bytes */
 
 _Static_assert(AFXDP_THREADS_MAX == XKV_XSK_FRAMES / 4 / XKV_XSK_BATCH,
-	       "xkv_xsk_open gives caches a quarter of the frames, a batch each at least");
+	       "xkv_xsk_open gives caches a quarter of the frames: a batch each");
 _Static_assert(STASH >= 2 * XKV_XSK_BATCH, "a receive takes a whole batch");
 
 struct afxdp_client {

@@ -27,7 +27,7 @@
 #include "net/packet.h"
 #include "transport.h"
 
-/* Sockets share the UMEM's frames: beyond this, their caches' floor starves the fill ring. */
+/* The sockets' caches share a quarter of the UMEM's frames: up to this many, a batch each. */
 #define AFXDP_THREADS_MAX   16
 #define AFXDP_PAYLOAD_MAX   1472 /* UDP payload of a 1500-byte IPv4 packet */
 #define AFXDP_NEIGH_WAIT_MS 3000 /* for the server's neighbour entry */

@@ -79,19 +79,34 @@ static void fill_top_up_locked(struct xkv_xsk_queue *q)
 	atomic_fetch_add_explicit(&q->in_fill, n, memory_order_relaxed);
 }
 
-/* One trip to the shared rings: give back surplus, take frames if low, reap, refill. */
-static void queue_exchange(struct xkv_xsk *s)
+/*
+ * One trip to the shared rings: the cache brought to keep frames (surplus back to the
+ * pool first, frames from it last), completions reaped, the fill ring topped up.
+ */
+static void queue_exchange(struct xkv_xsk *s, uint32_t keep)
 {
 	struct xkv_xsk_queue *q = s->q;
 
 	pthread_spin_lock(&q->lock);
-	while (s->ncache > s->cache_max)
+	while (s->ncache > keep)
 		q->pool[q->npool++] = s->cache[--s->ncache];
 	comp_reap_locked(q);
 	fill_top_up_locked(q);
-	while (s->ncache < s->cache_max / 2 && q->npool)
+	while (s->ncache < keep && q->npool)
 		s->cache[s->ncache++] = q->pool[--q->npool];
 	pthread_spin_unlock(&q->lock);
+}
+
+/* Half full: room for the frames RX hands back, frames for the replies TX sends. */
+static void cache_refit(struct xkv_xsk *s)
+{
+	queue_exchange(s, s->cache_max / 2);
+}
+
+/* Little left for the kernel to receive into (frames waiting on RX rings count too). */
+static bool fill_starving(struct xkv_xsk_queue *q)
+{
+	return atomic_load_explicit(&q->in_fill, memory_order_relaxed) < XKV_XSK_BATCH;
 }
 
 static void kick_tx(struct xkv_xsk *s)
@@ -127,12 +142,12 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	memset(s, 0, sizeof(*s));
 	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
 	s->q = q;
-	/* idle frames in caches are out of the fill ring's reach: let caches hold a quarter */
+	/* idle frames in caches are out of the fill ring's reach: all together hold a quarter */
 	s->cache_max = XKV_XSK_FRAMES / 4 / (queue_sockets ? queue_sockets : 1);
 	if (s->cache_max > XKV_XSK_CACHE)
 		s->cache_max = XKV_XSK_CACHE;
-	if (s->cache_max < XKV_XSK_BATCH)
-		s->cache_max = XKV_XSK_BATCH;
+	if (s->cache_max < 2) /* half of it must hold a frame to reply from */
+		return -EINVAL;
 	err = xsk_socket__create_shared(&s->xsk, ifname, q->id, q->umem, &s->rx, &s->txr,
 					&q->fill, &q->comp, &cfg);
 	if (err && zerocopy && first) {
@@ -151,7 +166,7 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	/* copy mode sends 32 frames per kick unless told more; older kernels refuse: fine */
 	setsockopt(s->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget));
 	if (first)
-		queue_exchange(s);
+		cache_refit(s);
 	return 0;
 }
 
@@ -165,10 +180,7 @@ void xkv_xsk_drain(struct xkv_xsk *s)
 		comp_reap_locked(s->q);
 		pthread_spin_unlock(&s->q->lock);
 	}
-	pthread_spin_lock(&s->q->lock);
-	while (s->ncache)
-		s->q->pool[s->q->npool++] = s->cache[--s->ncache];
-	pthread_spin_unlock(&s->q->lock);
+	queue_exchange(s, 0);
 }
 
 void xkv_xsk_close(struct xkv_xsk *s)
@@ -190,7 +202,7 @@ static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
 		/* a large reply can use every frame: send what is queued and take back completions */
 		tx_flush(s);
 		kick_tx(s);
-		queue_exchange(s);
+		cache_refit(s);
 	}
 	if (!s->ncache)
 		return NULL;
@@ -216,7 +228,7 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 			return;
 		}
 		tx_flush(s);
-		queue_exchange(s);
+		cache_refit(s);
 	}
 	desc = xsk_ring_prod__tx_desc(&s->txr, idx);
 	desc->addr = addr;
@@ -262,8 +274,8 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 		}
 		/* replies went out in frames of their own: this one is free again */
 		s->cache[s->ncache++] = frame_of(desc->addr);
-		if (s->ncache == 2 * s->cache_max)
-			queue_exchange(s);
+		if (s->ncache == s->cache_max)
+			cache_refit(s);
 	}
 	if (n) {
 		xsk_ring_cons__release(&s->rx, n);
@@ -271,9 +283,14 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 		s->rx_packets += n;
 	}
 	tx_flush(s);
-	/* the fill ring only drains as frames arrive: refill (under the lock) after a batch */
-	if (n)
-		queue_exchange(s);
+	if (n) {
+		/* the fill ring only drains as frames arrive: refill it (locked) after a batch */
+		cache_refit(s);
+	} else if (fill_starving(s->q) &&
+		   (s->ncache || atomic_load_explicit(&s->q->in_tx, memory_order_relaxed))) {
+		/* a dry fill ring brings no batch to refill it: give it our idle frames, reap */
+		queue_exchange(s, 0);
+	}
 	if (xsk_ring_prod__needs_wakeup(&s->q->fill))
 		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	return n;

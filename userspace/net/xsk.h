@@ -26,7 +26,7 @@
 #define XKV_XSK_FRAME_SIZE 2048
 #define XKV_XSK_FRAMES	   4096 /* per queue */
 #define XKV_XSK_RING	   2048 /* descriptors in each ring */
-#define XKV_XSK_CACHE	   512	/* frames a socket keeps before giving some back */
+#define XKV_XSK_CACHE	   1024 /* the most idle frames one socket holds */
 #define XKV_XSK_BATCH	   64
 
 enum xkv_xsk_mode { XKV_XSK_COPY, XKV_XSK_ZEROCOPY };
@@ -57,9 +57,9 @@ struct xkv_xsk {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod txr;
 	int fd;
-	uint64_t cache[2 * XKV_XSK_CACHE]; /* idle frames this socket holds */
+	uint64_t cache[XKV_XSK_CACHE]; /* idle frames this socket holds */
 	uint32_t ncache;
-	uint32_t cache_max; /* above it, frames go back to the queue's pool */
+	uint32_t cache_max; /* its share of the caches' quarter; a trip to the pool leaves half */
 	uint32_t tx_unsent; /* descriptors written, not yet submitted */
 	struct xkv_route route; /* the request being answered */
 	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
@@ -72,8 +72,9 @@ void xkv_xsk_queue_close(struct xkv_xsk_queue *q);
 
 /*
  * Opens one of queue_sockets sockets on ifname's queue q, the first one bringing the
- * fill ring up. zerocopy asks for zero-copy first and falls back to copy; *mode says
- * which was bound. Returns 0 or -errno.
+ * fill ring up. The sockets' caches share a quarter of the queue's frames, at least
+ * two each: -EINVAL above XKV_XSK_FRAMES / 8 sockets. zerocopy asks for zero-copy
+ * first and falls back to copy; *mode says which was bound. Returns 0 or -errno.
  */
 int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 		 uint32_t queue_sockets, bool first, bool zerocopy, enum xkv_xsk_mode *mode);
