@@ -13,7 +13,7 @@ netns_pair_up
 # a second client address that the server's allowlist leaves out
 ip -n "$ns_c" addr add 10.201.0.3/24 dev "$if_c"
 
-export XKV_NS_SERVER=$ns_s XKV_NS_CLIENT=$ns_c XKV_IFACE=$if_s
+export XKV_NS_SERVER=$ns_s XKV_NS_CLIENT=$ns_c XKV_IFACE=$if_s XKV_IFACE_CLIENT=$if_c
 export XKV_SERVER_IP=$ip_s XKV_CLIENT_IP=$ip_c XKV_STRANGER_IP=10.201.0.3
 # one server at a time on the one interface; not exec: the trap must run after
 export CRITERION_JOBS=1

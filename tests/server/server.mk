@@ -6,7 +6,14 @@ SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp
 
 $(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
 	-DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"' \
-	-DXKV_LOADER_BIN='"$(abspath $(BUILD))/xkv-loader"'
+	-DXKV_LOADER_BIN='"$(abspath $(BUILD))/xkv-loader"' \
+	-DXKV_SLOW_RECEIVER_BPF='"$(abspath $(BUILD))/tests/server/slow_receiver.bpf.o"'
+
+# the XDP program the XDP suite puts on its client's side of the veth
+$(BUILD)/tests/server/%.bpf.o: tests/server/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(SERVER_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/server/%.o $(BUILD)/tests/server/server_proc.o \
 		 $(BUILD)/tests/server/workloads.o \
@@ -21,7 +28,8 @@ $(BUILD)/tests/test_server_uring: $(SKIP_MAIN_OBJS) $(SKIP_OBJS)
 $(BUILD)/tests/run-server-xdp: tests/server/run-in-netns.sh
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_xdp)
 
-$(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp
+$(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp \
+			       $(BUILD)/tests/server/slow_receiver.bpf.o
 
 SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp
 TESTS += $(SERVER_RUNS)

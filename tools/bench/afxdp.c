@@ -314,9 +314,8 @@ static void stash(void *ctx, const struct xkv_peer *peer, const void *data, size
 }
 
 /*
- * Receives batches while the stash has room for a whole one; each poll also submits
- * what send queued. Copy mode transmits from the sendto kick, which the kernel may
- * cut short (EAGAIN while the peer is busy): kick again while the TX ring lags.
+ * Receives batches while the stash has room for a whole one, then submits what send
+ * queued, and kicks again while the TX ring lags (a kick may stop short of it).
  */
 static void collect(struct afxdp_transport *t)
 {
@@ -325,10 +324,7 @@ static void collect(struct afxdp_transport *t)
 
 	while (STASH - (t->tail - t->out) >= XKV_XSK_BATCH && xkv_xsk_poll(s, &rx) == XKV_XSK_BATCH)
 		;
-	if (xsk_prod_nb_free(&s->txr, XKV_XSK_RING) < XKV_XSK_RING) {
-		s->kicks++;
-		sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-	}
+	xkv_xsk_flush(s);
 }
 
 static int afxdp_send(struct transport *tr, const struct bench_dgram *d, unsigned n)

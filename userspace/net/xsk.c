@@ -14,7 +14,9 @@
 #define XDP_MAX_TX_SKB_BUDGET 9 /* newer UAPI: frames per copy-mode TX kick */
 #endif
 
-#define TX_RESERVE_TRIES 1000 /* kicks while waiting for a frame or a TX slot */
+/* How long a reply waits for a frame or a TX slot: some 60 ms; 2048 frames take 25 at 1 Gbit/s */
+#define TX_WAIT_TRIES 500
+#define TX_WAIT_US    50 /* between tries */
 
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
@@ -116,14 +118,22 @@ static void kick_tx(struct xkv_xsk *s)
 	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 }
 
-static void tx_flush(struct xkv_xsk *s)
+/* Descriptors on the TX ring that the kernel has not taken yet. */
+static bool tx_pending(struct xkv_xsk *s)
 {
-	if (!s->tx_unsent)
-		return;
-	xsk_ring_prod__submit(&s->txr, s->tx_unsent);
-	atomic_fetch_add_explicit(&s->q->in_tx, s->tx_unsent, memory_order_relaxed);
-	s->tx_unsent = 0;
-	kick_tx(s);
+	return xsk_prod_nb_free(&s->txr, XKV_XSK_RING) < XKV_XSK_RING;
+}
+
+void xkv_xsk_flush(struct xkv_xsk *s)
+{
+	if (s->tx_unsent) {
+		xsk_ring_prod__submit(&s->txr, s->tx_unsent);
+		atomic_fetch_add_explicit(&s->q->in_tx, s->tx_unsent, memory_order_relaxed);
+		s->tx_unsent = 0;
+	}
+	/* not only after a submit: a kick that met EAGAIN left descriptors behind */
+	if (tx_pending(s))
+		kick_tx(s);
 }
 
 int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
@@ -172,7 +182,7 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 
 void xkv_xsk_drain(struct xkv_xsk *s)
 {
-	tx_flush(s);
+	xkv_xsk_flush(s);
 	for (int i = 0; i < 100 && atomic_load(&s->q->in_tx); i++) {
 		kick_tx(s);
 		usleep(1000);
@@ -193,18 +203,41 @@ static uint64_t frame_of(uint64_t addr)
 	return addr - addr % XKV_XSK_FRAME_SIZE;
 }
 
+/*
+ * Until ready(s), or TX_WAIT_TRIES: kicks what waits on the TX ring and takes back
+ * completions. It sleeps between tries, as the kernel drains at the peer's pace, which
+ * may need this CPU (a NAPI thread, an interrupt).
+ */
+static bool tx_wait(struct xkv_xsk *s, bool (*ready)(struct xkv_xsk *s))
+{
+	for (int tries = 0; !ready(s); tries++) {
+		if (tries == TX_WAIT_TRIES)
+			return false;
+		if (tries)
+			usleep(TX_WAIT_US);
+		xkv_xsk_flush(s);
+		cache_refit(s);
+	}
+	return true;
+}
+
+static bool tx_has_frame(struct xkv_xsk *s)
+{
+	return s->ncache;
+}
+
+static bool tx_has_slot(struct xkv_xsk *s)
+{
+	return xsk_prod_nb_free(&s->txr, 1);
+}
+
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
 {
 	struct xkv_xsk *s = (struct xkv_xsk *)tx;
 	uint32_t room = XKV_XSK_FRAME_SIZE - s->reply_hdr;
 
-	for (int tries = 0; !s->ncache && tries < TX_RESERVE_TRIES; tries++) {
-		/* a large reply can use every frame: send what is queued and take back completions */
-		tx_flush(s);
-		kick_tx(s);
-		cache_refit(s);
-	}
-	if (!s->ncache)
+	/* a large reply can use every frame: wait for them to come back */
+	if (!tx_wait(s, tx_has_frame))
 		return NULL;
 	/* the IP packet must fit a 1500-byte MTU */
 	*cap = room < 1500 + 14 - s->reply_hdr ? room : 1500 + 14 - s->reply_hdr;
@@ -218,17 +251,12 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	uint64_t addr = (uint64_t)(frame - s->q->area);
 	struct xdp_desc *desc;
 	uint32_t idx;
-	int tries;
 
 	(void)peer; /* the reply goes back the way its request came: s->route */
-	for (tries = 0; !xsk_ring_prod__reserve(&s->txr, 1, &idx); tries++) {
-		if (tries == TX_RESERVE_TRIES) {
-			s->tx_ring_full++;
-			s->cache[s->ncache++] = addr;
-			return;
-		}
-		tx_flush(s);
-		cache_refit(s);
+	if (!tx_wait(s, tx_has_slot) || !xsk_ring_prod__reserve(&s->txr, 1, &idx)) {
+		s->tx_ring_full++;
+		s->cache[s->ncache++] = addr;
+		return;
 	}
 	desc = xsk_ring_prod__tx_desc(&s->txr, idx);
 	desc->addr = addr;
@@ -236,7 +264,7 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	desc->options = 0;
 	s->tx_packets++;
 	if (++s->tx_unsent == XKV_XSK_BATCH)
-		tx_flush(s);
+		xkv_xsk_flush(s);
 }
 
 /* The UDP payload of each frame of the batch to look_ahead; the route is parsed again after. */
@@ -282,9 +310,12 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 		atomic_fetch_sub_explicit(&s->q->in_fill, n, memory_order_relaxed);
 		s->rx_packets += n;
 	}
-	tx_flush(s);
-	if (n) {
-		/* the fill ring only drains as frames arrive: refill it (locked) after a batch */
+	xkv_xsk_flush(s);
+	if (n || tx_pending(s)) {
+		/*
+		 * The fill ring only drains as frames arrive: refill (under the lock) after a
+		 * batch. And reap while TX waits: a full completion ring stops the kernel sending.
+		 */
 		cache_refit(s);
 	} else if (fill_starving(s->q) &&
 		   (s->ncache || atomic_load_explicit(&s->q->in_tx, memory_order_relaxed))) {

@@ -86,6 +86,12 @@ void xkv_xsk_close(struct xkv_xsk *s);
  */
 unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx);
 
+/*
+ * Submits the replies tx has written, and kicks while the TX ring holds any the kernel
+ * has not taken: copy mode sends only from a kick, which may stop short (EAGAIN).
+ */
+void xkv_xsk_flush(struct xkv_xsk *s);
+
 /* Gives back what the socket holds and reaps completions: for shutdown and tests. */
 void xkv_xsk_drain(struct xkv_xsk *s);
 
