@@ -267,36 +267,35 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 		xkv_xsk_flush(s);
 }
 
-/* The UDP payload of each frame of the batch to look_ahead; the route is parsed again after. */
-static void look_ahead(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx, uint32_t n)
+/* Parses each frame of the batch once, into s->parsed; hands the payloads to look_ahead. */
+static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 		const uint8_t *frame = s->q->area + desc->addr;
-		struct xkv_route route;
-		uint32_t off, len;
+		struct xkv_parsed_frame *p = &s->parsed[i];
 
-		if (xkv_frame_parse(frame, desc->len, &route, &off, &len) == 0)
-			rx->look_ahead(rx->ctx, frame + off, len);
+		p->ok = xkv_frame_parse(frame, desc->len, &p->route, &p->off, &p->len) == 0;
+		if (p->ok && rx->look_ahead)
+			rx->look_ahead(rx->ctx, frame + p->off, p->len);
 	}
 }
 
 unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&s->rx, XKV_XSK_BATCH, &idx);
+	uint32_t idx = 0, n = xsk_ring_cons__peek(&s->rx, XKV_XSK_BATCH, &idx); /* idx: set if n */
 
-	if (n && rx->look_ahead)
-		look_ahead(s, rx, idx, n);
+	batch_parse(s, rx, idx, n);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
-		uint8_t *frame = s->q->area + desc->addr;
-		uint32_t off, len;
+		const struct xkv_parsed_frame *p = &s->parsed[i];
 		struct xkv_peer peer;
 
-		if (xkv_frame_parse(frame, desc->len, &s->route, &off, &len) == 0) {
+		if (p->ok) {
+			s->route = p->route;
 			s->reply_hdr = xkv_reply_hdr_len(&s->route);
 			xkv_route_peer(&s->route, &peer);
-			rx->datagram(rx->ctx, &peer, frame + off, len);
+			rx->datagram(rx->ctx, &peer, s->q->area + desc->addr + p->off, p->len);
 		} else {
 			s->rx_unparsable++;
 		}

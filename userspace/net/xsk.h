@@ -50,6 +50,13 @@ struct xkv_xsk_frames {
 	int64_t unaccounted; /* total - idle - in_fill - in_tx: nonzero is a leak */
 };
 
+/* A received frame, parsed once for the two passes over its batch. */
+struct xkv_parsed_frame {
+	struct xkv_route route;
+	uint32_t off, len; /* of the UDP payload */
+	bool ok;	   /* a well-formed UDP datagram */
+};
+
 struct xkv_xsk {
 	struct xkv_tx tx; /* the executor's reply path; first, so the two convert */
 	struct xkv_xsk_queue *q;
@@ -62,6 +69,7 @@ struct xkv_xsk {
 	uint32_t cache_max; /* its share of the caches' quarter; a trip to the pool leaves half */
 	uint32_t tx_unsent; /* descriptors written, not yet submitted */
 	struct xkv_route route; /* the request being answered */
+	struct xkv_parsed_frame parsed[XKV_XSK_BATCH]; /* the batch being handled */
 	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
 	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, kicks;
 };
