@@ -93,15 +93,6 @@ void server_counters_publish_server(struct server *s, uint64_t now_ns)
 	xkv_counters_publish(s->counters.server, &snap, sizeof(snap), now_ns);
 }
 
-void server_counters_publish_all(struct server *s, uint32_t workers)
-{
-	uint64_t now = xkv_now_ns();
-
-	for (uint32_t i = 0; i < workers; i++)
-		publish_worker(s, &s->workers[i], now);
-	server_counters_publish_server(s, now);
-}
-
 struct print_ctx {
 	const char *prefix; /* "worker 3 " or "" */
 };
@@ -113,31 +104,32 @@ static void print_counter(void *ctx, const char *group, const char *name, uint64
 	printf("%s%s%s%s: %lu\n", p->prefix, group ? group : "", group ? " " : "", name, value);
 }
 
-void server_counters_print(struct server *s, uint32_t workers)
+void server_counters_final(struct server *s, uint32_t workers)
 {
-	static struct xkv_worker_counters snaps[XKV_WORKERS_MAX];
 	static struct xkv_socket_counters queues[XKV_QUEUES_MAX];
-	struct xkv_server_counters server;
+	const struct xkv_worker_counters *slots = s->counters.workers;
+	uint64_t now = xkv_now_ns();
 	char prefix[32];
 	struct print_ctx p = {.prefix = prefix};
 	uint32_t nqueues;
 
+	/* the workers have stopped: their slots are this thread's to write, then to print */
+	for (uint32_t i = 0; i < workers; i++)
+		publish_worker(s, &s->workers[i], now);
+	server_counters_publish_server(s, now);
 	for (uint32_t i = 0; i < workers; i++) {
-		worker_snapshot(s, &s->workers[i], &snaps[i]);
 		snprintf(prefix, sizeof(prefix), "worker %u ", i);
-		xkv_request_counters_each(&snaps[i].req, print_counter, &p);
-		xkv_socket_counters_each(&snaps[i].sock, s->o.backend->name, print_counter, &p);
+		xkv_request_counters_each(&slots[i].req, print_counter, &p);
+		xkv_socket_counters_each(&slots[i].sock, s->o.backend->name, print_counter, &p);
 	}
-	nqueues = xkv_queue_totals(snaps, workers, queues);
+	nqueues = xkv_queue_totals(slots, workers, queues);
 	for (uint32_t q = 0; q < nqueues; q++) {
 		snprintf(prefix, sizeof(prefix), "queue %u ", q);
 		xkv_socket_counters_each(&queues[q], s->o.backend->name, print_counter, &p);
 	}
 	s->o.backend->print_stats(s);
-	server_counters_publish_server(s, xkv_now_ns());
-	server = *s->counters.server;
 	p.prefix = "";
-	xkv_server_counters_each(&server, print_counter, &p);
+	xkv_server_counters_each(s->counters.server, print_counter, &p);
 }
 
 void server_counters_close(struct server *s)

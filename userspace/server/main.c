@@ -292,8 +292,7 @@ out_stop:
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(s.workers[i].thread, NULL);
 	if (!err) {
-		server_counters_publish_all(&s, started);
-		server_counters_print(&s, started);
+		server_counters_final(&s, started);
 	}
 	for (uint32_t i = 0; i < started; i++)
 		xkv_worker_fini(&s.workers[i].proto);

@@ -81,14 +81,13 @@ extern const struct backend xkv_backend_xdp;
 /*
  * The live counters (counters.c). open maps the backend's counter maps and zeroes
  * them (0 or -errno, said why); a worker calls tick once per batch and publishes
- * when XKV_PUBLISH_NS have passed; publish_all publishes every slot now (workers
- * stopped); print writes every counter at shutdown, "worker W name: N" per line.
+ * when XKV_PUBLISH_NS have passed; final, once the workers have stopped, publishes
+ * every slot a last time and prints what it published, "worker W name: N" per line.
  */
 int server_counters_open(struct server *s);
 void server_counters_tick(struct server *s, struct server_worker *w, uint64_t now_ns);
 void server_counters_publish_server(struct server *s, uint64_t now_ns);
-void server_counters_publish_all(struct server *s, uint32_t workers);
-void server_counters_print(struct server *s, uint32_t workers);
+void server_counters_final(struct server *s, uint32_t workers);
 void server_counters_close(struct server *s);
 
 #endif /* XKV_SERVER_H */
