@@ -44,31 +44,17 @@ int live_counters_read(const char *ifname, struct live_counters *l)
 	return 0;
 }
 
-struct text_ctx {
-	FILE *out;
-	const char *prefix;
-};
-
-static void text_counter(void *ctx, const char *group, const char *name, uint64_t value)
-{
-	const struct text_ctx *t = ctx;
-
-	fprintf(t->out, "%s%s%s%s: %llu\n", t->prefix, group ? group : "", group ? " " : "",
-		name, (unsigned long long)value);
-}
-
-void live_counters_print_summary(const struct live_counters *l, FILE *out)
+/* "server pid P (running), backend xdp, W workers": what opens both text forms. */
+static void print_server(const struct live_counters *l, FILE *out)
 {
 	const struct xkv_server_counters *s = &l->server;
 
-	fprintf(out, "  server pid %u (%s), backend %s, %u workers; sockets bound on each rx queue:",
-		s->pid, l->running ? "running" : "gone", s->backend, s->workers);
-	for (uint32_t q = 0; q < l->nqueues; q++)
-		fprintf(out, " %u:%llu", q, (unsigned long long)l->queues[q].sockets);
-	fputc('\n', out);
+	fprintf(out, "server pid %u (%s), backend %s, %u workers", s->pid,
+		l->running ? "running" : "gone", s->backend, s->workers);
 }
 
-void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w)
+/* The same as the "server" object, left open for more members. */
+static void server_json_open(const struct live_counters *l, struct xkv_json *w)
 {
 	const struct xkv_server_counters *s = &l->server;
 
@@ -78,6 +64,21 @@ void live_counters_summary_json(const struct live_counters *l, struct xkv_json *
 	xkv_json_bool_field(w, "running", l->running);
 	xkv_json_string_field(w, "backend", s->backend);
 	xkv_json_uint_field(w, "workers", s->workers);
+}
+
+void live_counters_print_summary(const struct live_counters *l, FILE *out)
+{
+	fputs("  ", out);
+	print_server(l, out);
+	fputs("; sockets bound on each rx queue:", out);
+	for (uint32_t q = 0; q < l->nqueues; q++)
+		fprintf(out, " %u:%llu", q, (unsigned long long)l->queues[q].sockets);
+	fputc('\n', out);
+}
+
+void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w)
+{
+	server_json_open(l, w);
 	xkv_json_key(w, "queue_sockets");
 	xkv_json_array_start(w);
 	for (uint32_t q = 0; q < l->nqueues; q++)
@@ -89,23 +90,11 @@ void live_counters_summary_json(const struct live_counters *l, struct xkv_json *
 void live_counters_print_text(const struct live_counters *l, FILE *out)
 {
 	const struct xkv_server_counters *s = &l->server;
-	char prefix[32];
-	struct text_ctx t = {.out = out, .prefix = prefix};
 
-	fprintf(out, "server pid %u (%s), backend %s, %u workers, up %.1f s, published %.1f s ago\n",
-		s->pid, l->running ? "running" : "gone", s->backend, s->workers,
+	print_server(l, out);
+	fprintf(out, ", up %.1f s, published %.1f s ago\n",
 		(double)(s->published_ns - s->started_ns) / 1e9, l->age_s);
-	for (uint32_t w = 0; w < s->workers; w++) {
-		snprintf(prefix, sizeof(prefix), "worker %u ", w);
-		xkv_request_counters_each(&l->workers[w].req, text_counter, &t);
-		xkv_socket_counters_each(&l->workers[w].sock, s->backend, text_counter, &t);
-	}
-	for (uint32_t q = 0; q < l->nqueues; q++) {
-		snprintf(prefix, sizeof(prefix), "queue %u ", q);
-		xkv_socket_counters_each(&l->queues[q], s->backend, text_counter, &t);
-	}
-	t.prefix = "";
-	xkv_server_counters_each(s, text_counter, &t);
+	xkv_counters_print(out, l->workers, s->workers, s);
 }
 
 /* Writes counters as members of an open object; a group becomes a nested object. */
@@ -142,12 +131,7 @@ void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 	const struct xkv_server_counters *s = &l->server;
 	struct json_ctx j = {.w = w};
 
-	xkv_json_key(w, "server");
-	xkv_json_object_start(w);
-	xkv_json_uint_field(w, "pid", s->pid);
-	xkv_json_bool_field(w, "running", l->running);
-	xkv_json_string_field(w, "backend", s->backend);
-	xkv_json_uint_field(w, "workers", s->workers);
+	server_json_open(l, w);
 	xkv_json_fixed_field(w, "uptime_s", (double)(s->published_ns - s->started_ns) / 1e9, 3);
 	xkv_json_fixed_field(w, "age_s", l->age_s, 3);
 	xkv_server_counters_each(s, json_counter, &j);

@@ -93,43 +93,16 @@ void server_counters_publish_server(struct server *s, uint64_t now_ns)
 	xkv_counters_publish(s->counters.server, &snap, sizeof(snap), now_ns);
 }
 
-struct print_ctx {
-	const char *prefix; /* "worker 3 " or "" */
-};
-
-static void print_counter(void *ctx, const char *group, const char *name, uint64_t value)
-{
-	const struct print_ctx *p = ctx;
-
-	printf("%s%s%s%s: %lu\n", p->prefix, group ? group : "", group ? " " : "", name, value);
-}
-
 void server_counters_final(struct server *s, uint32_t workers)
 {
-	static struct xkv_socket_counters queues[XKV_QUEUES_MAX];
-	const struct xkv_worker_counters *slots = s->counters.workers;
 	uint64_t now = xkv_now_ns();
-	char prefix[32];
-	struct print_ctx p = {.prefix = prefix};
-	uint32_t nqueues;
 
 	/* the workers have stopped: their slots are this thread's to write, then to print */
 	for (uint32_t i = 0; i < workers; i++)
 		publish_worker(s, &s->workers[i], now);
 	server_counters_publish_server(s, now);
-	for (uint32_t i = 0; i < workers; i++) {
-		snprintf(prefix, sizeof(prefix), "worker %u ", i);
-		xkv_request_counters_each(&slots[i].req, print_counter, &p);
-		xkv_socket_counters_each(&slots[i].sock, s->o.backend->name, print_counter, &p);
-	}
-	nqueues = xkv_queue_totals(slots, workers, queues);
-	for (uint32_t q = 0; q < nqueues; q++) {
-		snprintf(prefix, sizeof(prefix), "queue %u ", q);
-		xkv_socket_counters_each(&queues[q], s->o.backend->name, print_counter, &p);
-	}
+	xkv_counters_print(stdout, s->counters.workers, workers, s->counters.server);
 	s->o.backend->print_stats(s);
-	p.prefix = "";
-	xkv_server_counters_each(s->counters.server, print_counter, &p);
 }
 
 void server_counters_close(struct server *s)

@@ -145,6 +145,40 @@ uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
 	return nqueues;
 }
 
+struct text_ctx {
+	FILE *out;
+	char prefix[32]; /* "worker 3 ", "queue 0 " or "" */
+};
+
+static void text_counter(void *ctx, const char *group, const char *name, uint64_t value)
+{
+	const struct text_ctx *t = ctx;
+
+	fprintf(t->out, "%s%s%s%s: %llu\n", t->prefix, group ? group : "", group ? " " : "",
+		name, (unsigned long long)value);
+}
+
+void xkv_counters_print(FILE *out, const struct xkv_worker_counters *workers, uint32_t n,
+			const struct xkv_server_counters *server)
+{
+	static struct xkv_socket_counters queues[XKV_QUEUES_MAX];
+	struct text_ctx t = {.out = out};
+	uint32_t nqueues;
+
+	for (uint32_t w = 0; w < n; w++) {
+		snprintf(t.prefix, sizeof(t.prefix), "worker %u ", w);
+		xkv_request_counters_each(&workers[w].req, text_counter, &t);
+		xkv_socket_counters_each(&workers[w].sock, server->backend, text_counter, &t);
+	}
+	nqueues = xkv_queue_totals(workers, n, queues);
+	for (uint32_t q = 0; q < nqueues; q++) {
+		snprintf(t.prefix, sizeof(t.prefix), "queue %u ", q);
+		xkv_socket_counters_each(&queues[q], server->backend, text_counter, &t);
+	}
+	t.prefix[0] = '\0';
+	xkv_server_counters_each(server, text_counter, &t);
+}
+
 void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx)
 {
 	fn(ctx, "store", "items", c->store_items);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <xkv/stats.h>
 
 /*
@@ -57,6 +58,14 @@ void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_s
  */
 uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
 			  struct xkv_socket_counters *totals);
+
+/*
+ * Every counter of n workers' slots, then each rx queue's sockets summed over them,
+ * then the store's, one "worker W name: N", "queue Q name: N" or "store name: N" a
+ * line: the names the server prints at shutdown and xkv-loader stats shows.
+ */
+void xkv_counters_print(FILE *out, const struct xkv_worker_counters *workers, uint32_t n,
+			const struct xkv_server_counters *server);
 
 /* The store's figures: "store items", "store bytes_used", ... */
 void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx);
