@@ -14,6 +14,7 @@
 #define XKV_STATS_H
 
 #include <linux/types.h>
+#include "hash.h"
 #include "maps.h"
 #include "proto.h"
 
@@ -33,6 +34,12 @@ struct xkv_request_counters {
 	__u64 foreign_writes;		  /* writes for a partition it does not own: refused */
 	__u64 reassembly_bytes;		  /* held for values in pieces, now */
 	__u64 reassembly_timeouts;	  /* values dropped unfinished */
+	/* by the size class of the value (GET hits, PUTs): Minos's control loop reads these */
+	__u64 size_classes[XKV_SIZE_CLASSES];
+	__u64 handoffs_sent;	/* minos: requests handed to the worker that must serve them */
+	__u64 handoffs_taken;	/* minos: requests taken from other workers' hand-offs */
+	__u64 handoffs_refused; /* minos: hand-offs whose queue was full: answered busy */
+	__u64 large_on_small;	/* minos: large requests a worker served in a small role */
 };
 
 /*
