@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xkv/maps.h"
+#include "xkv/roles.h"
 #include "xkv/stats.h"
 
 /* Port, worker count and policy: written by bpfctl (attach), read per packet. */
@@ -53,6 +54,31 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xkv_qdepth);
 } xkv_qdepth SEC(".maps");
+
+/*
+ * Minos's roles (include/xkv/roles.h): written by the server's control loop
+ * (mmapped), alternately in each slot; XDP steers by the one with the higher gen.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_ROLES_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xkv_roles);
+} xkv_roles SEC(".maps");
+
+/*
+ * Keys whose values travel in pieces, by key hash, with their value's length:
+ * written by the worker that owns the key when it stores, replaces or deletes
+ * one, so that minos steers a GET for a large value straight to a large worker.
+ * Full, a key is not recorded and its GETs take the hand-off (docs/DESIGN.md).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_LARGE_KEYS_MAX);
+	__type(key, __u64);
+	__type(value, __u32);
+} xkv_large_keys SEC(".maps");
 
 /* Client networks allowed to send requests: written by bpfctl (attach --allow). */
 struct {

@@ -8,6 +8,7 @@
 
 #include "maps.bpf.h"
 #include "xkv/hash.h"
+#include "xkv/roles.h"
 
 static __always_inline __u64 xkv_depth_of(__u32 worker)
 {
@@ -49,12 +50,79 @@ static __always_inline __u32 xkv_less_loaded(__u32 owner, __u32 workers)
 	return xkv_depth_of(other) < xkv_depth_of(owner) ? other : owner;
 }
 
-/* cfg->workers is 1..XKV_WORKERS_MAX and cfg->policy a known one: the caller checked. */
-static __always_inline __u32 xkv_choose_worker(const struct xkv_config *cfg, __u8 op,
-					       __u32 partition)
+/* The live roles: the slot with the higher gen (the control loop writes the other). */
+static __always_inline const struct xkv_roles *xkv_roles_live(void)
 {
-	__u32 owner = xkv_partition_owner(partition, cfg->workers);
+	__u32 first = 0, second = 1;
+	const struct xkv_roles *a = bpf_map_lookup_elem(&xkv_roles, &first);
+	const struct xkv_roles *b = bpf_map_lookup_elem(&xkv_roles, &second);
 
+	if (!a || !b)
+		return NULL;
+	return *(volatile const __u32 *)&b->gen > *(volatile const __u32 *)&a->gen ? b : a;
+}
+
+/*
+ * A small read goes to the less loaded of the partition's owner and another small
+ * worker; the standby large worker counts among them while nothing is queued on it.
+ */
+static __always_inline __u32 xkv_small_read(const struct xkv_roles *r, __u32 owner, __u32 nsmall)
+{
+	__u32 standby = r->large[0];
+	__u32 pick, other, candidates = nsmall;
+
+	if (r->standby && standby != owner && xkv_depth_of(standby) == 0)
+		candidates++;
+	if (candidates < 2)
+		return owner;
+	pick = (__u32)(((__u64)xkv_random() * candidates) >> 32);
+	other = pick < nsmall ? r->small[pick & (XKV_WORKERS_MAX - 1)] : standby;
+	return xkv_depth_of(other) < xkv_depth_of(owner) ? other : owner;
+}
+
+/*
+ * Minos: a request for a value above the threshold class goes to the large worker
+ * of its class. A PUT's class is its value_len, which every piece carries; a GET's
+ * is the recorded length of its key's value, if a worker recorded one. Everything
+ * else is small: writes to the partition's owner, reads balanced over small workers.
+ * XKV_WORKERS_MAX when there are no roles yet.
+ */
+static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 hash)
+{
+	const struct xkv_roles *r = xkv_roles_live();
+	__u32 nsmall, owner, cls = 0;
+	__u32 *recorded;
+
+	if (!r || !r->gen)
+		return XKV_WORKERS_MAX;
+	nsmall = r->nsmall;
+	if (nsmall < 1 || nsmall > XKV_WORKERS_MAX)
+		return XKV_WORKERS_MAX;
+	if (op == XKV_OP_PUT) {
+		cls = xkv_size_class(value_len);
+	} else if (op == XKV_OP_GET) {
+		recorded = bpf_map_lookup_elem(&xkv_large_keys, &hash);
+		if (recorded)
+			cls = xkv_size_class(*recorded);
+	}
+	if (xkv_roles_is_large(r, cls))
+		return xkv_roles_large_worker(r, cls, hash);
+	owner = xkv_roles_owner(r, xkv_partition(hash));
+	return op == XKV_OP_GET ? xkv_small_read(r, owner, nsmall) : owner;
+}
+
+/*
+ * cfg->workers is 1..XKV_WORKERS_MAX and cfg->policy a known one: the caller checked.
+ * The caller checks the result against cfg->workers too: roles come from a map.
+ */
+static __always_inline __u32 xkv_choose_worker(const struct xkv_config *cfg, __u8 op,
+					       __u32 value_len, __u64 hash)
+{
+	__u32 owner;
+
+	if (cfg->policy == XKV_POLICY_MINOS)
+		return xkv_minos_worker(op, value_len, hash);
+	owner = xkv_partition_owner(xkv_partition(hash), cfg->workers);
 	if (cfg->policy == XKV_POLICY_CREW && op == XKV_OP_GET)
 		return xkv_less_loaded(owner, cfg->workers);
 	return owner;

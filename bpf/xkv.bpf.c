@@ -36,7 +36,7 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	__u64 key_off;
-	__u32 key_len, worker, slot;
+	__u32 key_len, value_len, worker, slot;
 	__u8 op;
 	enum xkv_reason reason;
 	__u64 *steered, hash;
@@ -50,6 +50,7 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 		return xkv_drop(XKV_R_REPLY_TO_SERVER);
 
 	op = hdr->op;
+	value_len = xkv_be32(hdr->value_len);
 	key_len = xkv_be16(hdr->key_len);
 	/* xkv_hdr_check proved 1..XKV_KEY_MAX; the verifier must see the bound on this register */
 	barrier_var(key_len);
@@ -68,7 +69,9 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	if (xkv_hash_within((const __u8 *)data + key_off, key_len, data_end, &hash))
 		return xkv_drop(XKV_R_TRUNCATED);
 
-	worker = xkv_choose_worker(cfg, op, xkv_partition(hash));
+	worker = xkv_choose_worker(cfg, op, value_len, hash);
+	if (worker >= cfg->workers)
+		return xkv_drop(XKV_R_BAD_CONFIG);
 	slot = ctx->rx_queue_index * cfg->workers + worker;
 	/* an empty slot would make the redirect fail silently: count it instead */
 	if (!bpf_map_lookup_elem(&xkv_xsks, &slot))

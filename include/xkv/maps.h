@@ -16,6 +16,7 @@
 /* one socket per (rx queue, worker): index rx_queue * workers + worker */
 #define XKV_XSKS_MAX	(XKV_QUEUES_MAX * XKV_WORKERS_MAX)
 #define XKV_ALLOW_MAX	1024 /* client networks in the allowlist */
+#define XKV_LARGE_KEYS_MAX 65536 /* keys of values in pieces that minos steers by (xkv_large_keys) */
 
 /*
  * Why the XDP program drops a packet, beyond the protocol reasons of proto.h,
@@ -43,7 +44,8 @@ enum xkv_pkt_reason {
 /* Steering policies, chosen in the config map at run time. X(enum suffix, name). */
 #define XKV_POLICIES(X)                                                                            \
 	X(EREW, "erew") /* every request to the partition's static owner */                       \
-	X(CREW, "crew") /* writes to the static owner, reads to the less loaded of two */
+	X(CREW, "crew") /* writes to the static owner, reads to the less loaded of two */       \
+	X(MINOS, "minos") /* small and large requests on disjoint workers (include/xkv/roles.h) */
 
 #define XKV_POLICY_ENUM(name, str) XKV_POLICY_##name,
 enum xkv_policy {

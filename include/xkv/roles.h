@@ -31,7 +31,9 @@ struct xkv_roles {
 	__u8 threshold; /* the largest small size class: a request of a larger one is large */
 	__u8 nsmall;	/* workers in small[]: 1..workers */
 	__u8 nlarge;	/* workers in large[]: 1..workers */
-	__u8 standby;	/* 1: large[0] is also a small worker (Minos's standby large core) */
+	__u8 standby;	/* 1: large[0] also takes small reads while it is idle (Minos's standby) */
+	__u16 percentile_centi; /* the control loop's Nth percentile, times 100 */
+	__u16 pad;
 	__u8 small[XKV_WORKERS_MAX]; /* partition p's writes go to small[p % nsmall] */
 	__u8 large[XKV_WORKERS_MAX]; /* in order of the sizes they serve, smallest first */
 	struct xkv_class_workers classes[XKV_SIZE_CLASSES]; /* indexed by size class */

@@ -11,6 +11,7 @@
 #include <linux/if_ether.h>
 #include <netinet/in.h>
 #include "xkv/hash.h"
+#include "xkv/roles.h"
 #include "fixture.h"
 #include "packet.h"
 #include "skip.h"
@@ -426,5 +427,199 @@ Test(xdp, empty_socket_slot)
 	owner = owner_of(&spec, cfg.workers);
 	expect_packet(&f, spec.key, &spec, XDP_DROP, XKV_R_NO_SOCKET);
 	cr_expect_eq(fixture_depth(&f, owner), 0);
+	fixture_close(&f);
+}
+
+/*
+ * Minos (include/xkv/roles.h). Four workers: 0 and 1 small, 2 and 3 large; classes
+ * above 11 are large, class 19 (a 500 KB value) shared by both large workers.
+ */
+static const struct xkv_config minos = {
+	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_MINOS};
+
+static struct xkv_roles split_roles(void)
+{
+	struct xkv_roles r = {.gen = 1, .threshold = 11, .nsmall = 2, .nlarge = 2};
+
+	r.small[0] = 0, r.small[1] = 1;
+	r.large[0] = 2, r.large[1] = 3;
+	for (int c = 12; c < XKV_SIZE_CLASSES; c++)
+		r.classes[c] = (struct xkv_class_workers){.first = c < 19 ? 0 : c == 19 ? 0 : 1,
+							  .count = c == 19 ? 2 : 1};
+	return r;
+}
+
+static void set_roles(struct fixture *f, __u32 slot, const struct xkv_roles *r)
+{
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_roles), &slot, r, BPF_ANY),
+		     0, "write roles slot %u", slot);
+}
+
+static __u64 key_hash(const struct pkt_spec *spec)
+{
+	__u8 key[XKV_KEY_MAX + 1];
+
+	return xkv_hash(key, pkt_key(spec, key));
+}
+
+/* Every piece of one large PUT reaches the same large worker; a shared class uses both. */
+Test(xdp, minos_large_put_pieces_reach_one_large_worker)
+{
+	const struct xkv_roles r = split_roles();
+	const __u32 value_len = 500000, piece = 1400;
+	__u32 used[WORKERS] = {0};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &minos, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	for (int k = 0; k < 16; k++) {
+		struct pkt_spec spec = {.op = XKV_OP_PUT, .value_len = value_len};
+		int first = -1;
+
+		snprintf(spec.key, sizeof(spec.key), "big:%d", k);
+		for (__u32 off = 0; off < value_len; off += 50 * piece) {
+			int w;
+
+			spec.frag_offset = off;
+			spec.frag_len = value_len - off < piece ? value_len - off : piece;
+			w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+			if (first < 0)
+				first = w;
+			cr_expect_eq(w, first, "%s: piece at %u went to %d, not %d", spec.key, off,
+				     w, first);
+		}
+		cr_expect_eq(first, (int)xkv_roles_large_worker(&r, 19, key_hash(&spec)),
+			     "%s: not userspace's large worker", spec.key);
+		cr_assert(first == 2 || first == 3, "%s: large PUT on worker %d", spec.key, first);
+		used[first]++;
+	}
+	cr_expect(used[2] && used[3], "class 19 is shared, yet used %u and %u", used[2], used[3]);
+	fixture_close(&f);
+}
+
+/* A GET for a key a worker recorded as large goes to its large worker; others stay small. */
+Test(xdp, minos_gets_follow_recorded_sizes)
+{
+	const struct xkv_roles r = split_roles();
+	int large_fd;
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &minos, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	large_fd = bpf_map__fd(f.skel->maps.xkv_large_keys);
+	for (int k = 0; k < 32; k++) {
+		struct pkt_spec spec = {.op = XKV_OP_GET};
+		__u32 len = k % 2 ? 500000 : 1000; /* class 19, or 10: small */
+		__u64 hash;
+		int w;
+
+		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
+		hash = key_hash(&spec);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		cr_expect(w == 0 || w == 1, "%s: unrecorded GET on worker %d", spec.key, w);
+		cr_assert_eq(bpf_map_update_elem(large_fd, &hash, &len, BPF_ANY), 0);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		if (len > 2048)
+			cr_expect_eq(w, (int)xkv_roles_large_worker(&r, 19, hash),
+				     "%s: recorded large GET on worker %d", spec.key, w);
+		else
+			cr_expect(w == 0 || w == 1, "%s: small GET on worker %d", spec.key, w);
+	}
+	fixture_close(&f);
+}
+
+/* Small writes go to the partition's owner among the small workers; DELETE is small. */
+Test(xdp, minos_small_writes_go_to_the_owner)
+{
+	const struct xkv_roles r = split_roles();
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &minos, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	for (int k = 0; k < 40; k++) {
+		struct pkt_spec spec = {.op = k % 2 ? XKV_OP_DELETE : XKV_OP_PUT,
+					.value_len = k % 2 ? 0 : BODY,
+					.frag_len = k % 2 ? 0 : BODY};
+		int w;
+
+		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		cr_expect_eq(w, (int)xkv_roles_owner(&r, xkv_partition(key_hash(&spec))),
+			     "%s: %s on worker %d", spec.key, xkv_op_name(spec.op), w);
+	}
+	fixture_close(&f);
+}
+
+/* The standby large worker takes small reads only while nothing is queued on it. */
+Test(xdp, minos_standby_takes_small_reads_only_when_idle)
+{
+	struct xkv_roles r = {.gen = 1, .threshold = 11, .nsmall = 1, .nlarge = 1, .standby = 1};
+	const struct xkv_config two = {.port = PKT_PORT, .workers = 2, .policy = XKV_POLICY_MINOS};
+	const __u32 owner = 0, standby = 1;
+	__u32 on_standby = 0;
+	struct fixture f;
+	int depth_fd;
+
+	r.small[0] = owner, r.large[0] = standby;
+	for (int c = 12; c < XKV_SIZE_CLASSES; c++)
+		r.classes[c] = (struct xkv_class_workers){.first = 0, .count = 1};
+	cr_assert_eq(fixture_open(&f, &two, 2), 0);
+	set_roles(&f, 1, &r);
+	depth_fd = bpf_map__fd(f.skel->maps.xkv_qdepth);
+	for (int i = 0; i < 100; i++) {
+		/* the owner has work queued, the standby none (each read adds to one: reset) */
+		cr_assert_eq(bpf_map_update_elem(depth_fd, &owner, &(struct xkv_qdepth){.depth = 2},
+						 BPF_ANY),
+			     0);
+		cr_assert_eq(bpf_map_update_elem(depth_fd, &standby, &(struct xkv_qdepth){0},
+						 BPF_ANY),
+			     0);
+		on_standby += expect_packet(&f, "idle", &(struct pkt_spec){.key = "hot"},
+					    XDP_REDIRECT, STEERED) == (int)standby;
+	}
+	cr_expect(on_standby > 20 && on_standby < 80, "%u of 100 reads on the idle standby",
+		  on_standby);
+	/* queued work, however little beside the owner's, keeps small reads off it */
+	cr_assert_eq(bpf_map_update_elem(depth_fd, &owner, &(struct xkv_qdepth){.depth = 1000},
+					 BPF_ANY),
+		     0);
+	cr_assert_eq(bpf_map_update_elem(depth_fd, &standby, &(struct xkv_qdepth){.depth = 1},
+					 BPF_ANY),
+		     0);
+	for (int i = 0; i < 50; i++)
+		cr_expect_eq(expect_packet(&f, "busy", &(struct pkt_spec){.key = "hot"},
+					   XDP_REDIRECT, STEERED),
+			     (int)owner, "a small read went to the busy standby");
+	fixture_close(&f);
+}
+
+/* The slot with the higher gen rules; no roles, or a worker beyond the count, is refused. */
+Test(xdp, minos_roles_slots_and_bad_roles)
+{
+	struct xkv_roles old = split_roles(), newer = split_roles();
+	const struct pkt_spec put = {.op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY};
+	__u32 owner_now;
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &minos, WORKERS), 0);
+	expect_packet(&f, "no roles yet", &put, XDP_DROP, XKV_R_BAD_CONFIG);
+
+	/* the newer slot makes every partition worker 1's */
+	newer.gen = 2, newer.nsmall = 1, newer.small[0] = 1;
+	set_roles(&f, 0, &old);
+	set_roles(&f, 1, &newer);
+	cr_expect_eq(expect_packet(&f, "newer slot", &put, XDP_REDIRECT, STEERED), 1);
+	old.gen = 3;
+	set_roles(&f, 0, &old);
+	owner_now = xkv_roles_owner(&old, xkv_partition(key_hash(&put)));
+	cr_expect_eq(expect_packet(&f, "older slot rewritten", &put, XDP_REDIRECT, STEERED),
+		     (int)owner_now);
+
+	old.gen = 4, old.nsmall = 1, old.small[0] = WORKERS; /* no such worker */
+	set_roles(&f, 0, &old);
+	expect_packet(&f, "worker beyond the count", &put, XDP_DROP, XKV_R_BAD_CONFIG);
+	old.nsmall = 0;
+	set_roles(&f, 0, &old);
+	expect_packet(&f, "no small worker", &put, XDP_DROP, XKV_R_BAD_CONFIG);
 	fixture_close(&f);
 }
