@@ -12,8 +12,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
