@@ -6,17 +6,22 @@
  * AddressSanitizer in `make test-asan`. The first STEADY keys are never deleted, so
  * a reader that misses one has lost an item: the second test has the writers fill
  * the store meanwhile, so that every partition's table doubles under the readers.
+ * The third has each write built on one thread and installed by the owner on
+ * another, as Minos's large and small workers split a large PUT.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#include "util/spsc.h"
 
 #define KEYS	      64
 #define WRITERS	      2
@@ -156,8 +161,8 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* Writers and readers at once on a store made from cfg; returns when all are done. */
-static void run(const struct xkv_store_config *cfg)
+/* nwriters of write and readers at once on a store made from cfg; returns when all are done. */
+static void run(const struct xkv_store_config *cfg, void *(*write)(void *), int nwriters)
 {
 	pthread_t writers[WRITERS], readers[READERS];
 	uint64_t reclaimed_before = xkv_store_reclaimed();
@@ -182,9 +187,9 @@ static void run(const struct xkv_store_config *cfg)
 	atomic_store(&writing, true);
 	for (int i = 0; i < READERS; i++)
 		pthread_create(&readers[i], NULL, reader, (void *)(uintptr_t)i);
-	for (int i = 0; i < WRITERS; i++)
-		pthread_create(&writers[i], NULL, writer, (void *)(uintptr_t)i);
-	for (int i = 0; i < WRITERS; i++)
+	for (int i = 0; i < nwriters; i++)
+		pthread_create(&writers[i], NULL, write, (void *)(uintptr_t)i);
+	for (int i = 0; i < nwriters; i++)
 		pthread_join(writers[i], NULL);
 	atomic_store(&writing, false);
 	for (int i = 0; i < READERS; i++)
@@ -211,7 +216,7 @@ Test(store_concurrency, readers_never_see_torn_or_freed_values, .timeout = 120)
 		.overflow_buckets = 8,
 	};
 
-	run(&cfg);
+	run(&cfg, writer, WRITERS);
 	xkv_store_destroy(s);
 	xkv_store_thread_offline();
 }
@@ -228,13 +233,125 @@ Test(store_concurrency, readers_never_miss_an_item_while_tables_grow, .timeout =
 	struct xkv_store_stats st;
 
 	fill = true;
-	run(&cfg);
+	run(&cfg, writer, WRITERS);
 	xkv_store_get_stats(s, &st);
 	/* 256 tables of 16 heads and 16 spares are 0.5 MiB: 64 heads and more are over 1.5 */
 	cr_assert_gt(st.bucket_bytes, 3u << 19, "the tables grew: %lu bytes", st.bucket_bytes);
 	cr_assert(st.items >= atomic_load(&fillers) + STEADY &&
 		  st.items <= atomic_load(&fillers) + KEYS,
 		  "%lu items: every filler stored, and some of the %d keys", st.items, KEYS);
+	xkv_store_destroy(s);
+	xkv_store_thread_offline();
+}
+
+/* A built write on its way to the owner. */
+struct handoff {
+	struct xkv_item *item;
+	uint32_t key;
+	uint32_t len;
+};
+
+#define HANDOFFS 100000
+
+static struct xkv_spsc ring; /* builder to owner */
+static atomic_bool built;    /* the builder has pushed its last handoff */
+
+/* Builds items on a thread that owns no partition and is not even online. */
+static void *builder(void *arg)
+{
+	static _Thread_local uint8_t v[VALUE_MAX];
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+	(void)arg;
+	for (uint32_t n = 1; n <= HANDOFFS; n++) {
+		struct handoff *h = malloc(sizeof(*h));
+
+		cr_assert_not_null(h);
+		h->key = xorshift(&rng) % KEYS;
+		h->len = value_make(v, h->key, n, &rng);
+		h->item = xkv_store_item_new(keys[h->key], key_lens[h->key], v, h->len);
+		cr_assert_not_null(h->item);
+		while (!xkv_spsc_push(&ring, h))
+			sched_yield();
+	}
+	atomic_store(&built, true);
+	return NULL;
+}
+
+/* The owner's view of a key: its value's length, or -1 if absent. */
+static int64_t length_now(uint32_t k)
+{
+	uint32_t len;
+
+	return xkv_store_value_len(s, keys[k], key_lens[k], hashes[k], &len) == 0 ? (int64_t)len : -1;
+}
+
+/*
+ * The one writer of every partition: installs what the builder sends, and puts and
+ * deletes in between (puts that rewrite in place among them). Each install's old
+ * length and each value_len must be what the owner last wrote.
+ */
+static void *owner(void *arg)
+{
+	static _Thread_local uint8_t v[VALUE_MAX];
+	uint64_t rng = 0x853c49e6748fea9bULL;
+	int64_t last[KEYS];
+	uint32_t seq = 0;
+	pthread_t b;
+
+	(void)arg;
+	xkv_store_thread_online();
+	for (uint32_t k = 0; k < KEYS; k++)
+		last[k] = length_now(k);
+	cr_assert_eq(pthread_create(&b, NULL, builder, NULL), 0);
+	for (uint64_t n = 0;; n++) {
+		struct handoff *h = xkv_spsc_pop(&ring);
+		uint32_t k = xorshift(&rng) % KEYS;
+		int64_t old_len;
+
+		if (!h) {
+			if (atomic_load(&built) && xkv_spsc_empty(&ring))
+				break;
+			sched_yield(); /* two shared cores: let the builder run */
+			continue;
+		}
+		cr_assert_eq(xkv_store_install(s, h->item, hashes[h->key], &old_len), 0);
+		cr_assert_eq(old_len, last[h->key], "key %u", h->key);
+		last[h->key] = h->len;
+		free(h);
+		/* and a write of its own between two installs */
+		cr_assert_eq(length_now(k), last[k], "key %u", k);
+		if (k >= STEADY && xorshift(&rng) % 16 == 0) {
+			xkv_store_delete(s, keys[k], key_lens[k], hashes[k]);
+			last[k] = -1;
+		} else {
+			last[k] = value_make(v, k, ++seq, &rng);
+			cr_assert_eq(xkv_store_put(s, keys[k], key_lens[k], hashes[k], v,
+						   (uint32_t)last[k]),
+				     0);
+		}
+		if (n % QUIESCE_EVERY == 0)
+			xkv_store_quiescent();
+	}
+	pthread_join(b, NULL);
+	xkv_store_thread_offline();
+	return NULL;
+}
+
+/* Items built on one thread, installed by the owner on another, read by three more. */
+Test(store_concurrency, installed_items_are_never_torn_for_readers, .timeout = 120)
+{
+	const struct xkv_store_config cfg = {
+		.memory_limit = 256 << 20,
+		.mode = XKV_MODE_STORE,
+		.bucket_bits = 2,
+		.overflow_buckets = 8,
+	};
+
+	cr_assert_eq(xkv_spsc_init(&ring, 64), 0);
+	run(&cfg, owner, 1);
+	cr_assert(xkv_spsc_empty(&ring));
+	xkv_spsc_fini(&ring);
 	xkv_store_destroy(s);
 	xkv_store_thread_offline();
 }

@@ -142,7 +142,7 @@ void memory_release(struct xkv_store *s, size_t bytes)
 /* The item is already unlinked; readers that found it before keep it until they pass a quiescent state. */
 void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 {
-	memory_release(s, item_bytes(item_key_len(item), item_capacity(item)));
+	memory_release(s, item_footprint(item));
 	counter_add(&s->part[partition].items, -1);
 	if (!retiring) {
 		retiring = malloc(sizeof(*retiring));

@@ -84,6 +84,41 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 		  const void *value, uint32_t value_len);
 
 /*
+ * A write in two halves, for a thread that is not the partition's writer: it builds
+ * the item (the copy of a large value), and the writer only links it in.
+ */
+struct xkv_item;
+
+/*
+ * Any thread, online or not, no partition needed: allocates an item holding key and
+ * value. NULL with errno EINVAL (key length), E2BIG (value over XKV_VALUE_MAX) or
+ * ENOMEM. Nothing is accounted against the memory limit until it is installed.
+ */
+struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const void *value,
+				    uint32_t value_len);
+
+/* Frees an item that was never installed. */
+void xkv_store_item_free(struct xkv_item *item);
+
+/*
+ * The partition's writer only: links item under its key, as put links a new item
+ * (memory, eviction, growth and errors alike; hash is xkv_hash of the item's key).
+ * It never rewrites the old item in place, which would keep the bucket's version odd
+ * for the whole copy: the old item is unlinked and retired. Takes item in every case,
+ * freeing it on -ENOMEM. On 0, *old_len (unless NULL) is the replaced value's length,
+ * or -1 if the key was absent.
+ */
+int xkv_store_install(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
+		      int64_t *old_len);
+
+/*
+ * The length of key's value, for a writer's bookkeeping: 0 or -ENOENT. Any thread,
+ * like get, but copies nothing and does not count as a read for CLOCK.
+ */
+int xkv_store_value_len(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+			uint32_t *value_len);
+
+/*
  * Starts loading the head bucket of hash's chain into the cache, for a caller that
  * knows a batch's keys before it serves them (MICA's prefetch). Never faults.
  */

@@ -151,6 +151,11 @@ bool item_fits(const struct xkv_item *item, uint32_t value_len);
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 			  uint32_t value_len);
 void item_free(struct xkv_item *item);
+/* What an item counts against the memory limit, from reserve to retire. */
+static inline size_t item_footprint(const struct xkv_item *item)
+{
+	return item_bytes(item_key_len(item), item_capacity(item));
+}
 #define XKV_CACHE_SLACK 8 /* cache mode may overshoot the limit by 1/8 while it evicts */
 int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes);
 void memory_repay(struct xkv_store *s, uint32_t partition); /* evicts while over the limit */

@@ -110,8 +110,13 @@ chain_find(struct xkv_bucket *buckets, struct xkv_bucket *head, uint16_t tag, co
 	}
 }
 
-int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
-		  void *buf, size_t cap, uint32_t *value_len)
+/*
+ * get, and with copy false value_len: the same seqlock read, less the copy. Inlined,
+ * so that get's copy is a constant.
+ */
+static inline __attribute__((always_inline)) int
+lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bool copy, void *buf,
+       size_t cap, uint32_t *value_len)
 {
 	struct xkv_partition *p = &s->part[xkv_partition(hash)];
 	uint16_t tag = xkv_tag(hash);
@@ -145,6 +150,10 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 		 */
 		len = item_value_len(item);
 		*value_len = len;
+		if (!copy) {
+			err = 0;
+			goto validate;
+		}
 		if (len > cap) {
 			err = -ENOBUFS;
 			goto validate;
@@ -161,9 +170,31 @@ validate:
 	}
 }
 
+int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  void *buf, size_t cap, uint32_t *value_len)
+{
+	return lookup(s, key, key_len, hash, true, buf, cap, value_len);
+}
+
+int xkv_store_value_len(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+			uint32_t *value_len)
+{
+	return lookup(s, key, key_len, hash, false, NULL, 0, value_len);
+}
+
 static bool key_len_valid(uint16_t key_len)
 {
 	return key_len >= XKV_KEY_MIN && key_len <= XKV_KEY_MAX;
+}
+
+/* 0, -EINVAL or -E2BIG: what put and item_new refuse alike. */
+static int lengths_check(uint16_t key_len, uint32_t value_len)
+{
+	if (!key_len_valid(key_len))
+		return -EINVAL;
+	if (value_len > XKV_VALUE_MAX)
+		return -E2BIG;
+	return 0;
 }
 
 _Atomic uint64_t *chain_free_slot(struct xkv_table *t, struct xkv_bucket *head)
@@ -217,62 +248,39 @@ static _Atomic uint64_t *new_key_slot(struct xkv_store *s, struct xkv_partition 
 	return slot;
 }
 
-int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
-		  const void *value, uint32_t value_len)
+/*
+ * Links item, its bytes already reserved, under its key in place of any old item,
+ * which it retires; put and install share it. On -ENOMEM (no slot) it frees item and
+ * gives its bytes back. *old_len as install says.
+ */
+static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
+		     int64_t *old_len)
 {
 	uint32_t partition = xkv_partition(hash);
 	struct xkv_partition *p = &s->part[partition];
+	struct xkv_table *t = partition_table(p);
+	struct xkv_bucket *head = &t->buckets[hash & t->mask];
 	uint16_t tag = xkv_tag(hash);
-	struct xkv_item *item, *old = NULL;
-	struct xkv_bucket *head;
+	struct xkv_item *old = NULL;
 	_Atomic uint64_t *slot;
-	struct xkv_table *t;
-	size_t bytes;
-	int err;
+	int64_t replaced = -1;
 
-	if (!key_len_valid(key_len))
-		return -EINVAL;
-	if (value_len > XKV_VALUE_MAX)
-		return -E2BIG;
-
-	memory_repay(s, partition);
-	t = partition_table(p);
-	head = &t->buckets[hash & t->mask];
-	slot = chain_find(t->buckets, head, tag, key, key_len);
+	/* after the reservation: eviction may have moved things */
+	slot = chain_find(t->buckets, head, tag, item_key(item), item_key_len(item));
 	if (slot) {
 		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
-		if (item_fits(old, value_len)) {
-			bucket_write_begin(head);
-			memcpy(item_value(old), value, value_len);
-			item_set_lengths(old, key_len, value_len);
-			bucket_write_end(head);
-			return 0;
-		}
-	}
-
-	bytes = item_bytes(key_len, item_capacity_for(value_len));
-	err = memory_reserve(s, partition, bytes);
-	if (err)
-		return err;
-	item = item_new(key, key_len, value, value_len);
-	if (!item) {
-		memory_release(s, bytes);
-		return -ENOMEM;
-	}
-
-	/* eviction may have moved things: look again */
-	slot = chain_find(t->buckets, head, tag, key, key_len);
-	old = slot ? slot_item(atomic_load_explicit(slot, memory_order_relaxed)) : NULL;
-	if (!slot)
+		replaced = item_value_len(old);
+	} else {
 		slot = new_key_slot(s, p, hash, &t, &head);
+	}
 	if (!slot && s->mode == XKV_MODE_CACHE) {
 		slot = chain_victim(t->buckets, head);
 		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
-		counter_add(&s->part[partition].evictions, 1);
+		counter_add(&p->evictions, 1);
 	}
 	if (!slot) {
+		memory_release(s, item_footprint(item));
 		item_free(item);
-		memory_release(s, bytes);
 		return -ENOMEM;
 	}
 
@@ -282,7 +290,85 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 	counter_add(&p->items, 1);
 	if (old)
 		item_retire(s, partition, old);
+	if (old_len)
+		*old_len = replaced;
 	return 0;
+}
+
+int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  const void *value, uint32_t value_len)
+{
+	uint32_t partition = xkv_partition(hash);
+	struct xkv_table *t;
+	struct xkv_bucket *head;
+	_Atomic uint64_t *slot;
+	struct xkv_item *item;
+	size_t bytes;
+	int err;
+
+	err = lengths_check(key_len, value_len);
+	if (err)
+		return err;
+
+	memory_repay(s, partition);
+	t = partition_table(&s->part[partition]);
+	head = &t->buckets[hash & t->mask];
+	slot = chain_find(t->buckets, head, xkv_tag(hash), key, key_len);
+	if (slot) {
+		struct xkv_item *old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
+
+		if (item_fits(old, value_len)) {
+			bucket_write_begin(head);
+			memcpy(item_value(old), value, value_len);
+			item_set_lengths(old, key_len, value_len);
+			bucket_write_end(head);
+			return 0;
+		}
+	}
+
+	/* reserved before the copy: a write that cannot be stored copies nothing */
+	bytes = item_bytes(key_len, item_capacity_for(value_len));
+	err = memory_reserve(s, partition, bytes);
+	if (err)
+		return err;
+	item = item_new(key, key_len, value, value_len);
+	if (!item) {
+		memory_release(s, bytes);
+		return -ENOMEM;
+	}
+	return item_link(s, item, hash, NULL);
+}
+
+struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const void *value,
+				    uint32_t value_len)
+{
+	int err = lengths_check(key_len, value_len);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return item_new(key, key_len, value, value_len);
+}
+
+void xkv_store_item_free(struct xkv_item *item)
+{
+	item_free(item);
+}
+
+int xkv_store_install(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
+		      int64_t *old_len)
+{
+	uint32_t partition = xkv_partition(hash);
+	int err;
+
+	memory_repay(s, partition);
+	err = memory_reserve(s, partition, item_footprint(item));
+	if (err) {
+		item_free(item);
+		return err;
+	}
+	return item_link(s, item, hash, old_len);
 }
 
 int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash)
