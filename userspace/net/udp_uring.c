@@ -9,6 +9,9 @@
 
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
+static void tx_release(struct xkv_tx *tx, void *buf);
+static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route);
+static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route);
 
 static void slot_init(struct xkv_uring_slot *s, uint8_t *buf, size_t len)
 {
@@ -62,7 +65,11 @@ int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd)
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	u->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
+	u->tx = (struct xkv_tx){.reserve = tx_reserve,
+				.send = tx_send,
+				.release = tx_release,
+				.route_save = tx_route_save,
+				.route_use = tx_route_use};
 	u->fd = socket_open(port, steer_prog_fd);
 	if (u->fd < 0)
 		return u->fd;
@@ -139,6 +146,26 @@ static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
 		return NULL;
 	*cap = XKV_URING_TX_BUF;
 	return u->tx_bufs + (size_t)u->tx_free[--u->ntx_free] * XKV_URING_TX_BUF;
+}
+
+static void tx_release(struct xkv_tx *tx, void *buf)
+{
+	struct xkv_uring *u = (struct xkv_uring *)tx;
+
+	u->tx_free[u->ntx_free++] = (uint32_t)(((uint8_t *)buf - u->tx_bufs) / XKV_URING_TX_BUF);
+}
+
+/* A reply is addressed by its peer alone: the route holds nothing here. */
+static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
+{
+	(void)tx;
+	memset(route, 0, sizeof(*route));
+}
+
+static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
+{
+	(void)tx;
+	(void)route;
 }
 
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)

@@ -20,6 +20,9 @@
 
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
+static void tx_release(struct xkv_tx *tx, void *buf);
+static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route);
+static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route);
 
 int xkv_xsk_queue_open(struct xkv_xsk_queue *q, uint32_t queue_id)
 {
@@ -150,7 +153,11 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	int err, budget = XKV_XSK_RING;
 
 	memset(s, 0, sizeof(*s));
-	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send};
+	s->tx = (struct xkv_tx){.reserve = tx_reserve,
+				.send = tx_send,
+				.release = tx_release,
+				.route_save = tx_route_save,
+				.route_use = tx_route_use};
 	s->q = q;
 	/* idle frames in caches are out of the fill ring's reach: all together hold a quarter */
 	s->cache_max = XKV_XSK_FRAMES / 4 / (queue_sockets ? queue_sockets : 1);
@@ -265,6 +272,28 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	s->tx_packets++;
 	if (++s->tx_unsent == XKV_XSK_BATCH)
 		xkv_xsk_flush(s);
+}
+
+static void tx_release(struct xkv_tx *tx, void *buf)
+{
+	struct xkv_xsk *s = (struct xkv_xsk *)tx;
+
+	s->cache[s->ncache++] = (uint64_t)((uint8_t *)buf - s->reply_hdr - s->q->area);
+}
+
+_Static_assert(sizeof(struct xkv_route) <= sizeof(struct xkv_reply_route), "a route fits");
+
+static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
+{
+	memcpy(route->bytes, &((const struct xkv_xsk *)tx)->route, sizeof(struct xkv_route));
+}
+
+static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
+{
+	struct xkv_xsk *s = (struct xkv_xsk *)tx;
+
+	memcpy(&s->route, route->bytes, sizeof(s->route));
+	s->reply_hdr = xkv_reply_hdr_len(&s->route);
 }
 
 /* Parses each frame of the batch once, into s->parsed; hands the payloads to look_ahead. */

@@ -25,12 +25,25 @@ struct xkv_rx {
 	void *ctx;
 };
 
+/*
+ * The way back to a request's sender, as the transport that received it needs it
+ * (for AF_XDP: addresses, ports, VLAN): kept so that another worker can answer it.
+ */
+struct xkv_reply_route {
+	_Alignas(8) unsigned char bytes[64];
+};
+
 /* A transport's reply path, one per worker. */
 struct xkv_tx {
 	/* A buffer for one reply's UDP payload, *cap bytes (at least a header), or NULL. */
 	void *(*reserve)(struct xkv_tx *tx, size_t *cap);
 	/* Sends len bytes of the buffer reserve returned to peer. */
 	void (*send)(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
+	/* Gives back a buffer reserve returned, unsent. */
+	void (*release)(struct xkv_tx *tx, void *buf);
+	/* The route of the request being handled, and sending along a saved one from now on. */
+	void (*route_save)(const struct xkv_tx *tx, struct xkv_reply_route *route);
+	void (*route_use)(struct xkv_tx *tx, const struct xkv_reply_route *route);
 };
 
 #endif /* XKV_TRANSPORT_H */
