@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <sched.h>
+
+#include "engine/roles.h"
+
+int xkv_roles_sync_init(struct xkv_roles_sync *s, uint32_t nworkers,
+			const struct xkv_roles *first)
+{
+	int err;
+
+	if (!first->gen || nworkers < 1 || nworkers > XKV_WORKERS_MAX)
+		return -EINVAL;
+	err = pthread_mutex_init(&s->lock, NULL);
+	if (err)
+		return -err;
+	s->roles = *first;
+	s->nworkers = nworkers;
+	atomic_init(&s->gen, first->gen);
+	for (uint32_t w = 0; w < XKV_WORKERS_MAX; w++)
+		atomic_init(&s->seen[w].gen, w < nworkers ? first->gen : XKV_ROLES_ASLEEP);
+	return 0;
+}
+
+void xkv_roles_sync_fini(struct xkv_roles_sync *s)
+{
+	pthread_mutex_destroy(&s->lock);
+}
+
+void xkv_roles_publish(struct xkv_roles_sync *s, const struct xkv_roles *r)
+{
+	pthread_mutex_lock(&s->lock);
+	s->roles = *r;
+	/* under the lock: whoever copies these roles is ordered after this store */
+	atomic_store(&s->gen, r->gen);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether every worker has adopted gen (or a later one) or sleeps. */
+static bool all_adopted(struct xkv_roles_sync *s, uint32_t gen)
+{
+	for (uint32_t w = 0; w < s->nworkers; w++) {
+		uint32_t seen = atomic_load(&s->seen[w].gen);
+
+		if (seen != XKV_ROLES_ASLEEP && seen < gen)
+			return false;
+	}
+	return true;
+}
+
+void xkv_roles_adopt(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine)
+{
+	do {
+		pthread_mutex_lock(&s->lock);
+		*mine = s->roles;
+		pthread_mutex_unlock(&s->lock);
+		/*
+		 * Sequentially consistent with the loads below and with xkv_roles_wake: a
+		 * worker this one sees asleep adopts at least mine->gen when it wakes.
+		 */
+		atomic_store(&s->seen[id].gen, mine->gen);
+		while (!all_adopted(s, mine->gen) && !xkv_roles_changed(s, mine->gen))
+			sched_yield();
+		/* newer roles came while waiting: adopt those */
+	} while (xkv_roles_changed(s, mine->gen));
+}
+
+void xkv_roles_sleep(struct xkv_roles_sync *s, uint32_t id)
+{
+	atomic_store(&s->seen[id].gen, XKV_ROLES_ASLEEP);
+}
+
+void xkv_roles_wake(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine)
+{
+	atomic_store(&s->seen[id].gen, mine->gen);
+	if (xkv_roles_changed(s, mine->gen))
+		xkv_roles_adopt(s, id, mine);
+}
