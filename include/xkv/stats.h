@@ -40,6 +40,7 @@ struct xkv_request_counters {
 	__u64 handoffs_taken;	/* minos: requests taken from other workers' hand-offs */
 	__u64 handoffs_refused; /* minos: hand-offs whose queue was full: answered busy */
 	__u64 large_on_small;	/* minos: large requests a worker served in a small role */
+	__u64 large_keys_full;	/* minos: large values not recorded: xkv_large_keys was full */
 };
 
 /*

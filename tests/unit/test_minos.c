@@ -129,12 +129,11 @@ Test(minos, bimodal_one_in_800_large_leaves_two_workers_small_with_a_standby)
 {
 	struct xkv_roles r = bimodal_plan(125, 2);
 
-	cr_expect_eq(r.nsmall, 2);
+	cr_expect_eq(r.nsmall, 1, "the standby owns no partition");
 	cr_expect_eq(r.small[0], 0);
-	cr_expect_eq(r.small[1], 1);
 	cr_expect_eq(r.standby, 1);
 	cr_expect_eq(r.nlarge, 1);
-	cr_expect_eq(r.large[0], 1, "the last worker is both small and large");
+	cr_expect_eq(r.large[0], 1, "the last worker is the standby large one");
 	expect_classes_above(&r, SMALL_CLASS + 1, XKV_SIZE_CLASSES - 1, 0, 1);
 }
 
@@ -239,7 +238,7 @@ Test(minos, one_worker_is_small_and_standby_large)
 	expect_classes_above(&r, SMALL_CLASS + 1, XKV_SIZE_CLASSES - 1, 0, 1);
 }
 
-/* No data: values that fit one datagram (class 11 holds 1400) are small, every worker too. */
+/* No data: values that fit one datagram (class 11 holds 1400) are small, all but one worker too. */
 Test(minos, an_empty_histogram_gives_every_worker_small_and_one_standby)
 {
 	struct xkv_minos_hist empty = {0};
@@ -250,10 +249,10 @@ Test(minos, an_empty_histogram_gives_every_worker_small_and_one_standby)
 	xkv_minos_plan(&empty, XKV_MINOS_PERCENTILE, 4, &r);
 	cr_expect_eq(r.gen, 3);
 	cr_expect_eq(r.threshold, 11);
-	cr_expect_eq(r.nsmall, 4);
-	for (uint32_t i = 0; i < 4; i++)
+	cr_expect_eq(r.nsmall, 3, "the standby owns no partition");
+	for (uint32_t i = 0; i < 3; i++)
 		cr_expect_eq(r.small[i], i);
-	cr_expect_eq(r.small[4], 0, "the rest of the table is cleared");
+	cr_expect_eq(r.small[3], 0, "the rest of the table is cleared");
 	cr_expect_eq(r.standby, 1);
 	cr_expect_eq(r.nlarge, 1);
 	cr_expect_eq(r.large[0], 3);
@@ -274,7 +273,8 @@ Test(minos, every_large_class_is_covered_in_order_for_any_counts)
 			h.count[c] = rand() % 4 ? (double)(rand() % 100000) : 0;
 		xkv_minos_plan(&h, 50 + rand() % 51, workers, &r);
 		cr_assert(r.nsmall >= 1 && r.nsmall <= workers);
-		cr_assert_eq(r.nsmall + (r.standby ? 0 : r.nlarge), workers);
+		/* every worker has one role; a lone worker is its own standby */
+		cr_assert_eq(workers == 1 ? 1 : r.nsmall + r.nlarge, workers);
 		for (uint32_t c = r.threshold + 1; c < XKV_SIZE_CLASSES; c++) {
 			cr_assert(r.classes[c].count >= 1, "class %u above %u", c, r.threshold);
 			cr_assert_leq(r.classes[c].first + r.classes[c].count, r.nlarge);

@@ -4,13 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xkv/hash.h>
+
 #include "engine/execute.h"
 
 #define HDR sizeof(struct xkv_hdr)
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx)
 {
-	*x = (struct xkv_exec){.store = store, .tx = tx};
+	*x = (struct xkv_exec){.store = store, .tx = tx, .small_class_max = XKV_SIZE_CLASSES};
 	x->scratch = malloc(XKV_VALUE_MAX);
 	return x->scratch ? 0 : -ENOMEM;
 }
@@ -19,6 +21,15 @@ void xkv_exec_fini(struct xkv_exec *x)
 {
 	free(x->scratch);
 	x->scratch = NULL;
+}
+
+void xkv_exec_count_size(struct xkv_exec *x, uint32_t value_len)
+{
+	uint32_t cls = xkv_size_class(value_len);
+
+	x->stats.size_classes[cls]++;
+	if (cls > x->small_class_max)
+		x->stats.large_on_small++;
 }
 
 static struct xkv_msg reply_to(const struct xkv_msg *req, enum xkv_status status)
@@ -98,11 +109,18 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 
 	buf = x->tx->reserve(x->tx, &cap);
 	if (!buf) {
+		x->stats.requests[XKV_OP_GET]++;
 		x->stats.tx_dropped++;
 		return;
 	}
 	/* the common case: the value fits one datagram and is copied straight into it */
 	err = xkv_store_get(x->store, req->key, req->key_len, hash, buf + HDR, cap - HDR, &len);
+	if (err == -ENOBUFS && xkv_size_class(len) > x->small_class_max && x->handoff_get &&
+	    x->handoff_get(x->handoff_ctx, peer, req, hash, len)) {
+		x->tx->release(x->tx, buf);
+		return; /* counted where it is served */
+	}
+	x->stats.requests[XKV_OP_GET]++;
 	if (err == -ENOBUFS) {
 		err = xkv_store_get(x->store, req->key, req->key_len, hash, x->scratch,
 				    XKV_VALUE_MAX, &len);
@@ -115,6 +133,7 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 		return;
 	}
 	x->stats.replies[XKV_S_OK]++;
+	xkv_exec_count_size(x, len);
 	if (in_scratch) {
 		reply_value_pieces(x, peer, req, len, buf, cap);
 		return;
@@ -130,8 +149,8 @@ void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct x
 	uint8_t op = req->op & ~XKV_OP_REPLY;
 	int err;
 
-	x->stats.requests[op]++;
 	if (x->echo) {
+		x->stats.requests[op]++;
 		xkv_reply_status(x, peer, req, op == XKV_OP_GET ? XKV_S_NOT_FOUND : XKV_S_OK);
 		return;
 	}
@@ -140,13 +159,17 @@ void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct x
 		execute_get(x, peer, req, hash);
 		return;
 	case XKV_OP_PUT:
+		x->stats.requests[op]++;
+		xkv_exec_count_size(x, req->value_len);
 		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,
 				    req->value_len);
 		break;
 	case XKV_OP_DELETE:
+		x->stats.requests[op]++;
 		err = xkv_store_delete(x->store, req->key, req->key_len, hash);
 		break;
 	default:
+		x->stats.requests[op]++;
 		err = -EINVAL;
 		break;
 	}

@@ -24,6 +24,16 @@ struct xkv_exec {
 	uint8_t *scratch; /* XKV_VALUE_MAX bytes: a value bigger than one datagram */
 	bool echo;	  /* answer without the store: the ceiling xkv is measured against */
 	struct xkv_request_counters stats; /* the worker's, which counts in them too */
+	/*
+	 * Requests for values above this size class are large to this worker (minos's
+	 * small role): counted as large_on_small when served here, and a GET whose value
+	 * goes in pieces is offered to handoff_get first. XKV_SIZE_CLASSES: none is.
+	 */
+	uint32_t small_class_max;
+	/* True: the GET was taken to be served elsewhere, and nothing is sent here. */
+	bool (*handoff_get)(void *ctx, const struct xkv_peer *peer, const struct xkv_msg *req,
+			    uint64_t hash, uint32_t value_len);
+	void *handoff_ctx;
 };
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);
@@ -38,6 +48,9 @@ void xkv_exec_fini(struct xkv_exec *x);
  */
 void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
 		 uint64_t hash);
+
+/* Counts a request for a value of value_len bytes under its size class. */
+void xkv_exec_count_size(struct xkv_exec *x, uint32_t value_len);
 
 /* Replies with status and no value, e.g. for a request refused before execution. */
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,

@@ -120,8 +120,15 @@ void xkv_minos_plan(const struct xkv_minos_hist *h, double percentile, uint32_t 
 	memset(out, 0, sizeof(*out));
 	out->gen = gen;
 	out->threshold = (__u8)threshold;
-	out->nsmall = (__u8)nsmall;
 	out->standby = nsmall == workers;
+	/*
+	 * The standby owns no partition (when there is another worker to own them): a
+	 * small write never waits behind a large request on it. It takes small reads
+	 * only while idle (bpf/steer.h).
+	 */
+	if (out->standby && workers > 1)
+		nsmall--;
+	out->nsmall = (__u8)nsmall;
 	nlarge = out->standby ? 1 : workers - nsmall;
 	out->nlarge = (__u8)nlarge;
 	for (uint32_t i = 0; i < nsmall; i++)

@@ -4,6 +4,7 @@
 
 #include <xkv/hash.h>
 
+#include "engine/minos.h"
 #include "engine/worker.h"
 
 #define XKV_WORKER_EXPIRY_NS 100000000ULL /* 100 ms between looks at timeouts */
@@ -78,20 +79,258 @@ static uint64_t key_hash(struct xkv_worker *w, const void *data, const struct xk
 	return xkv_hash(m->key, m->key_len);
 }
 
+/* Who owns the writes of hash's partition: minos's roles, else the static owner. */
+static uint32_t write_owner(const struct xkv_worker *w, uint64_t hash)
+{
+	uint32_t partition = xkv_partition(hash);
+
+	return w->sync ? xkv_roles_owner(&w->roles, partition)
+		       : xkv_partition_owner(partition, w->nworkers);
+}
+
+/* The executor follows the worker's roles: large above the threshold, unless it is large. */
+static void roles_applied(struct xkv_worker *w)
+{
+	bool large = false;
+
+	for (uint32_t i = 0; i < w->roles.nlarge && i < XKV_WORKERS_MAX; i++)
+		large |= w->roles.large[i] == w->id;
+	w->exec.small_class_max = large ? XKV_SIZE_CLASSES : w->roles.threshold;
+}
+
+/* Between requests: newer roles are adopted by every worker before any acts on them. */
+static void roles_check(struct xkv_worker *w)
+{
+	if (!w->sync || !xkv_roles_changed(w->sync, w->roles.gen))
+		return;
+	/* a writer growing a table waits for our quiescent state: don't make it wait on us */
+	xkv_store_thread_sleep();
+	xkv_roles_adopt(w->sync, w->id, &w->roles);
+	xkv_store_thread_wake();
+	roles_applied(w);
+}
+
+/*
+ * Passes req to worker `to`, answered along the current route; a ring that is full,
+ * or no memory for the message, answers busy (the client retries). Takes item.
+ */
+static void hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
+		 const struct xkv_peer *peer, const struct xkv_msg *req, uint64_t hash,
+		 struct xkv_item *item)
+{
+	struct xkv_handoff *m = xkv_handoff_new(kind, w->exec.tx, peer, req, hash);
+
+	if (m) {
+		m->item = item;
+		if (xkv_handoffs_push(w->handoffs, w->id, to, m)) {
+			w->exec.stats.handoffs_sent++;
+			return;
+		}
+		xkv_handoff_free(m);
+	} else if (item) {
+		xkv_store_item_free(item);
+	}
+	w->exec.stats.handoffs_refused++;
+	xkv_reply_status(&w->exec, peer, req, XKV_S_BUSY);
+}
+
+/* The executor's hook: a GET for a large value goes to the large worker of its class. */
+static bool handoff_get(void *ctx, const struct xkv_peer *peer, const struct xkv_msg *req,
+			uint64_t hash, uint32_t value_len)
+{
+	struct xkv_worker *w = ctx;
+	uint32_t to = xkv_roles_large_worker(&w->roles, xkv_size_class(value_len), hash);
+
+	if (to == w->id || to >= w->nworkers)
+		return false;
+	hand(w, XKV_HANDOFF_GET, to, peer, req, hash, NULL);
+	return true;
+}
+
+/* The owner keeps xkv_large_keys: new_len is the key's value length now, -1 if none. */
+static void large_keys_note(struct xkv_worker *w, uint64_t hash, int64_t new_len, bool was_large)
+{
+	if (new_len > XKV_MINOS_PIECE_BYTES) {
+		if (w->large_keys.record(w->large_keys.ctx, hash, (uint32_t)new_len) == -E2BIG)
+			w->exec.stats.large_keys_full++;
+	} else if (was_large) {
+		w->large_keys.forget(w->large_keys.ctx, hash);
+	}
+}
+
+/* The length of key's value in the store, -1 if absent. */
+static int64_t stored_len(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash)
+{
+	uint32_t len;
+
+	if (xkv_store_value_len(w->exec.store, m->key, m->key_len, hash, &len))
+		return -1;
+	return len;
+}
+
+/* A write this worker owns. */
+static void execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
+			  const struct xkv_msg *m, uint64_t hash)
+{
+	bool was_large;
+
+	if (!w->sync || w->exec.echo) {
+		xkv_execute(&w->exec, peer, m, hash);
+		return;
+	}
+	was_large = stored_len(w, m, hash) > XKV_MINOS_PIECE_BYTES;
+	xkv_execute(&w->exec, peer, m, hash);
+	large_keys_note(w, hash, stored_len(w, m, hash), was_large);
+}
+
+/* A large PUT for another's partition: the copy is made here, the owner links it in. */
+static void build_large(struct xkv_worker *w, const struct xkv_peer *peer,
+			const struct xkv_msg *m, uint64_t hash, uint32_t owner)
+{
+	struct xkv_item *item = xkv_store_item_new(m->key, m->key_len, m->frag, m->value_len);
+
+	xkv_exec_count_size(&w->exec, m->value_len);
+	if (!item) {
+		w->exec.stats.requests[XKV_OP_PUT]++;
+		xkv_reply_status(&w->exec, peer, m, xkv_status_from_errno(-errno));
+		return;
+	}
+	hand(w, XKV_HANDOFF_INSTALL, owner, peer, m, hash, item);
+}
+
 static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 			    const struct xkv_msg *m, uint64_t hash)
 {
-	/*
-	 * Invariant 1 (docs/DESIGN.md): steering brings a partition's writes to its owner only;
-	 * should one arrive elsewhere (a policy bug, a worker count changed under the
-	 * program), it is counted and refused, never executed beside the owner.
-	 */
-	if (m->op != XKV_OP_GET && xkv_partition_owner(xkv_partition(hash), w->nworkers) != w->id) {
-		w->exec.stats.foreign_writes++;
-		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+	uint32_t owner;
+
+	if (m->op == XKV_OP_GET) {
+		xkv_execute(&w->exec, peer, m, hash);
 		return;
 	}
-	xkv_execute(&w->exec, peer, m, hash);
+	owner = write_owner(w, hash);
+	if (owner == w->id) {
+		execute_write(w, peer, m, hash);
+		return;
+	}
+	/*
+	 * Invariant 1 (docs/DESIGN.md): a write is executed by its partition's owner only.
+	 * Under minos, steering may have used other roles than ours: the owner gets it.
+	 * Otherwise it is a policy bug or a worker count changed under the program:
+	 * counted and refused, never executed beside the owner.
+	 */
+	if (!w->sync) {
+		w->exec.stats.foreign_writes++;
+		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+	} else if (m->op == XKV_OP_PUT &&
+		   xkv_roles_is_large(&w->roles, xkv_size_class(m->value_len))) {
+		build_large(w, peer, m, hash, owner);
+	} else {
+		hand(w, XKV_HANDOFF_WRITE, owner, peer, m, hash, NULL);
+	}
+}
+
+/* The owner links in an item another worker built, and answers its PUT. */
+static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
+{
+	int64_t old_len = -1;
+	int err;
+
+	w->exec.stats.requests[XKV_OP_PUT]++;
+	err = xkv_store_install(w->exec.store, m->item, m->hash, &old_len);
+	m->item = NULL; /* the store's now, or freed */
+	xkv_reply_status(&w->exec, &m->peer, &m->req, xkv_status_from_errno(err));
+	if (!err)
+		large_keys_note(w, m->hash, m->req.value_len, old_len > XKV_MINOS_PIECE_BYTES);
+}
+
+/* One message from another worker; the replies go back the way its request came. */
+static void take_handoff(struct xkv_worker *w, struct xkv_handoff *m)
+{
+	uint32_t owner;
+
+	roles_check(w);
+	w->exec.stats.handoffs_taken++;
+	w->exec.tx->route_use(w->exec.tx, &m->route);
+	switch (m->kind) {
+	case XKV_HANDOFF_GET:
+		xkv_execute(&w->exec, &m->peer, &m->req, m->hash);
+		break;
+	case XKV_HANDOFF_WRITE:
+		execute_request(w, &m->peer, &m->req, m->hash);
+		break;
+	case XKV_HANDOFF_INSTALL:
+		owner = write_owner(w, m->hash);
+		if (owner == w->id) {
+			take_install(w, m);
+			break;
+		}
+		/* the roles moved the partition since it was sent: on to its owner now */
+		hand(w, XKV_HANDOFF_INSTALL, owner, &m->peer, &m->req, m->hash, m->item);
+		m->item = NULL;
+		break;
+	}
+	xkv_handoff_free(m);
+}
+
+int xkv_worker_bell_fd(const struct xkv_worker *w)
+{
+	return w->handoffs ? xkv_handoffs_bell_fd(w->handoffs, w->id) : -1;
+}
+
+unsigned xkv_worker_handoffs(struct xkv_worker *w)
+{
+	struct xkv_handoff *m;
+	unsigned n = 0;
+
+	if (!w->handoffs)
+		return 0;
+	for (uint32_t from = 0; from < w->nworkers; from++) {
+		if (from == w->id)
+			continue;
+		while ((m = xkv_handoffs_pop(w->handoffs, from, w->id))) {
+			/* busy while it serves, as for a request steering brought */
+			if (w->depth)
+				atomic_fetch_add_explicit(w->depth, 1, memory_order_relaxed);
+			take_handoff(w, m);
+			if (w->depth)
+				atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
+			n++;
+		}
+	}
+	return n;
+}
+
+void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
+		      struct xkv_handoffs *handoffs, const struct xkv_large_keys *large_keys)
+{
+	w->sync = sync;
+	w->handoffs = handoffs;
+	w->large_keys = *large_keys;
+	pthread_mutex_lock(&sync->lock);
+	w->roles = sync->roles;
+	pthread_mutex_unlock(&sync->lock);
+	w->exec.handoff_get = handoff_get;
+	w->exec.handoff_ctx = w;
+	roles_applied(w);
+}
+
+void xkv_worker_sleep(struct xkv_worker *w)
+{
+	if (w->sync) {
+		xkv_roles_sleep(w->sync, w->id);
+		xkv_handoffs_sleep(w->handoffs, w->id);
+	}
+	xkv_store_thread_sleep();
+}
+
+void xkv_worker_wake(struct xkv_worker *w)
+{
+	if (w->sync) {
+		xkv_handoffs_wake(w->handoffs, w->id);
+		xkv_roles_wake(w->sync, w->id, &w->roles); /* may wait: still offline */
+		roles_applied(w);
+	}
+	xkv_store_thread_wake();
 }
 
 /* A piece of a PUT; the whole value, once complete, has the same key and so the same hash. */
@@ -113,17 +352,13 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
 }
 
-void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *data, size_t len)
+static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
+			    const void *data, size_t len)
 {
-	struct xkv_worker *w = ctx;
 	enum xkv_reason reason;
 	struct xkv_msg m;
 	uint64_t hash;
 
-	w->exec.stats.datagrams++;
-	w->serving = true;
-	if (w->depth)
-		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 	reason = xkv_decode(data, len, &m);
 	if (reason != XKV_R_OK) {
 		w->exec.stats.dropped[reason]++;
@@ -134,9 +369,21 @@ void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *dat
 		w->exec.stats.replies_to_server++;
 		return;
 	}
+	roles_check(w);
 	if (m.op == XKV_OP_PUT && m.frag_len != m.value_len) {
 		put_piece(w, peer, &m, hash);
 		return;
 	}
 	execute_request(w, peer, &m, hash);
+}
+
+void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *data, size_t len)
+{
+	struct xkv_worker *w = ctx;
+
+	w->exec.stats.datagrams++;
+	w->serving = true;
+	handle_datagram(w, peer, data, len);
+	if (w->depth)
+		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 }

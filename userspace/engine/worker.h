@@ -11,6 +11,8 @@
 
 #include "proto/reassembly.h"
 #include "engine/execute.h"
+#include "engine/handoff.h"
+#include "engine/roles.h"
 
 #define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
 
@@ -18,6 +20,16 @@
 struct xkv_ahead {
 	const void *data;
 	uint64_t hash;
+};
+
+/*
+ * The xkv_large_keys map as minos's workers keep it: the owner of a key records its
+ * value's length when it goes in pieces, and forgets it when it no longer does.
+ */
+struct xkv_large_keys {
+	int (*record)(void *ctx, uint64_t hash, uint32_t value_len); /* 0, -E2BIG: full */
+	void (*forget)(void *ctx, uint64_t hash);
+	void *ctx;
 };
 
 struct xkv_worker {
@@ -30,12 +42,37 @@ struct xkv_worker {
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
+	/* minos (xkv_worker_minos); NULL otherwise */
+	struct xkv_roles_sync *sync;
+	struct xkv_handoffs *handoffs;
+	struct xkv_large_keys large_keys;
+	struct xkv_roles roles; /* as this worker adopted them */
 };
 
 int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 		    struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm);
 void xkv_worker_fini(struct xkv_worker *w);
+
+/*
+ * Minos: the worker steers, owns and hands off by the roles in sync (their current
+ * ones from now), through the rings in handoffs, keeping large_keys.
+ */
+void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
+		      struct xkv_handoffs *handoffs, const struct xkv_large_keys *large_keys);
+
+/* Serves what other workers handed this one; returns how many. Once per batch. */
+unsigned xkv_worker_handoffs(struct xkv_worker *w);
+
+/* An fd to poll(2) beside the sockets while asleep: readable when a hand-off came; or -1. */
+int xkv_worker_bell_fd(const struct xkv_worker *w);
+
+/*
+ * Around blocking (idle, or stopped for good: sleep without wake): the worker holds
+ * no request, so neither reclamation nor a change of roles waits for it.
+ */
+void xkv_worker_sleep(struct xkv_worker *w);
+void xkv_worker_wake(struct xkv_worker *w);
 
 /* The worker's counters as of now, reassembly's included. */
 void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters *out);
@@ -60,7 +97,8 @@ void xkv_worker_look_ahead(void *w, const void *data, size_t len);
 
 /*
  * One datagram from peer (struct xkv_rx's, with w as its context). Steering
- * counted it in *depth; this takes it off.
+ * counted it in *depth; this takes it off once it is handled, so that a worker busy
+ * with a large request looks busy to steering.
  */
 void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
 

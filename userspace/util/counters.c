@@ -78,6 +78,12 @@ int xkv_counters_map_read(int fd, void *dst, size_t len, uint32_t n)
 	return err;
 }
 
+/* Class i holds value sizes [2^(i-1), 2^i): named by its upper bound, exclusive. */
+static const char *const size_class_names[XKV_SIZE_CLASSES] = {
+	"0", "lt2", "lt4", "lt8", "lt16", "lt32", "lt64", "lt128", "lt256", "lt512", "lt1k",
+	"lt2k", "lt4k", "lt8k", "lt16k", "lt32k", "lt64k", "lt128k", "lt256k", "lt512k",
+	"lt1m", "le1m"};
+
 void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter_fn fn, void *ctx)
 {
 	for (uint32_t op = XKV_OP_GET; op < XKV_OP_SLOTS; op++)
@@ -89,6 +95,13 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "foreign_writes", c->foreign_writes);
 	fn(ctx, NULL, "reassembly_bytes", c->reassembly_bytes);
 	fn(ctx, NULL, "reassembly_timeouts", c->reassembly_timeouts);
+	fn(ctx, NULL, "handoffs_sent", c->handoffs_sent);
+	fn(ctx, NULL, "handoffs_taken", c->handoffs_taken);
+	fn(ctx, NULL, "handoffs_refused", c->handoffs_refused);
+	fn(ctx, NULL, "large_on_small", c->large_on_small);
+	fn(ctx, NULL, "large_keys_full", c->large_keys_full);
+	for (uint32_t cls = 0; cls < XKV_SIZE_CLASSES; cls++)
+		fn(ctx, "size_class", size_class_names[cls], c->size_classes[cls]);
 	for (uint32_t s = 0; s < XKV_S_END; s++)
 		fn(ctx, "status", xkv_status_name(s), c->replies[s]);
 	fn(ctx, "dropped", "reply_to_server", c->replies_to_server);
