@@ -73,9 +73,9 @@ static void uring_run(struct server *s, struct server_worker *w)
 
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
 		/* blocked in the kernel, the worker holds no item: grace periods go on */
-		xkv_store_thread_sleep();
+		xkv_worker_sleep(&w->proto);
 		xkv_uring_wait(u, WAIT_MS);
-		xkv_store_thread_wake();
+		xkv_worker_wake(&w->proto);
 		uint64_t now = xkv_now_ns();
 
 		xkv_worker_tick(&w->proto, now);
@@ -85,7 +85,7 @@ static void uring_run(struct server *s, struct server_worker *w)
 	}
 }
 
-static int uring_counters_map(struct server *s, const char *name)
+static int uring_map_open(struct server *s, const char *name)
 {
 	struct uring_backend *b = s->net;
 
@@ -132,7 +132,7 @@ const struct backend xkv_backend_uring = {
 	.worker_tx = uring_worker_tx,
 	.worker_depth = uring_worker_depth,
 	.run = uring_run,
-	.counters_map = uring_counters_map,
+	.map_open = uring_map_open,
 	.worker_sockets = uring_worker_sockets,
 	.print_stats = uring_print_stats,
 	.close = uring_close,

@@ -219,16 +219,19 @@ static _Atomic uint64_t *xdp_worker_depth(struct server *s, uint32_t id)
 	return (_Atomic uint64_t *)&b->qdepth[id].depth;
 }
 
-/* Nothing came for a while: sleep in poll(2) on every socket rather than spin. */
-static void idle_wait(struct xdp_backend *b, uint32_t workers, uint32_t id)
+/* Nothing came for a while: sleep in poll(2) on every socket, and the hand-offs' bell. */
+static void idle_wait(struct xdp_backend *b, uint32_t workers, struct server_worker *w)
 {
-	struct pollfd pfd[XKV_QUEUES_MAX];
+	struct pollfd pfd[XKV_QUEUES_MAX + 1];
+	uint32_t n = 0;
 
-	for (uint32_t q = 0; q < b->nqueues; q++)
-		pfd[q] = (struct pollfd){.fd = b->socks[q * workers + id].fd, .events = POLLIN};
-	xkv_store_thread_sleep();
-	poll(pfd, b->nqueues, IDLE_SLEEP_MS);
-	xkv_store_thread_wake();
+	for (; n < b->nqueues; n++)
+		pfd[n] = (struct pollfd){.fd = b->socks[n * workers + w->id].fd, .events = POLLIN};
+	if (xkv_worker_bell_fd(&w->proto) >= 0)
+		pfd[n++] = (struct pollfd){.fd = xkv_worker_bell_fd(&w->proto), .events = POLLIN};
+	xkv_worker_sleep(&w->proto);
+	poll(pfd, n, IDLE_SLEEP_MS);
+	xkv_worker_wake(&w->proto);
 }
 
 static void xdp_run(struct server *s, struct server_worker *w)
@@ -250,16 +253,17 @@ static void xdp_run(struct server *s, struct server_worker *w)
 			w->proto.exec.tx = &sock->tx;
 			got += xkv_xsk_poll(sock, &rx);
 		}
+		got += xkv_worker_handoffs(&w->proto);
 		xkv_store_quiescent();
 		idle = got ? 0 : idle + 1;
 		if (idle >= IDLE_POLLS)
-			idle_wait(b, s->o.workers, w->id);
+			idle_wait(b, s->o.workers, w);
 	}
 	for (uint32_t q = 0; q < b->nqueues; q++)
 		xkv_xsk_drain(&b->socks[q * s->o.workers + w->id]);
 }
 
-static int xdp_counters_map(struct server *s, const char *name)
+static int xdp_map_open(struct server *s, const char *name)
 {
 	return bpfctl_map_open(s->o.iface, name);
 }
@@ -340,7 +344,7 @@ const struct backend xkv_backend_xdp = {
 	.worker_depth = xdp_worker_depth,
 	.run = xdp_run,
 	.unsteer = xdp_unsteer,
-	.counters_map = xdp_counters_map,
+	.map_open = xdp_map_open,
 	.worker_sockets = xdp_worker_sockets,
 	.print_stats = xdp_print_stats,
 	.close = xdp_close,

@@ -20,7 +20,7 @@ static void *map_counters(struct server *s, const char *name, size_t value_size,
 	void *slots;
 	int fd;
 
-	fd = s->o.backend->counters_map(s, name);
+	fd = s->o.backend->map_open(s, name);
 	if (fd < 0) {
 		fprintf(stderr, "xkv-server: the counter map %s: %s\n", name, strerror(-fd));
 		return NULL;

@@ -32,6 +32,8 @@ enum {
 	OPT_MEMORY,
 	OPT_MODE,
 	OPT_POLICY,
+	OPT_MINOS_PERCENTILE,
+	OPT_MINOS_EPOCH,
 	OPT_ALLOW,
 	OPT_SKB,
 	OPT_ECHO,
@@ -51,9 +53,15 @@ static const struct xkv_opt options[] = {
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
-	[OPT_POLICY] = {"policy", 'P', "erew|crew",
+	[OPT_POLICY] = {"policy", 'P', "erew|crew|minos",
 			"steering (default crew): writes always go to the partition's owner; crew "
-			"balances reads"},
+			"balances reads; minos serves small and large values on different workers "
+			"(XDP backend)"},
+	[OPT_MINOS_PERCENTILE] = {"minos-percentile", 0, "P",
+				  "minos: values up to the size class of this percentile of "
+				  "requests are small (99)"},
+	[OPT_MINOS_EPOCH] = {"minos-epoch-ms", 0, "MS",
+			     "minos: how often the roles are recomputed (1000)"},
 	[OPT_ALLOW] = {"allow", 'a', "CIDR",
 		       "XDP backend: a client network allowed to send requests (repeatable; none: "
 		       "every request dropped)"},
@@ -110,9 +118,13 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 	case OPT_POLICY:
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew or crew");
+			return xkv_opts_bad_value(p, "erew, crew or minos");
 		o->policy = (enum xkv_policy)policy;
 		return 0;
+	case OPT_MINOS_PERCENTILE:
+		return xkv_opts_double(p, 1, 100, &o->minos_percentile);
+	case OPT_MINOS_EPOCH:
+		return xkv_opts_u32(p, 10, 3600000, &o->minos_epoch_ms);
 	case OPT_ALLOW:
 		if (o->n_allow == XKV_ALLOW_ARGS_MAX)
 			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_ALLOW_ARGS_MAX));
@@ -142,6 +154,8 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.memory = 64 << 20,
 		.mode = XKV_MODE_CACHE,
 		.policy = XKV_POLICY_CREW,
+		.minos_percentile = 99,
+		.minos_epoch_ms = 1000,
 	};
 	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), 0);
 	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
@@ -161,6 +175,11 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 	}
 	if (!o->backend)
 		o->backend = o->iface ? &xkv_backend_xdp : &xkv_backend_uring;
+	/* the SK_REUSEPORT program has neither the roles nor a way to hand requests over */
+	if (o->policy == XKV_POLICY_MINOS && o->backend != &xkv_backend_xdp) {
+		fprintf(stderr, "xkv-server: --policy minos needs the xdp backend\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -181,6 +200,7 @@ static void *worker_thread(void *arg)
 
 	xkv_store_thread_online();
 	w->srv->o.backend->run(w->srv, w);
+	xkv_worker_sleep(&w->proto); /* for good: nobody waits for this worker any more */
 	xkv_store_thread_offline();
 	return NULL;
 }
@@ -206,6 +226,8 @@ static int start_workers(struct server *s, uint32_t *started)
 			return err;
 		w->proto.depth = be->worker_depth(s, w->id);
 		w->proto.exec.echo = s->o.echo;
+		if (s->minos)
+			server_minos_worker(s, w);
 		err = -pthread_create(&w->thread, NULL, worker_thread, w);
 		if (err) {
 			xkv_worker_fini(&w->proto);
@@ -272,10 +294,23 @@ int main(int argc, char **argv)
 	err = server_counters_open(&s);
 	if (err)
 		goto out_close_backend;
+	if (s.o.policy == XKV_POLICY_MINOS) {
+		err = server_minos_open(&s);
+		if (err)
+			goto out_close_backend;
+	}
 	err = start_workers(&s, &started);
 	if (err) {
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));
 		goto out_stop;
+	}
+	if (s.minos) {
+		err = server_minos_start(&s);
+		if (err) {
+			fprintf(stderr, "xkv-server: starting minos's control loop: %s\n",
+				strerror(-err));
+			goto out_stop;
+		}
 	}
 	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s%s\n",
 	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
@@ -291,12 +326,14 @@ out_stop:
 	atomic_store(&s.stopping, true);
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(s.workers[i].thread, NULL);
+	server_minos_close(&s);
 	if (!err) {
 		server_counters_final(&s, started);
 	}
 	for (uint32_t i = 0; i < started; i++)
 		xkv_worker_fini(&s.workers[i].proto);
 out_close_backend:
+	server_minos_close(&s);
 	server_counters_close(&s);
 	s.o.backend->close(&s);
 	free(s.workers);

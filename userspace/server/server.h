@@ -24,6 +24,8 @@ struct server_opts {
 	size_t memory;
 	enum xkv_store_mode mode;
 	enum xkv_policy policy;
+	double minos_percentile;	/* minos: the threshold's percentile of request sizes */
+	uint32_t minos_epoch_ms;	/* minos: the control loop's period */
 	const struct backend *backend;
 	bool skb_mode;			/* XDP backend: generic instead of driver mode */
 	bool echo;			/* answer without the store (the measuring ceiling) */
@@ -52,6 +54,7 @@ struct server {
 	struct server_worker *workers;
 	atomic_bool stopping;
 	struct server_counters counters;
+	struct server_minos *minos; /* --policy minos only (minos.c) */
 	void *net; /* the backend's state */
 };
 
@@ -66,8 +69,8 @@ struct backend {
 	void (*run)(struct server *s, struct server_worker *w);
 	/* Stops steering requests to the workers, before they stop: none is lost uncounted. */
 	void (*unsteer)(struct server *s);
-	/* A new fd for one of the counter maps, "xkv_wstats" or "xkv_sstats", or -errno. */
-	int (*counters_map)(struct server *s, const char *name);
+	/* A new fd for one of the maps shared with steering, e.g. "xkv_wstats", or -errno. */
+	int (*map_open)(struct server *s, const char *name);
 	/* Sets c->nqueues and c->queue[]: worker id's socket on each rx queue. */
 	void (*worker_sockets)(struct server *s, uint32_t id, struct xkv_worker_counters *c);
 	/* What only the backend has, one "name: value" per line, at shutdown. */
@@ -89,5 +92,17 @@ void server_counters_tick(struct server *s, struct server_worker *w, uint64_t no
 void server_counters_publish_server(struct server *s, uint64_t now_ns);
 void server_counters_final(struct server *s, uint32_t workers);
 void server_counters_close(struct server *s);
+
+/*
+ * Minos (minos.c): open maps the roles and large-keys maps, writes the first roles
+ * and makes the hand-off rings (0 or -errno, said why); worker puts a worker under
+ * them before it starts; start runs the control loop; close, once s->stopping is
+ * set, stops it and frees everything (any time after open, also a failed one).
+ */
+struct server_minos;
+int server_minos_open(struct server *s);
+void server_minos_worker(struct server *s, struct server_worker *w);
+int server_minos_start(struct server *s);
+void server_minos_close(struct server *s);
 
 #endif /* XKV_SERVER_H */
