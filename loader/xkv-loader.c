@@ -12,6 +12,7 @@
 #include "bpfctl/bpfctl.h"
 #include "bpfctl/log.h"
 #include "live.h"
+#include "roles.h"
 #include "util/json.h"
 #include "util/opts.h"
 
@@ -45,7 +46,9 @@ static const struct xkv_opt attach_opts[] = {
 	{"mode", 'm', "MODE", "native (in the driver, default) or skb (generic)"},
 	{"port", 'p', "PORT", "UDP port of xkv requests (default 7411)"},
 	{"workers", 'w', "N", "worker threads per rx queue, 1..64 (default 1)"},
-	{"policy", 'P', "NAME", "erew (default) or crew"},
+	{"policy", 'P', "NAME",
+	 "erew (default), crew or minos (whose roles a running xkv-server --policy minos "
+	 "writes)"},
 	{"allow", 'a', "CIDR",
 	 "client network allowed to send requests; repeatable. Without any, all xkv requests are "
 	 "dropped."},
@@ -180,7 +183,7 @@ static int take_attach_option(struct xkv_opts *p, char letter, void *args)
 	case 'P':
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew or crew");
+			return xkv_opts_bad_value(p, "erew, crew or minos");
 		opts->config.policy = policy;
 		return 0;
 	case 'a':
@@ -260,6 +263,7 @@ static int cmd_detach(const struct command *cmd, int argc, char **argv)
 
 /* The server publishing on an interface, as status shows it (too large for the stack). */
 static struct live_counters status_live;
+static struct xkv_roles status_roles;
 
 static void print_status_text(const struct bpfctl_status *st)
 {
@@ -286,6 +290,9 @@ static void print_status_text(const struct bpfctl_status *st)
 	}
 	if (st->ours && live_counters_read(st->ifname, &status_live) == 0)
 		live_counters_print_summary(&status_live, stdout);
+	if (st->ours && st->has_config && st->config.policy == XKV_POLICY_MINOS &&
+	    roles_read(st->ifname, &status_roles) == 0)
+		roles_print_text(&status_roles, st->config.workers, stdout);
 }
 
 static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st)
@@ -315,6 +322,9 @@ static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st
 	xkv_json_array_end(w);
 	if (st->ours && live_counters_read(st->ifname, &status_live) == 0)
 		live_counters_summary_json(&status_live, w);
+	if (st->ours && st->has_config && st->config.policy == XKV_POLICY_MINOS &&
+	    roles_read(st->ifname, &status_roles) == 0)
+		roles_json(&status_roles, st->config.workers, w);
 	xkv_json_object_end(w);
 }
 

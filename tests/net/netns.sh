@@ -132,7 +132,7 @@ check "interface down" expect_fail "is down" loader attach --iface "$SRV_IF" --a
 ip -n "$SRV_NS" link set dev "$SRV_IF" up
 check "native mode unsupported (lo)" expect_fail "does not support native mode" \
 	loader attach --iface lo --allow "$CLI_IP"
-check "bad option value" expect_fail "--policy x: expected erew or crew" \
+check "bad option value" expect_fail "--policy x: expected erew, crew or minos" \
 	loader attach --iface "$SRV_IF" --policy x
 check "help" expect_out "Usage: xkv-loader attach" "$LOADER" attach --help
 
