@@ -37,7 +37,7 @@ BENCHES	:=
 
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
-.PHONY: all deps test check test-asan asan-suites bench demo clean
+.PHONY: all deps test check test-asan asan-suites bench bench-minos demo clean
 
 include userspace/userspace.mk
 include tests/tests.mk
@@ -89,6 +89,12 @@ bench: deps
 	$(Q)tools/bench/memory.sh $(BUILD)
 	$(Q)echo "== every server, both clients, one generator (tools/bench/bench-all.sh)"
 	$(Q)tools/bench/bench-all.sh $(BUILD)
+
+# Minos's size-aware sharding against crew, 2 workers on this 2-core machine, ~10 minutes
+# (tools/bench/bench-minos.sh; docs/BENCH.md). Run it on an idle machine.
+bench-minos: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/bench-minos.sh $(BUILD)
 
 clean:
 	$(Q)rm -rf $(BUILD)

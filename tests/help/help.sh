@@ -52,9 +52,9 @@ expect "xkv-loader status" -i,--iface -j,--json -v,--verbose -h,--help
 expect "xkv-loader stats" -i,--iface -j,--json -v,--verbose -h,--help
 expect xkv-bench -s,--server --protocol --transport --iface --queue -t,--threads -d,--depth \
 	-r,--rate -D,--duration --sweep --slo-us --slo-mult --slo-percentile --sweep-max \
-	--sweep-retries --csv -k,--keys --warmup-keys --no-load --get-ratio --key-size \
-	--value-size --value-profile --large-pct --large-size --large-keys --zipf --seed \
-	--timeout-ms --label --json -h,--help
+	--sweep-retries --csv --interval-csv -k,--keys --warmup-keys --no-load --get-ratio \
+	--key-size --value-size --value-profile --large-pct --large-size --large-keys \
+	--large-pct-steps --step-seconds --zipf --seed --timeout-ms --label --json -h,--help
 expect xkv-sim --cores --policy --load --rate --write-frac --zipf --items --partitions \
 	--service --fixed-ns --unit-ns --K --p-large --size-base-ns --ns-per-byte --max-size \
 	--large-pct --channel-ns --jbsq --comp-ns --close --lookahead --slo --requests \

@@ -55,6 +55,14 @@ static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 	l->ready[l->nready++] = i;
 }
 
+/* The probability that a request due at `due` is for a large value. */
+static double large_p(const struct loop *l, uint64_t due)
+{
+	if (!l->schedule)
+		return l->workload->large_p;
+	return large_schedule_pct(l->schedule, due > l->start_ns ? due - l->start_ns : 0) / 100;
+}
+
 /* Puts the phase's next request in slot i; leaves the slot idle once loading is done. */
 static void next_request(struct loop *l, unsigned i)
 {
@@ -62,7 +70,7 @@ static void next_request(struct loop *l, unsigned i)
 	uint32_t key;
 
 	if (l->phase == LOOP_MEASURE) {
-		workload_next(l->workload, &l->rng, &op, &key);
+		workload_next_p(l->workload, &l->rng, large_p(l, l->now_ns), &op, &key);
 	} else if (l->load_next < l->load_end) {
 		op = XKV_OP_PUT;
 		key = l->load_next;
@@ -102,12 +110,26 @@ static void count(struct op_stats *os, enum workload_outcome outcome, uint64_t l
 	}
 }
 
-/* Counts slot s's answer under its operation and its size class. */
-static void answer(struct loop *l, const struct loop_slot *s, enum workload_outcome outcome,
-		   uint64_t latency_ns)
+/* The measured second at now, or NULL when nobody asked for them. */
+static struct interval *interval_now(struct loop *l, uint64_t now)
 {
+	if (!l->intervals || l->phase != LOOP_MEASURE)
+		return NULL;
+	return interval_at(l->intervals, now > l->start_ns ? now - l->start_ns : 0);
+}
+
+/* Counts slot s's answer under its operation and its size class, and in its second. */
+static void answer(struct loop *l, const struct loop_slot *s, enum workload_outcome outcome,
+		   uint64_t latency_ns, uint64_t now)
+{
+	struct interval *iv = interval_now(l, now);
+
 	count(&l->stats->op[bench_op_of(s->op)], outcome, latency_ns);
 	count(&l->stats->size_class[s->size_class], outcome, latency_ns);
+	if (iv && (outcome == WORKLOAD_OK || outcome == WORKLOAD_MISS)) {
+		iv->answered++;
+		hist_record(s->size_class == WORKLOAD_LARGE ? &iv->large : &iv->small, latency_ns);
+	}
 }
 
 /* Whether slot i holds a PUT whose pieces are going out: the first ready slot, part sent. */
@@ -155,12 +177,14 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 		l->nready--;
 		memmove(l->ready, l->ready + 1, l->nready * sizeof(*l->ready));
 	}
-	answer(l, s, outcome, now - s->intended_ns);
+	answer(l, s, outcome, now - s->intended_ns, now);
 	release(l, i);
 }
 
 static void expire(struct loop *l, uint64_t now)
 {
+	struct interval *iv = interval_now(l, now);
+
 	for (unsigned i = 0; i < l->depth; i++) {
 		struct loop_slot *s = &l->slots[i];
 
@@ -174,6 +198,8 @@ static void expire(struct loop *l, uint64_t now)
 		}
 		l->stats->op[bench_op_of(s->op)].lost++;
 		l->stats->size_class[s->size_class].lost++;
+		if (iv)
+			iv->lost++;
 		release(l, i);
 	}
 }
@@ -265,6 +291,7 @@ static int receive(struct loop *l, int timeout_ms, uint64_t *now, uint64_t *next
 	if (n < 0)
 		return n;
 	*now = bench_clock_now(l->clock);
+	l->now_ns = *now;
 	for (int i = 0; i < n; i++)
 		take_reply(l, &l->rx[i], *now);
 	if (n)
@@ -276,10 +303,16 @@ static int receive(struct loop *l, int timeout_ms, uint64_t *now, uint64_t *next
 	return n;
 }
 
-/* Whatever an earlier phase left in flight is forgotten; its replies will be late. */
-static void begin(struct loop *l, enum loop_phase phase, bool open, struct bench_stats *stats)
+/*
+ * Whatever an earlier phase left in flight is forgotten; its replies will be late.
+ * The phase starts at now.
+ */
+static void begin(struct loop *l, enum loop_phase phase, bool open, struct bench_stats *stats,
+		  uint64_t now)
 {
 	l->phase = phase;
+	l->start_ns = now;
+	l->now_ns = now;
 	l->open = open;
 	l->stats = stats;
 	bench_stats_init(stats);
@@ -311,7 +344,7 @@ static int run_closed(struct loop *l, enum loop_phase phase, struct bench_stats 
 	uint64_t now = bench_clock_now(l->clock), next_expiry = now + l->expiry_period_ns;
 	uint64_t last_reply = now;
 
-	begin(l, phase, false, stats);
+	begin(l, phase, false, stats, now);
 	for (;;) {
 		uint64_t deadline = atomic_load_explicit(l->deadline_ns, memory_order_relaxed);
 		int n, err;
@@ -348,7 +381,8 @@ static void admit(struct loop *l, struct arrivals *a, uint64_t now)
 			return;
 		}
 		s = &l->slots[l->idle[--l->nidle]];
-		workload_next(l->workload, &l->rng, &op, &key);
+		/* by the intended time: the seed, not the machine's timing, picks the size */
+		workload_next_p(l->workload, &l->rng, large_p(l, arrivals_next(a)), &op, &key);
 		encode(l, (unsigned)(s - l->slots), op, key);
 		s->intended_ns = arrivals_next(a);
 		l->stats->scheduled++;
@@ -374,7 +408,7 @@ static int run_open(struct loop *l, double rate_per_s, struct bench_stats *stats
 	uint64_t now = bench_clock_now(l->clock), next_expiry = now + l->expiry_period_ns, oldest;
 	struct arrivals a;
 
-	begin(l, LOOP_MEASURE, true, stats);
+	begin(l, LOOP_MEASURE, true, stats, now);
 	arrivals_init(&a, rate_per_s, l->seed, l->stream, now);
 	for (;;) {
 		uint64_t until = atomic_load_explicit(l->deadline_ns, memory_order_relaxed);
@@ -452,6 +486,8 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 		.stream = cfg->stream,
 		.deadline_ns = cfg->deadline_ns,
 		.clock = cfg->clock,
+		.schedule = cfg->schedule && cfg->schedule->n ? cfg->schedule : NULL,
+		.intervals = cfg->intervals,
 		.timeout_ns = cfg->timeout_ns,
 		/* a lost request is noticed at most an eighth of the timeout late */
 		.expiry_period_ns = expiry_period_ns > NS_PER_MS ? expiry_period_ns : NS_PER_MS,

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "interval.h"
 #include "proto.h"
 #include "stats.h"
 #include "transport.h"
@@ -52,6 +53,8 @@ struct loop_config {
 	const _Atomic uint64_t *deadline_ns; /* on the clock; the caller may move it */
 	const struct bench_proto *proto;     /* NULL: xkv */
 	struct bench_clock *clock;	     /* NULL: CLOCK_MONOTONIC */
+	const struct large_schedule *schedule; /* NULL: the workload's large_pct throughout */
+	struct interval_log *intervals;	       /* measuring: each second's counts, or NULL */
 };
 
 struct loop_slot {
@@ -105,6 +108,10 @@ struct loop {
 	enum loop_phase phase;
 	uint32_t load_next, load_step, load_end; /* loading: keys still to PUT */
 	struct bench_stats *stats;		 /* of the phase running */
+	const struct large_schedule *schedule;
+	struct interval_log *intervals;
+	uint64_t start_ns; /* of the phase: the schedule and the intervals count from here */
+	uint64_t now_ns;   /* the clock's last reading: when a closed loop's request is due */
 	_Atomic uint64_t answered; /* ok + misses in this phase, for a progress line */
 };
 
@@ -128,7 +135,10 @@ int loop_load(struct loop *l, uint32_t first, uint32_t step, uint32_t end,
 /*
  * Runs the workload into stats (which it initialises) until the deadline: closed
  * when rate_per_s is 0, else open at that many requests per second. Requests still
- * outstanding then are not counted. Returns 0 or the transport's -errno.
+ * outstanding then are not counted. With a schedule, a request is large with the
+ * percent of the step its intended send time falls in; with intervals, each answer
+ * and loss is also counted in the second of the run it came in. Returns 0 or the
+ * transport's -errno.
  */
 int loop_measure(struct loop *l, double rate_per_s, struct bench_stats *stats);
 

@@ -43,6 +43,7 @@ struct bench_thread {
 	struct transport *transport;
 	struct loop loop;
 	struct bench_stats load, measured;
+	struct interval_log intervals; /* --interval-csv: each second of the run */
 	uint64_t loaded_ns, stopped_ns; /* when this thread finished loading, the last round */
 	int err;			/* 0 or the -errno that stopped it */
 	const char *failed;		/* the phase err belongs to */
@@ -62,6 +63,7 @@ struct bench {
 	struct bench_stats *load, *measured; /* merged: the load, the last round */
 	struct op_stats *total;		  /* the last round, GETs and PUTs together */
 	double seconds;			  /* the last round's window */
+	double start_unix_s;		  /* the last round's start, CLOCK_REALTIME */
 };
 
 /* Every thread stops at this instant; SIGINT and a failing thread move it to 0. */
@@ -189,8 +191,11 @@ static void wait_for_deadline(const struct bench *b, uint64_t start, bool progre
 static int run_round(struct bench *b, double rate, bool progress)
 {
 	uint64_t start, stopped_ns;
+	struct timespec wall;
 
 	rounds.rate = rate / b->started;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	b->start_unix_s = wall.tv_sec + wall.tv_nsec / 1e9;
 	start = bench_now_ns();
 	stopped_ns = start;
 	atomic_store(&deadline_ns, start + (uint64_t)(b->o.duration_s * NS_PER_S));
@@ -292,6 +297,35 @@ static void fill_report(const struct bench *b, struct afxdp_info *xdp, struct ru
 	};
 }
 
+/* --interval-csv: each second of the round, every thread's merged. Returns 0 or -errno. */
+static int write_intervals(const struct bench *b)
+{
+	const struct bench_opts *o = &b->o;
+	struct interval_log *logs = calloc(b->started, sizeof(*logs));
+	FILE *f = fopen(o->interval_csv, "w");
+	int err = 0;
+
+	if (!f || !logs) {
+		err = f ? -ENOMEM : -errno;
+		goto out;
+	}
+	for (unsigned i = 0; i < b->started; i++)
+		logs[i] = b->threads[i].intervals;
+	err = interval_csv(f, logs, b->started, b->seconds, &o->schedule,
+			   o->workload.large_pct, b->start_unix_s);
+	if (fclose(f) && !err)
+		err = -errno;
+	f = NULL;
+out:
+	if (f)
+		fclose(f);
+	free(logs);
+	if (err)
+		fprintf(stderr, "xkv-bench: --interval-csv %s: %s\n", o->interval_csv,
+			strerror(-err));
+	return err;
+}
+
 /* One measured round, reported. Returns 0, or -ETIMEDOUT when nothing replied. */
 static int measure_once(struct bench *b)
 {
@@ -311,7 +345,7 @@ static int measure_once(struct bench *b)
 			b->o.server, r.seconds, (unsigned long long)all->lost);
 		return -ETIMEDOUT;
 	}
-	return 0;
+	return b->o.interval_csv ? write_intervals(b) : 0;
 }
 
 /* The sweep's run: a round at rate after a pause for the last one's queues to drain. */
@@ -420,11 +454,22 @@ static int open_threads(struct bench *b)
 			.stream = i,
 			.deadline_ns = &deadline_ns,
 			.proto = o->proto,
+			.schedule = &o->schedule,
+			.intervals = o->interval_csv ? &t->intervals : NULL,
 		};
 		int err;
 
 		t->index = i;
 		t->opts = o;
+		if (o->interval_csv) {
+			/* a round lasts a little past its deadline: that goes in the last second */
+			err = interval_log_init(&t->intervals, o->duration_s);
+			if (err) {
+				fprintf(stderr, "xkv-bench: thread %u: --interval-csv: %s\n", i,
+					strerror(-err));
+				return err;
+			}
+		}
 		if (b->xdp)
 			err = afxdp_transport_open(b->xdp, &t->transport, why, sizeof(why));
 		else
@@ -541,6 +586,9 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < b.opened; i++) {
 		loop_free(&b.threads[i].loop);
 		transport_close(b.threads[i].transport);
+	}
+	for (unsigned i = 0; b.threads && i < b.o.threads; i++) {
+		interval_log_free(&b.threads[i].intervals);
 	}
 	afxdp_client_close(b.xdp);
 out_free:

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #define SWEEP_PERCENTILE 99
 #define SWEEP_STEP_S	 1 /* a sweep step's length, unless --duration */
 #define SWEEP_RETRIES	 1 /* a rate fails after two misses in a row */
+#define STEP_SECONDS	 5 /* a --large-pct-steps step's length, unless --step-seconds */
 
 enum {
 	OPT_SERVER,
@@ -34,6 +36,7 @@ enum {
 	OPT_SWEEP_MAX,
 	OPT_SWEEP_RETRIES,
 	OPT_CSV,
+	OPT_INTERVAL_CSV,
 	OPT_KEYS,
 	OPT_WARMUP_KEYS,
 	OPT_NO_LOAD,
@@ -44,6 +47,8 @@ enum {
 	OPT_LARGE_PCT,
 	OPT_LARGE_SIZE,
 	OPT_LARGE_KEYS,
+	OPT_LARGE_PCT_STEPS,
+	OPT_STEP_SECONDS,
 	OPT_ZIPF,
 	OPT_SEED,
 	OPT_TIMEOUT_MS,
@@ -80,6 +85,10 @@ static const struct xkv_opt options[] = {
 			       "sweep: steps run again at a rate that missed the SLO before it "
 			       "counts as failed (1)"},
 	[OPT_CSV] = {"csv", 0, "FILE", "sweep: every step as CSV (plot_latency.py reads it)"},
+	[OPT_INTERVAL_CSV] = {"interval-csv", 0, "FILE",
+			      "not a sweep: every second of the run as a CSV row (ops/s, "
+			      "latencies of all, small and large requests, lost; at most 3600 "
+			      "s)"},
 	[OPT_KEYS] = {"keys", 'k', "K", "key space (100000)"},
 	[OPT_WARMUP_KEYS] = {"warmup-keys", 0, "N",
 			     "PUT the first N keys before measuring (all K)"},
@@ -100,6 +109,10 @@ static const struct xkv_opt options[] = {
 	[OPT_LARGE_KEYS] = {"large-keys", 0, "N",
 			    "bimodal, etc: keys holding large values, the last ones (Minos's "
 			    "share, 10 K in 16 M, at least 1)"},
+	[OPT_LARGE_PCT_STEPS] = {"large-pct-steps", 0, "P,P,...",
+				 "bimodal, etc: --large-pct changes over the run, each P for "
+				 "--step-seconds; the run lasts them all (not a sweep)"},
+	[OPT_STEP_SECONDS] = {"step-seconds", 0, "S", "large-pct-steps: seconds of each step (5)"},
 	[OPT_ZIPF] = {"zipf", 0, "GAMMA", "key popularity exponent, 0 for uniform (0)"},
 	[OPT_SEED] = {"seed", 0, "N", "fixes every thread's requests and schedule (1)"},
 	[OPT_TIMEOUT_MS] = {"timeout-ms", 0, "MS",
@@ -121,16 +134,20 @@ void bench_options_usage(FILE *f)
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
 	fputs("\n"
 	      "JSON fields: label server transport threads depth rate duration_s seed timeout_ms\n"
-	      "keys key_size value_size value_profile large_pct large_size large_keys get_ratio\n"
-	      "zipf; xdp {iface queue mode redirected wrong_queue no_socket} with --transport\n"
-	      "xdp; load {keys seconds ok lost errors}; all, get, put and, with a bimodal or etc\n"
-	      "profile, each size class that had requests (tiny <= 13 B, small <= 1400 B, large)\n"
-	      "{ops ops_per_s p50_us p90_us p99_us p999_us mean_us max_us misses errors lost};\n"
+	      "keys key_size value_size value_profile large_pct (with --large-pct-steps, the\n"
+	      "largest) large_size large_keys get_ratio zipf; xdp {iface queue mode redirected\n"
+	      "wrong_queue no_socket} with --transport xdp; load {keys seconds ok lost errors};\n"
+	      "all, get, put and, with a bimodal or etc profile, each size class that had\n"
+	      "requests (tiny <= 13 B, small <= 1400 B, large) {ops ops_per_s p50_us p90_us\n"
+	      "p99_us p999_us mean_us max_us misses errors lost};\n"
 	      "open_loop {scheduled_per_s send_lag_p50_us send_lag_p99_us\n"
 	      "send_lag_max_us unsent behind_ms slot_waits} with --rate; late invalid.\n"
 	      "A sweep: the run fields, then sweep slo_us slo_percentile service_us retries\n"
 	      "rate_found bracketed steps [{offered_per_s scheduled_per_s achieved_per_s p50_us\n"
 	      "p99_us tail_us mean_us send_lag_p99_us lost errors unsent meets_slo retry}].\n"
+	      "--interval-csv columns: second ops_per_s p50_us p99_us p99_small_us (not large)\n"
+	      "p99_large_us lost large_pct unix_s (the second's start); a latency is empty when\n"
+	      "no such request was answered in that second.\n"
 	      "Exit status: 0 measured, 1 the run failed or got no reply, 2 bad options.\n",
 	      f);
 }
@@ -148,7 +165,9 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t why_le
 
 /* What the parse needs beyond the options themselves: which were given. */
 struct given {
-	bool depth, duration, warmup_keys, no_load;
+	bool depth, duration, warmup_keys, no_load, step_seconds;
+	const char *large_pct_steps;
+	double step_s;
 };
 
 /* One option's argument into o; 0, or -EINVAL or -ERANGE with p->why written. */
@@ -227,6 +246,15 @@ static int take_option(struct xkv_opts *p, int opt, struct bench_opts *o, struct
 		return xkv_opts_u32(p, 1, XKV_VALUE_MAX, &w->large_size);
 	case OPT_LARGE_KEYS:
 		return xkv_opts_u32(p, 1, WORKLOAD_KEYS_MAX, &w->large_keys);
+	case OPT_LARGE_PCT_STEPS:
+		given->large_pct_steps = p->arg;
+		return 0;
+	case OPT_STEP_SECONDS:
+		given->step_seconds = true;
+		return xkv_opts_double(p, 0.001, 86400, &given->step_s);
+	case OPT_INTERVAL_CSV:
+		o->interval_csv = p->arg;
+		return 0;
 	case OPT_ZIPF:
 		return xkv_opts_double(p, 0, 100, &w->zipf);
 	case OPT_SEED:
@@ -256,6 +284,10 @@ static int check_modes(struct bench_opts *o, const struct given *given, char *wh
 		return refuse(why, len,
 			      "--slo-us, --slo-mult, --slo-percentile, --sweep-max and --csv are "
 			      "for --sweep");
+	if (o->sweep && o->interval_csv)
+		return refuse(why, len, "--interval-csv is not for --sweep (--csv is)");
+	if (o->interval_csv && ceil(o->duration_s) > INTERVALS_MAX)
+		return refuse(why, len, "--interval-csv: a run of at most %d s", INTERVALS_MAX);
 	if (o->sweep && !o->slo_us == !o->slo_mult)
 		return refuse(why, len, "--sweep needs one of --slo-us and --slo-mult");
 	if (o->sweep) {
@@ -276,12 +308,42 @@ static int check_modes(struct bench_opts *o, const struct given *given, char *wh
 	return 0;
 }
 
+/*
+ * --large-pct-steps: the schedule, the run's length, and --large-pct as its largest
+ * step (the large keys and the size checks are those of the largest share).
+ */
+static int check_schedule(struct bench_opts *o, const struct given *given, char *why, size_t len)
+{
+	struct workload_config *w = &o->workload;
+	double step_s = given->step_seconds ? given->step_s : STEP_SECONDS;
+
+	if (!given->large_pct_steps)
+		return given->step_seconds
+			   ? refuse(why, len, "--step-seconds is for --large-pct-steps")
+			   : 0;
+	if (w->profile == WORKLOAD_FIXED)
+		return refuse(why, len, "--large-pct-steps: for --value-profile bimodal or etc");
+	if (o->sweep)
+		return refuse(why, len, "--large-pct-steps: not with --sweep");
+	if (given->duration)
+		return refuse(why, len,
+			      "--large-pct-steps: the run lasts the steps; no --duration");
+	if (large_schedule_parse(given->large_pct_steps, (uint64_t)(step_s * 1e9), &o->schedule,
+				 why, len))
+		return -EINVAL;
+	o->duration_s = o->schedule.n * step_s;
+	w->large_pct = large_schedule_max(&o->schedule);
+	return 0;
+}
+
 /* The checks of the workload and its keys' loading. */
 static int check_workload(struct bench_opts *o, const struct given *given, char *why, size_t len)
 {
 	const struct workload_config *w = &o->workload;
 	uint32_t value_max;
 
+	if (check_schedule(o, given, why, len))
+		return -EINVAL;
 	if (given->warmup_keys && given->no_load)
 		return refuse(why, len, "--warmup-keys and --no-load contradict each other");
 	if (!given->warmup_keys)

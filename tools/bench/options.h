@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "interval.h"
 #include "proto.h"
 #include "workload.h"
 
@@ -34,6 +35,8 @@ struct bench_opts {
 	unsigned sweep_retries;
 	double slo_pct;	      /* the percentile the SLO bounds */
 	const char *csv;      /* a sweep's steps as CSV */
+	const char *interval_csv;	/* each second of the run as CSV */
+	struct large_schedule schedule; /* n 0: --large-pct throughout */
 	uint32_t warmup_keys; /* the first this many keys are PUT before measuring */
 	struct workload_config workload;
 	uint64_t seed;

@@ -104,17 +104,28 @@ int workload_init(struct workload *w, const struct workload_config *cfg)
 	return zipf_init(&w->popularity, w->regular_keys, cfg->zipf);
 }
 
-uint32_t workload_next_key(const struct workload *w, struct rng *r)
+static uint32_t next_key(const struct workload *w, struct rng *r, double large_p)
 {
-	if (w->large_p && rng_uniform(r) < w->large_p) /* large keys: uniform */
+	if (large_p && w->cfg.large_keys && rng_uniform(r) < large_p) /* large keys: uniform */
 		return w->regular_keys + (uint32_t)rng_below(r, w->cfg.large_keys);
 	return (uint32_t)zipf_sample(&w->popularity, r);
 }
 
-void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key)
+uint32_t workload_next_key(const struct workload *w, struct rng *r)
+{
+	return next_key(w, r, w->large_p);
+}
+
+void workload_next_p(const struct workload *w, struct rng *r, double large_p, uint8_t *op,
+		     uint32_t *key)
 {
 	*op = rng_uniform(r) < w->cfg.get_ratio ? XKV_OP_GET : XKV_OP_PUT;
-	*key = workload_next_key(w, r);
+	*key = next_key(w, r, large_p);
+}
+
+void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key)
+{
+	workload_next_p(w, r, w->large_p, op, key);
 }
 
 void workload_key(const struct workload *w, uint32_t key, uint8_t *out)

@@ -104,6 +104,12 @@ int workload_init(struct workload *w, const struct workload_config *cfg);
 
 /* The next request: XKV_OP_GET or XKV_OP_PUT in *op, and its key index. */
 void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key);
+/*
+ * The same with large_p, not the workload's, the probability of a large key (a
+ * schedule's, interval.h): the same draws from r, so a seed fixes the requests.
+ */
+void workload_next_p(const struct workload *w, struct rng *r, double large_p, uint8_t *op,
+		     uint32_t *key);
 /* A key index drawn by popularity alone. */
 uint32_t workload_next_key(const struct workload *w, struct rng *r);
 

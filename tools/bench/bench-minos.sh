@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# make bench-minos: size-aware sharding (Minos, NSDI'19) against its baseline on one
+# veth pair (a client host and a server host, two namespaces), Minos's bimodal
+# workload scaled to this machine: 0.125 % of requests for 500,000-byte values, the
+# rest 64 B, 95 % GET, zipf 0.99, 16 B keys, over the AF_XDP client. The server is
+# xkv-server --backend xdp --workers 2: each worker pins itself to the CPU of its id
+# (0 and 1), the client is pinned to CPU 1; this machine has 2 cores.
+# For each policy (the baseline first), runs interleaved so that the VM's noisy
+# spells (docs/BENCH.md) fall on both:
+#   a. the SLO search (p99 <= SLO_US over all requests): each policy's highest rate;
+#   b. a ladder of offered rates, 10 % .. 115 % of the baseline's highest: p99 of
+#      small requests and of all at each (Minos Fig. 3 and 4);
+#   c. the equal-load comparison at half the baseline's highest rate: a table and the
+#      ratios baseline/other for small p99, other/baseline for large p99 and the
+#      highest rate (the targets: small p99 5x lower, large p99 within 2x, rate no lower);
+#   d. the dynamic workload (Minos Sec. 6.6 scaled): the large share steps through
+#      0.125 0.25 0.5 0.75 0.5 0.25 0.125 % at the equal-load rate, p99 per second, and
+#      under minos each worker's role once a second (xkv-loader status --json);
+#   e. beside each measured figure, xkv-sim's prediction for the same workload on 2
+#      cores and on 64 (docs/SIMULATION.md), calibrated as said at sim_predict below.
+# Everything (CSV, JSON, PNG, logs) in BUILD_DIR/bench-minos. Everything it makes
+# (namespaces, links, pins, processes) goes on every way out.
+#   tools/bench/bench-minos.sh BUILD_DIR
+# Environment:
+#   BENCH_MINOS_POLICIES  the two policies compared, baseline first ("crew crew" until
+#                         xkv-server --policy minos lands; then "crew minos")
+#   BENCH_MINOS_ARGS      more xkv-server options for minos, e.g. --minos-epoch-ms 500
+#   BENCH_MINOS_SHORT=1   short steps and a shorter ladder: checks the script in ~2
+#                         minutes; its numbers mean nothing
+set -euo pipefail
+
+usage="usage: bench-minos.sh BUILD_DIR"
+build=$(cd "${1:?$usage}" && pwd)
+here=$(dirname "$0")
+out=$build/bench-minos
+# the baseline first; the second becomes minos (one word) once the server has it
+read -ra policies <<<"${BENCH_MINOS_POLICIES:-crew crew}"
+read -ra minos_args <<<"${BENCH_MINOS_ARGS:-}"
+slo_us=1000
+sweep_start=250 # a large request holds its worker for milliseconds here: start low
+if [ "${BENCH_MINOS_SHORT:-0}" = 1 ]; then
+	sweep_step_s=0.3 ladder_s=1 equal_s=2 dyn_step_s=1
+	fractions=(0.25 0.5 1.0)
+else
+	sweep_step_s=1 ladder_s=4 equal_s=10 dyn_step_s=5
+	fractions=(0.1 0.25 0.4 0.55 0.7 0.85 1.0 1.15)
+fi
+dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125
+large_pct=0.125 large_size=500000 keys=20000
+
+. "$(dirname "$0")/server-host.sh"
+ns_s="xkvmin-$$-s" ns_c="xkvmin-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.207.0.1 ip_c=10.207.0.2
+poll_pid=
+cleanup() {
+	if [ -n "$poll_pid" ]; then
+		kill "$poll_pid" 2>/dev/null || true
+		wait "$poll_pid" 2>/dev/null || true
+	fi
+	server_host_down
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM # through the EXIT trap, and no further
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench-minos.sh: needs root (namespaces, XDP, AF_XDP)" >&2
+	exit 1
+fi
+if [ "${#policies[@]}" -ne 2 ]; then
+	echo "bench-minos.sh: BENCH_MINOS_POLICIES: two policies, the baseline first" >&2
+	exit 1
+fi
+# labels name files and lines: the same policy twice (a check of the script) gets a suffix
+labels=("${policies[0]}" "${policies[1]}")
+if [ "${labels[0]}" = "${labels[1]}" ]; then labels[1]=${labels[1]}-2; fi
+mkdir -p "$out"
+rm -f "$out"/*.csv "$out"/*.json "$out"/*.jsonl "$out"/*.png "$out"/*.log "$out"/*.txt
+netns_pair_up
+start=$SECONDS
+step=0
+steps=$((2 * (1 + ${#fractions[@]} + 1 + 1) + 1))
+progress() {
+	step=$((step + 1))
+	printf '== [%2d/%d, %3d s] %s\n' "$step" "$steps" $((SECONDS - start)) "$*"
+}
+
+workload=(--keys "$keys" --key-size 16 --value-size 64 --value-profile bimodal
+	--large-size "$large_size" --get-ratio 0.95 --zipf 0.99 --transport xdp --iface "$if_c")
+bench() {
+	in_client taskset -c 1 "$build/xkv-bench" --server "$ip_s:7411" "${workload[@]}" "$@"
+}
+
+# server_up I: the server with policy I (0 or 1), its log in $out/server-LABEL.log
+server_up() {
+	local i=$1 extra=()
+	if [ "${policies[$i]}" = minos ]; then extra=("${minos_args[@]}"); fi
+	# its workers pin themselves to the CPU of their id; its 500 KB values need room
+	server_run "server-${labels[$i]}" xkv "$build/xkv-server" --backend xdp --iface "$if_s" \
+		--workers 2 --memory 256M --allow "$ip_c/32" --policy "${policies[$i]}" \
+		"${extra[@]}"
+}
+
+# Where each thread of the server and the client may run, as the kernel says.
+show_pinning() {
+	local task
+	echo "pinning (this machine has $(nproc) cores):"
+	for task in /proc/"$server_pid"/task/*; do
+		printf '  server thread %-16s CPUs %s\n' "$(cat "$task/comm")" \
+			"$(awk '/^Cpus_allowed_list/ {print $2}' "$task/status")"
+	done
+	echo "  client xkv-bench       CPUs 1 (taskset -c 1)"
+}
+
+# --- a. the SLO search, each policy --------------------------------------------------
+rate_found=()
+for i in 0 1; do
+	server_up "$i"
+	if [ "$i" = 0 ]; then show_pinning | tee "$out/pinning.txt"; fi
+	progress "${labels[$i]}: sweep, SLO p99 <= $slo_us us"
+	bench --sweep --slo-us "$slo_us" --rate "$sweep_start" --duration "$sweep_step_s" \
+		--label "${labels[$i]}" --csv "$out/sweep-${labels[$i]}.csv" \
+		--json >"$out/sweep-${labels[$i]}.json" 2>"$out/sweep-${labels[$i]}.log"
+	server_stop
+	rate_found[i]=$(/usr/bin/python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["rate_found"]))' \
+		"$out/sweep-${labels[$i]}.json")
+	echo "   ${labels[$i]}: highest rate under the SLO ${rate_found[i]}/s"
+done
+base=${rate_found[0]}
+if [ "$base" -le 0 ]; then
+	# a busy machine: still compare, from the rate the search started at
+	base=$sweep_start
+	echo "   ${labels[0]} met the SLO at no rate (a busy machine?): the ladder is of $base/s"
+fi
+equal_rate=$((base / 2))
+
+# run I NAME RATE SECONDS [OPTIONS...]: one open-loop run, JSON in $out/NAME-LABEL.json
+run() {
+	local i=$1 name=$2 rate=$3 seconds=$4
+	shift 4
+	server_up "$i"
+	bench --rate "$rate" --duration "$seconds" --label "${labels[$i]}" --json "$@" \
+		>"$out/$name-${labels[$i]}.json" 2>"$out/$name-${labels[$i]}.log"
+	server_stop
+}
+
+# --- b. the ladder: each rate on both policies before the next --------------------------
+for f in "${fractions[@]}"; do
+	rate=$(/usr/bin/python3 -c "print(max(1, round($base * $f)))")
+	for i in 0 1; do
+		progress "${labels[$i]}: ladder, $rate/s ($f x ${labels[0]}'s highest)"
+		run "$i" "ladder-$f" "$rate" "$ladder_s" --large-pct "$large_pct"
+	done
+done
+
+# --- c. equal load ----------------------------------------------------------------------
+for i in 0 1; do
+	progress "${labels[$i]}: equal load, $equal_rate/s for $equal_s s"
+	run "$i" equal "$equal_rate" "$equal_s" --large-pct "$large_pct"
+done
+
+# --- d. the dynamic workload, with the workers' roles once a second ---------------------
+# poll_roles FILE: a line per second, "UNIX_TIME STATUS_JSON", until killed
+poll_roles() {
+	while :; do
+		printf '%s %s\n' "$(date +%s.%N)" \
+			"$(in_server "$build/xkv-loader" status --iface "$if_s" --json 2>/dev/null |
+				tr -d '\n' || true)"
+		sleep 1
+	done >"$1"
+}
+for i in 0 1; do
+	progress "${labels[$i]}: dynamic, $equal_rate/s, large % $dyn_steps, $dyn_step_s s each"
+	server_up "$i"
+	poll_roles "$out/roles-${labels[$i]}.jsonl" &
+	poll_pid=$!
+	bench --rate "$equal_rate" --large-pct-steps "$dyn_steps" --step-seconds "$dyn_step_s" \
+		--label "${labels[$i]}" --interval-csv "$out/dynamic-${labels[$i]}.csv" --json \
+		>"$out/dynamic-${labels[$i]}.json" 2>"$out/dynamic-${labels[$i]}.log"
+	kill "$poll_pid" 2>/dev/null || true
+	wait "$poll_pid" 2>/dev/null || true
+	poll_pid=
+	server_stop
+done
+
+# --- e. the simulator's predictions, the table, the plots -------------------------------
+progress "xkv-sim predictions, table and plots"
+{
+/usr/bin/python3 - "$out" "$build/xkv-sim" "$slo_us" "$equal_rate" "$large_pct" "$dyn_steps" \
+	"${policies[@]}" "${labels[@]}" "${fractions[@]}" <<'PY'
+import csv, json, subprocess, sys
+out, sim, slo, equal_rate, large_pct, dyn_steps = sys.argv[1:7]
+slo, equal_rate, large_pct = float(slo), int(equal_rate), float(large_pct)
+policies, labels, fractions = sys.argv[7:9], sys.argv[9:11], sys.argv[11:]
+
+def load(name, label):
+    return json.load(open(f"{out}/{name}-{label}.json"))
+
+def cls(run, name):
+    """A size class's row (or all's); zeros when the class had no request."""
+    return run.get(name, {"ops_per_s": 0, "p50_us": 0, "p99_us": 0, "mean_us": 0, "lost": 0})
+
+# Calibration of the simulator (docs/SIMULATION.md, bimodal service): a small request
+# takes unit-ns, a large one K units. unit = the mean latency of small requests at the
+# baseline's lowest ladder step, the nearest to an idle server; K = the mean latency of
+# large requests over that of small ones, pooled over the baseline's ladder and
+# equal-load runs (a low step has few or no large requests). Both include the veth
+# round trip and some queueing, so K is a lower bound of the service-time ratio and
+# unit an upper bound: the predictions are of shape (who wins, by how much), not of
+# microseconds.
+low = load(f"ladder-{fractions[0]}", labels[0])
+unit_ns = max(cls(low, "small")["mean_us"], 0.001) * 1e3
+pooled = {"small": [0, 0], "large": [0, 0]}
+for r in [load(f"ladder-{f}", labels[0]) for f in fractions] + [load("equal", labels[0])]:
+    for c in pooled:
+        pooled[c][0] += cls(r, c)["mean_us"] * cls(r, c).get("ops", 0)
+        pooled[c][1] += cls(r, c).get("ops", 0)
+mean = {c: s / n if n else 0 for c, (s, n) in pooled.items()}
+k = max(mean["large"] / mean["small"], 1) if mean["small"] else 1
+keys, p_large = low["keys"], large_pct / 100
+
+def sim_predict(policy, cores, rate, p=p_large):
+    """p99 of small, large and all (us) on `cores` at the per-core rate of 2 workers."""
+    cmd = [sim, "--policy", policy, "--cores", str(cores), "--service", "bimodal",
+           "--p-large", f"{p:g}", "--K", f"{k:.3f}", "--unit-ns", f"{unit_ns:.1f}",
+           "--rate", f"{rate * cores / 2 / 1e6:.6f}", "--items", str(keys), "--zipf", "0.99",
+           "--write-frac", "0.05", "--json"]
+    r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    lat = r["result"]["latency_ns"]
+    # p99_small and p99_large come with the simulator's size classes; p99 before them
+    return {c: lat.get(f"p99_{c}", lat["p99"]) / 1e3 for c in ("small", "large")} | \
+        {"all": lat["p99"] / 1e3}
+
+predictions = {"unit_ns": unit_ns, "K": k, "ladder": [], "equal": {}, "dynamic": {}}
+
+# b. the ladder as CSVs plot_latency.py reads, one per class, and the predictions
+ladder_csv = {c: open(f"{out}/ladder-{c}.csv", "w", newline="") for c in ("small", "all")}
+writers = {c: csv.writer(f) for c, f in ladder_csv.items()}
+for w in writers.values():
+    w.writerow(["label", "offered_per_s", "achieved_per_s", "p50_us", "p99_us", "slo_us",
+                "slo_percentile", "sim2_p99_us", "sim64_p99_us"])
+print(f"\nladder: p99 (us) of small requests and of all, measured | xkv-sim on 2 and 64 cores")
+print(f"{'policy':<10}{'offered/s':>10}{'achieved/s':>11}{'small':>9}{'sim2':>8}{'sim64':>8}"
+      f"{'all':>9}{'sim2':>8}{'sim64':>8}{'lost':>6}")
+for f in fractions:
+    for policy, label in zip(policies, labels):
+        r = load(f"ladder-{f}", label)
+        s2, s64 = sim_predict(policy, 2, r["rate"]), sim_predict(policy, 64, r["rate"])
+        predictions["ladder"].append({"label": label, "rate": r["rate"], "sim2": s2,
+                                      "sim64": s64})
+        for c in ("small", "all"):
+            row = cls(r, c)
+            writers[c].writerow([label, r["rate"], r["all"]["ops_per_s"], row["p50_us"],
+                                 row["p99_us"], slo, 99, s2[c], s64[c]])
+        print(f"{label:<10}{r['rate']:>10.0f}{r['all']['ops_per_s']:>11.0f}"
+              f"{cls(r, 'small')['p99_us']:>9.0f}{s2['small']:>8.0f}{s64['small']:>8.0f}"
+              f"{r['all']['p99_us']:>9.0f}{s2['all']:>8.0f}{s64['all']:>8.0f}"
+              f"{r['all']['lost']:>6}")
+for f in ladder_csv.values():
+    f.close()
+
+# c. the equal-load table and the ratios
+sweeps = [load("sweep", label) for label in labels]
+eq = [load("equal", label) for label in labels]
+print(f"\nequal load: {equal_rate}/s offered (half of {labels[0]}'s highest rate under "
+      f"p99 <= {slo:g} us); latencies in us; sim2/sim64: xkv-sim's p99")
+print(f"{'policy':<10}{'max ops/s':>10}{'ops/s':>9}{'small p50':>10}{'p99':>8}{'sim2':>8}"
+      f"{'sim64':>8}{'large p50':>10}{'p99':>8}{'sim2':>8}{'sim64':>8}{'all p50':>8}"
+      f"{'p99':>8}{'sim2':>8}{'sim64':>8}{'lost':>6}")
+for policy, label, sw, r in zip(policies, labels, sweeps, eq):
+    s2, s64 = sim_predict(policy, 2, equal_rate), sim_predict(policy, 64, equal_rate)
+    predictions["equal"][label] = {"sim2": s2, "sim64": s64}
+    line = f"{label:<10}{sw['rate_found']:>10.0f}{r['all']['ops_per_s']:>9.0f}"
+    for c, width in (("small", 10), ("large", 10), ("all", 8)):
+        row = cls(r, c)
+        line += f"{row['p50_us']:>{width}.0f}{row['p99_us']:>8.0f}{s2[c]:>8.0f}{s64[c]:>8.0f}"
+    print(line + f"{r['all']['lost']:>6}")
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if b else "n/a"
+a, b = eq
+print(f"\n{labels[0]}/{labels[1]} small p99: "
+      f"{ratio(cls(a, 'small')['p99_us'], cls(b, 'small')['p99_us'])} (target >= 5)")
+print(f"{labels[1]}/{labels[0]} large p99: "
+      f"{ratio(cls(b, 'large')['p99_us'], cls(a, 'large')['p99_us'])} (target <= 2)")
+print(f"{labels[1]}/{labels[0]} highest rate: "
+      f"{ratio(sweeps[1]['rate_found'], sweeps[0]['rate_found'])} (target >= 1)")
+
+# d. the dynamic run's predictions: one per step of the large share
+for policy, label in zip(policies, labels):
+    predictions["dynamic"][label] = [
+        {"large_pct": float(p), "sim2": sim_predict(policy, 2, equal_rate, float(p) / 100)}
+        for p in dyn_steps.split(",")]
+json.dump(predictions, open(f"{out}/sim-predictions.json", "w"), indent=1)
+PY
+} | tee "$out/summary.txt"
+
+/usr/bin/python3 "$here/plot_latency.py" --x offered --slo-us "$slo_us" -o "$out/sweep.png" \
+	--title "SLO search, p99 of all requests" "$out"/sweep-*.csv >/dev/null
+for c in small all; do
+	/usr/bin/python3 "$here/plot_latency.py" --x offered --slo-us "$slo_us" -o "$out/ladder-$c.png" \
+		--title "p99 of $c requests against offered load (Minos Fig. 3, 4)" \
+		"$out/ladder-$c.csv" >/dev/null
+done
+/usr/bin/python3 "$here/plot_minos_dynamic.py" -o "$out/dynamic.png" --slo-us "$slo_us" \
+	--predictions "$out/sim-predictions.json" \
+	"${labels[0]}=$out/dynamic-${labels[0]}.csv" "${labels[1]}=$out/dynamic-${labels[1]}.csv" \
+	--roles "$out/roles-${labels[0]}.jsonl" --roles "$out/roles-${labels[1]}.jsonl" >/dev/null
+echo
+cat "$out/pinning.txt"
+echo "CSVs, JSON, logs and plots (sweep.png, ladder-small.png, ladder-all.png, dynamic.png)"
+echo "in $out; $((SECONDS - start)) s"
