@@ -2,7 +2,8 @@
 # loopback, the XDP backend over veth between two namespaces. Each suite runs the
 # xkv-server of its own build, so the ASan run tests an ASan server.
 
-SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp
+SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp \
+		$(BUILD)/tests/test_server_minos
 
 $(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
 	-DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"' \
@@ -31,6 +32,10 @@ $(BUILD)/tests/run-server-xdp: tests/server/run-in-netns.sh
 $(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp \
 			       $(BUILD)/tests/server/slow_receiver.bpf.o
 
-SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp
+$(BUILD)/tests/run-server-minos: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_minos
+	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_minos)
+
+SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp \
+	       $(BUILD)/tests/run-server-minos
 TESTS += $(SERVER_RUNS)
 ASAN_TESTS += $(SERVER_RUNS)

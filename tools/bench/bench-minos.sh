@@ -22,8 +22,7 @@
 # (namespaces, links, pins, processes) goes on every way out.
 #   tools/bench/bench-minos.sh BUILD_DIR
 # Environment:
-#   BENCH_MINOS_POLICIES  the two policies compared, baseline first ("crew crew" until
-#                         xkv-server --policy minos lands; then "crew minos")
+#   BENCH_MINOS_POLICIES  the two policies compared, baseline first ("crew minos")
 #   BENCH_MINOS_ARGS      more xkv-server options for minos, e.g. --minos-epoch-ms 500
 #   BENCH_MINOS_SHORT=1   short steps and a shorter ladder: checks the script in ~2
 #                         minutes; its numbers mean nothing
@@ -33,8 +32,8 @@ usage="usage: bench-minos.sh BUILD_DIR"
 build=$(cd "${1:?$usage}" && pwd)
 here=$(dirname "$0")
 out=$build/bench-minos
-# the baseline first; the second becomes minos (one word) once the server has it
-read -ra policies <<<"${BENCH_MINOS_POLICIES:-crew crew}"
+# the baseline first
+read -ra policies <<<"${BENCH_MINOS_POLICIES:-crew minos}"
 read -ra minos_args <<<"${BENCH_MINOS_ARGS:-}"
 slo_us=1000
 sweep_start=250 # a large request holds its worker for milliseconds here: start low

@@ -238,9 +238,10 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 	w->exec.stats.requests[XKV_OP_PUT]++;
 	err = xkv_store_install(w->exec.store, m->item, m->hash, &old_len);
 	m->item = NULL; /* the store's now, or freed */
-	xkv_reply_status(&w->exec, &m->peer, &m->req, xkv_status_from_errno(err));
+	/* recorded before the reply: the client's next GET is steered by it */
 	if (!err)
 		large_keys_note(w, m->hash, m->req.value_len, old_len > XKV_MINOS_PIECE_BYTES);
+	xkv_reply_status(&w->exec, &m->peer, &m->req, xkv_status_from_errno(err));
 }
 
 /* One message from another worker; the replies go back the way its request came. */
