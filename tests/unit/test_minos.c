@@ -106,6 +106,7 @@ static struct xkv_roles bimodal_plan(double large_per_100k, uint32_t workers)
 
 	xkv_minos_plan(&h, XKV_MINOS_PERCENTILE, workers, &r);
 	cr_expect_eq(r.gen, 7, "gen is the publisher's");
+	cr_expect_eq(r.percentile_centi, 9900);
 	cr_expect_eq(r.threshold, SMALL_CLASS);
 	expect_classes_above(&r, 0, SMALL_CLASS, 0, 0);
 	return r;
@@ -211,6 +212,7 @@ Test(minos, a_class_across_a_share_boundary_is_shared)
 	count[14] = 60.0 / 9;
 	h = hist_of(count);
 	xkv_minos_plan(&h, 40, 4, &r);
+	cr_expect_eq(r.percentile_centi, 4000);
 	cr_expect_eq(r.threshold, 7);
 	cr_expect_eq(r.nsmall, 1);
 	cr_expect_eq(r.nlarge, 3);

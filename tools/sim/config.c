@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <xkv/maps.h>
+
 #include "dist.h"
 #include "sim.h"
 
@@ -42,10 +44,13 @@ void sim_config_defaults(struct sim_config *cfg)
 		.unit_ns = 1000,
 		.k = 100,
 		.p_large = 0.00125,
+		.small_bytes = 64,
+		.large_bytes = 512000,
 		.size_base_ns = 500,
 		.ns_per_byte = 2,
 		.max_size = 1u << 20,
 		.large_pct = 99,
+		.epoch_us = 1e6,
 		.channel_ns = 30,
 		.jbsq = 2,
 		.comp_ns = 100,
@@ -73,6 +78,8 @@ int sim_config_validate(const struct sim_config *cfg)
 		  in_range(cfg->write_frac, 0, 1) && in_range(cfg->zipf, 0, 10) &&
 		  in_range(cfg->fixed_ns, 0, 1e9) && in_range(cfg->unit_ns, 1e-3, 1e9) &&
 		  in_range(cfg->k, 1, 1e6) && in_range(cfg->p_large, 0, 1) &&
+		  cfg->small_bytes <= XKV_VALUE_MAX && cfg->large_bytes <= XKV_VALUE_MAX &&
+		  in_range(cfg->epoch_us, 1, 1e7) &&
 		  in_range(cfg->size_base_ns, 0, 1e9) && in_range(cfg->ns_per_byte, 0, 1e6) &&
 		  cfg->max_size >= 1 && in_range(cfg->large_pct, 0, 100) &&
 		  in_range(cfg->channel_ns, 0, 1e9) && cfg->jbsq >= 1 &&
@@ -81,8 +88,8 @@ int sim_config_validate(const struct sim_config *cfg)
 		  in_range(cfg->slo_mult, 1, 1e6) && in_range(cfg->warmup, 0, 0.9) &&
 		  in_range(cfg->duration_us, 0, 1e12) && (cfg->duration_us > 0 || cfg->requests >= 1);
 
-	/* Minos needs a small and a large core */
-	if (cfg->policy == SIM_MINOS && cfg->cores < 2)
+	/* Minos needs a small and a large core, and its roles hold XKV_WORKERS_MAX */
+	if (cfg->policy == SIM_MINOS && (cfg->cores < 2 || cfg->cores > XKV_WORKERS_MAX))
 		ok = false;
 	return ok ? 0 : -EINVAL;
 }

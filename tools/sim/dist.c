@@ -30,13 +30,14 @@ static double size_integral(const struct service_model *m, double a, double b)
 
 int service_init(struct service_model *m, const struct sim_config *cfg)
 {
-	double small, large, u_large;
-
 	*m = (struct service_model){
 		.kind = cfg->service,
 		.unit_ns = cfg->unit_ns,
 		.k = cfg->k,
 		.p_large = cfg->p_large,
+		.small_bytes = cfg->small_bytes,
+		.large_bytes = cfg->large_bytes,
+		.sized = cfg->service == SIM_SVC_BIMODAL || cfg->service == SIM_SVC_SIZE,
 		.base_ns = cfg->size_base_ns,
 		.ns_per_byte = cfg->ns_per_byte,
 		.max_size = cfg->max_size,
@@ -50,21 +51,14 @@ int service_init(struct service_model *m, const struct sim_config *cfg)
 		m->mean_ns = m->unit_ns;
 		return 0;
 	case SIM_SVC_BIMODAL:
-		small = (1.0 - m->p_large) * m->unit_ns;
-		large = m->p_large * m->k * m->unit_ns;
-		m->mean_ns = small + large;
-		m->large_share = large / m->mean_ns;
+		m->mean_ns = (1.0 - m->p_large) * m->unit_ns + m->p_large * m->k * m->unit_ns;
 		return 0;
 	case SIM_SVC_SIZE:
 		m->fixed_ns = cfg->fixed_ns;
 		/* the quantile of max_size, from F(x) = 1 - (1 + shape x / scale)^(-1/shape) */
 		m->max_u = 1.0 - pow(1.0 + ETC_SHAPE * m->max_size / ETC_SCALE, -1.0 / ETC_SHAPE);
-		u_large = cfg->large_pct / 100.0;
-		m->threshold = fmin(etc_size_quantile(u_large), m->max_size);
+		m->threshold = fmin(etc_size_quantile(cfg->large_pct / 100.0), m->max_size);
 		m->mean_ns = m->fixed_ns + m->base_ns + m->ns_per_byte * size_integral(m, 0.0, 1.0);
-		large = (1.0 - u_large) * (m->fixed_ns + m->base_ns) +
-			m->ns_per_byte * size_integral(m, u_large, 1.0);
-		m->large_share = large / m->mean_ns;
 		return 0;
 	case SIM_NSERVICES:
 		break;
@@ -72,11 +66,12 @@ int service_init(struct service_model *m, const struct sim_config *cfg)
 	return -EINVAL;
 }
 
-double service_draw(const struct service_model *m, struct rng *r, bool *large)
+double service_draw(const struct service_model *m, struct rng *r, bool *large, uint32_t *size)
 {
-	double size;
+	double bytes;
 
 	*large = false;
+	*size = 0;
 	switch (m->kind) {
 	case SIM_SVC_C4:
 		return C4_KVS_MIN_NS + (C4_KVS_MAX_NS - C4_KVS_MIN_NS) * rng_uniform(r);
@@ -84,11 +79,13 @@ double service_draw(const struct service_model *m, struct rng *r, bool *large)
 		return m->unit_ns * rng_exp(r);
 	case SIM_SVC_BIMODAL:
 		*large = rng_uniform(r) < m->p_large;
+		*size = *large ? m->large_bytes : m->small_bytes;
 		return *large ? m->k * m->unit_ns : m->unit_ns;
 	case SIM_SVC_SIZE:
-		size = fmin(etc_size_quantile(rng_uniform(r)), m->max_size);
-		*large = size > m->threshold;
-		return m->base_ns + m->ns_per_byte * size;
+		bytes = fmin(etc_size_quantile(rng_uniform(r)), m->max_size);
+		*large = bytes > m->threshold;
+		*size = (uint32_t)bytes;
+		return m->base_ns + m->ns_per_byte * bytes;
 	case SIM_NSERVICES:
 		break;
 	}

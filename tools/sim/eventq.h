@@ -14,7 +14,7 @@ struct event {
 	double t;	/* ns */
 	uint64_t seq;	/* scheduling order, breaks ties deterministically */
 	uint32_t arg;	/* a request or a core, depending on type */
-	uint16_t dest;	/* deliveries: a core, or cores + group for a shared queue */
+	uint16_t dest;	/* deliveries: a core, or cores for the shared queue */
 	uint8_t type;
 };
 

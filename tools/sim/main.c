@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xkv/proto.h>
+
 #include "sim.h"
 #include "util/json.h"
 #include "util/opts.h"
@@ -23,10 +25,13 @@ enum {
 	OPT_UNIT_NS,
 	OPT_K,
 	OPT_P_LARGE,
+	OPT_SMALL_BYTES,
+	OPT_LARGE_BYTES,
 	OPT_SIZE_BASE_NS,
 	OPT_NS_PER_BYTE,
 	OPT_MAX_SIZE,
 	OPT_LARGE_PCT,
+	OPT_EPOCH_US,
 	OPT_CHANNEL_NS,
 	OPT_JBSQ,
 	OPT_COMP_NS,
@@ -66,12 +71,18 @@ static const struct xkv_opt options[] = {
 	[OPT_UNIT_NS] = {"unit-ns", 0, "NS", "bimodal small request; exp mean (1000)"},
 	[OPT_K] = {"K", 0, "K", "bimodal: large / small service time (100)"},
 	[OPT_P_LARGE] = {"p-large", 0, "P", "bimodal: fraction of large requests (0.00125)"},
+	[OPT_SMALL_BYTES] = {"small-bytes", 0, "BYTES",
+			     "bimodal: value size of a small request (64)"},
+	[OPT_LARGE_BYTES] = {"large-bytes", 0, "BYTES",
+			     "bimodal: value size of a large request (512000)"},
 	[OPT_SIZE_BASE_NS] = {"size-base-ns", 0, "NS",
 			      "size model: store time of an empty value (500)"},
 	[OPT_NS_PER_BYTE] = {"ns-per-byte", 0, "NS", "size model (2)"},
 	[OPT_MAX_SIZE] = {"max-size", 0, "BYTES", "size model: values are clamped here (1048576)"},
 	[OPT_LARGE_PCT] = {"large-pct", 0, "P",
-			       "size model: values above this percentile are large (99)"},
+			       "size model: values above this percentile are large; minos: "
+			       "the control loop's target percentile (99)"},
+	[OPT_EPOCH_US] = {"epoch-us", 0, "US", "minos: time between two plans (1000000)"},
 	[OPT_CHANNEL_NS] = {"channel-ns", 0, "NS", "dispatch and completion channel latency (30)"},
 	[OPT_JBSQ] = {"jbsq", 0, "D", "JBSQ bound, the request in service included (2)"},
 	[OPT_COMP_NS] = {"comp-ns", 0, "NS", "compaction: time to add a write to a window (100)"},
@@ -158,6 +169,10 @@ static int take_option(struct xkv_opts *p, int opt, struct cli *cli)
 		return xkv_opts_double(p, 1, 1e6, &c->k);
 	case OPT_P_LARGE:
 		return xkv_opts_double(p, 0, 1, &c->p_large);
+	case OPT_SMALL_BYTES:
+		return xkv_opts_u32(p, 0, XKV_VALUE_MAX, &c->small_bytes);
+	case OPT_LARGE_BYTES:
+		return xkv_opts_u32(p, 0, XKV_VALUE_MAX, &c->large_bytes);
 	case OPT_SIZE_BASE_NS:
 		return xkv_opts_double(p, 0, 1e9, &c->size_base_ns);
 	case OPT_NS_PER_BYTE:
@@ -166,6 +181,8 @@ static int take_option(struct xkv_opts *p, int opt, struct cli *cli)
 		return xkv_opts_u32(p, 1, UINT32_MAX, &c->max_size);
 	case OPT_LARGE_PCT:
 		return xkv_opts_double(p, 0, 100, &c->large_pct);
+	case OPT_EPOCH_US:
+		return xkv_opts_double(p, 1, 1e7, &c->epoch_us);
 	case OPT_CHANNEL_NS:
 		return xkv_opts_double(p, 0, 1e9, &c->channel_ns);
 	case OPT_JBSQ:
@@ -218,10 +235,13 @@ static void print_config_json(struct xkv_json *w, const struct sim_config *c)
 	xkv_json_double_field(w, "unit_ns", c->unit_ns);
 	xkv_json_double_field(w, "K", c->k);
 	xkv_json_double_field(w, "p_large", c->p_large);
+	xkv_json_uint_field(w, "small_bytes", c->small_bytes);
+	xkv_json_uint_field(w, "large_bytes", c->large_bytes);
 	xkv_json_double_field(w, "size_base_ns", c->size_base_ns);
 	xkv_json_double_field(w, "ns_per_byte", c->ns_per_byte);
 	xkv_json_uint_field(w, "max_size", c->max_size);
 	xkv_json_double_field(w, "large_pct", c->large_pct);
+	xkv_json_double_field(w, "epoch_us", c->epoch_us);
 	xkv_json_double_field(w, "channel_ns", c->channel_ns);
 	xkv_json_uint_field(w, "jbsq", c->jbsq);
 	xkv_json_double_field(w, "comp_ns", c->comp_ns);
@@ -255,6 +275,10 @@ static void print_results_json(struct xkv_json *w, const char *key, const struct
 	xkv_json_double_field(w, "p99", r->p99_ns);
 	xkv_json_double_field(w, "p999", r->p999_ns);
 	xkv_json_double_field(w, "max", r->max_ns);
+	if (r->sized) {
+		xkv_json_double_field(w, "p99_small", r->p99_small_ns);
+		xkv_json_double_field(w, "p99_large", r->p99_large_ns);
+	}
 	xkv_json_object_end(w);
 	xkv_json_double_field(w, "mean_wait_ns", r->mean_wait_ns);
 	xkv_json_key(w, "counters");
@@ -272,7 +296,11 @@ static void print_results_json(struct xkv_json *w, const char *key, const struct
 	xkv_json_object_end(w);
 	xkv_json_double_field(w, "ewt_mean", r->ewt_mean);
 	xkv_json_double_field(w, "ewt_max", r->ewt_max);
+	xkv_json_uint_field(w, "small_cores", r->small_cores);
 	xkv_json_uint_field(w, "large_cores", r->large_cores);
+	xkv_json_bool_field(w, "standby", r->standby);
+	xkv_json_uint_field(w, "threshold_class", r->threshold_class);
+	xkv_json_uint_field(w, "plans", r->plans);
 	xkv_json_key(w, "utilization");
 	xkv_json_object_start(w);
 	xkv_json_double_field(w, "mean", r->util_mean);
@@ -295,6 +323,9 @@ static void print_results_text(const struct sim_results *r)
 	printf("throughput    %.3f Mrps\n", r->throughput_mrps);
 	printf("latency (ns)  mean %.0f  p50 %.0f  p99 %.0f  p99.9 %.0f  max %.0f\n",
 	       r->mean_ns, r->p50_ns, r->p99_ns, r->p999_ns, r->max_ns);
+	if (r->sized)
+		printf("by size (ns)  p99 small %.0f  p99 large %.0f\n", r->p99_small_ns,
+		       r->p99_large_ns);
 	printf("wait (ns)     mean %.0f\n", r->mean_wait_ns);
 	printf("SLO           p99 <= %.0f ns: %s%s\n", r->slo_ns, r->meets_slo ? "met" : "missed",
 	       r->stopped_early ? " (run stopped once certain)" : "");
@@ -313,8 +344,11 @@ static void print_results_text(const struct sim_results *r)
 	       (unsigned long long)r->window_max, (unsigned long long)r->class_mismatch);
 	if (r->ewt_max > 0)
 		printf("EWT entries   mean %.1f  max %.0f\n", r->ewt_mean, r->ewt_max);
-	if (r->large_cores)
-		printf("Minos         %u large cores\n", r->large_cores);
+	if (r->plans)
+		printf("Minos         %u small cores, %u large%s; small up to size class %u (the "
+		       "last of %llu plans)\n",
+		       r->small_cores, r->large_cores, r->standby ? " (standby, also small)" : "",
+		       r->threshold_class, (unsigned long long)r->plans);
 }
 
 static int print_search_json(const struct cli *cli, const struct sim_search *s)

@@ -10,6 +10,8 @@
 
 #include "sim_internal.h"
 
+#define MINOS_STREAM 1 /* the random stream of the epoch before the run; the run's is 0 */
+
 struct policy_desc {
 	const char *name;
 	bool sync;    /* optimistic readers, writers flip the partition version */
@@ -106,6 +108,59 @@ static struct placement dcrew_write(struct sim *s, const struct sim_req *r, bool
 	return pl;
 }
 
+/* A request's size class; sizes past xkv's largest value count in the last class. */
+static uint32_t size_class(uint32_t size)
+{
+	uint32_t cls = xkv_size_class(size);
+
+	return cls < XKV_SIZE_CLASSES ? cls : XKV_SIZE_CLASSES - 1;
+}
+
+/* Minos's control loop (userspace/engine/minos.c): this epoch's counts smoothed in, new roles. */
+static void minos_replan(struct sim *s)
+{
+	xkv_minos_ewma(&s->smoothed, s->epoch_counts, XKV_MINOS_ALPHA);
+	xkv_minos_plan(&s->smoothed, s->cfg->large_pct, s->ncores, &s->roles);
+	memset(s->epoch_counts, 0, sizeof(s->epoch_counts));
+	s->next_plan = s->now + s->cfg->epoch_us * 1e3;
+	s->plans++;
+}
+
+/*
+ * Minos: the roles of the epoch steer r as XDP does (include/xkv/roles.h), and r counts
+ * in the epoch's histogram. The first arrival of a new epoch has the plan made first.
+ */
+static struct placement minos_place(struct sim *s, const struct sim_req *r)
+{
+	uint32_t cls = size_class(r->size);
+
+	if (s->now >= s->next_plan)
+		minos_replan(s);
+	s->epoch_counts[cls]++;
+	if (xkv_roles_is_large(&s->roles, cls))
+		return at_core(xkv_roles_large_worker(&s->roles, cls, mix64(r->key)));
+	return at_core(xkv_roles_owner(&s->roles, r->bucket));
+}
+
+bool policy_minos_fits(const struct sim *s, unsigned ci, const struct sim_req *r)
+{
+	const struct xkv_roles *roles = &s->roles;
+	uint32_t cls = size_class(r->size);
+
+	if (xkv_roles_is_large(roles, cls)) {
+		const struct xkv_class_workers *w = &roles->classes[cls];
+
+		for (unsigned i = w->first; i < (unsigned)w->first + w->count; i++)
+			if (roles->large[i] == ci)
+				return true;
+		return false;
+	}
+	for (unsigned i = 0; i < roles->nsmall; i++)
+		if (roles->small[i] == ci)
+			return true;
+	return false;
+}
+
 struct placement policy_place(struct sim *s, struct sim_req *r, bool queued)
 {
 	switch (s->cfg->policy) {
@@ -121,11 +176,9 @@ struct placement policy_place(struct sim *s, struct sim_req *r, bool queued)
 	case SIM_IDEAL:
 		return jbsq(s, queued);
 	case SIM_SHO:
-		return (struct placement){ .kind = PLACE_SHARED, .index = 0 };
+		return (struct placement){ .kind = PLACE_SHARED };
 	case SIM_MINOS:
-		if (r->is_large)
-			return (struct placement){ .kind = PLACE_SHARED, .index = 1 };
-		return at_core(r->bucket % s->small_cores);
+		return minos_place(s, r);
 	case SIM_NPOLICIES:
 		break;
 	}
@@ -142,6 +195,28 @@ void policy_completed(struct sim *s, const struct sim_req *r)
 		ewt_count_change(s, -1);
 }
 
+/*
+ * Minos's first plan comes from one epoch of the same workload, drawn before the run
+ * at its arrival rate: the roles of a server that has served this workload for an
+ * epoch already, since a run is often shorter than one. The draws have a stream of
+ * their own, so the run's requests are the same under every policy.
+ */
+static void minos_first_plan(struct sim *s)
+{
+	uint64_t n = (uint64_t)llround(s->lambda * s->cfg->epoch_us * 1e3);
+	struct rng rng;
+
+	rng_seed(&rng, s->cfg->seed, MINOS_STREAM);
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t size;
+		bool large;
+
+		service_draw(&s->svc, &rng, &large, &size);
+		s->epoch_counts[size_class(size)]++;
+	}
+	minos_replan(s);
+}
+
 int policy_init(struct sim *s)
 {
 	const struct policy_desc *d = &policies[s->cfg->policy];
@@ -149,18 +224,8 @@ int policy_init(struct sim *s)
 	s->sync = d->sync;
 	s->steal = d->steal;
 	s->compact = d->compact;
-	s->group_pulls[0] = s->cfg->policy == SIM_SHO;
-	if (s->cfg->policy != SIM_MINOS)
-		return 0;
-	/* Minos: small cores in proportion to the small requests' share of the work; at
-	 * least one core for large requests always (docs/DESIGN.md invariant 6) */
-	s->small_cores = (unsigned)ceil(s->ncores * (1.0 - s->svc.large_share) - 1e-9);
-	if (s->small_cores > s->ncores - 1)
-		s->small_cores = s->ncores - 1;
-	if (s->small_cores < 1)
-		s->small_cores = 1;
-	for (unsigned i = s->small_cores; i < s->ncores; i++)
-		s->cores[i].group = 1;
-	s->group_pulls[1] = true;
+	s->pull_shared = s->cfg->policy == SIM_SHO;
+	if (s->cfg->policy == SIM_MINOS)
+		minos_first_plan(s);
 	return 0;
 }

@@ -137,6 +137,7 @@ static void record_completion(struct sim *s, uint32_t id, double t)
 {
 	struct sim_req *r = &s->reqs[id];
 	double latency = t - r->arrival;
+	uint64_t ns;
 
 	if (r->tracked)
 		s->parts[r->bucket].out_writes--;
@@ -145,7 +146,10 @@ static void record_completion(struct sim *s, uint32_t id, double t)
 	schedule(s, t + s->cfg->channel_ns, EV_NOTICE, id, 0);
 	if (!r->measured)
 		return;
-	hist_record(s->hist, (uint64_t)llround(latency)); /* whole ns: the unit of the model */
+	ns = (uint64_t)llround(latency); /* whole ns: the unit of the model */
+	hist_record(s->hist, ns);
+	if (s->svc.sized)
+		hist_record(r->is_large ? s->hist_large : s->hist_small, ns);
 	if (latency > s->slo_ns && ++s->violations > s->violation_limit &&
 	    s->cfg->stop_on_violation)
 		s->stop = true;
@@ -299,7 +303,7 @@ static void apply_done(struct sim *s, unsigned ci)
 static void count_placement(struct sim *s, unsigned ci, const struct sim_req *r)
 {
 	if (s->cfg->policy == SIM_MINOS) {
-		if (r->is_large != (s->cores[ci].group == 1))
+		if (!policy_minos_fits(s, ci, r))
 			s->res->class_mismatch++;
 		return;
 	}
@@ -362,8 +366,8 @@ static void core_next(struct sim *s, unsigned ci)
 		}
 	}
 	id = list_pop(s, &c->local);
-	if (id == SIM_NONE && s->group_pulls[c->group])
-		id = list_pop(s, &s->shared[c->group]);
+	if (id == SIM_NONE && s->pull_shared)
+		id = list_pop(s, &s->shared);
 	if (id == SIM_NONE && s->steal)
 		id = steal(s, ci);
 	if (id == SIM_NONE)
@@ -372,13 +376,13 @@ static void core_next(struct sim *s, unsigned ci)
 		start_request(s, ci, id);
 }
 
-/* The first idle core from `from` on, in the group (or any, to steal), takes the new work. */
-static bool wake_idle(struct sim *s, unsigned from, int group)
+/* The first idle core from `from` on takes the new work (from the shared queue, or to steal). */
+static bool wake_idle(struct sim *s, unsigned from)
 {
 	for (unsigned i = 0; i < s->ncores; i++) {
 		unsigned ci = (from + i) % s->ncores;
 
-		if (s->cores[ci].job == JOB_IDLE && (group < 0 || s->cores[ci].group == group)) {
+		if (s->cores[ci].job == JOB_IDLE) {
 			core_next(s, ci);
 			return true;
 		}
@@ -389,10 +393,8 @@ static bool wake_idle(struct sim *s, unsigned from, int group)
 static void on_deliver(struct sim *s, uint32_t id, unsigned dest)
 {
 	if (dest >= s->ncores) {
-		unsigned group = dest - s->ncores;
-
-		list_push(s, &s->shared[group], id);
-		if (wake_idle(s, s->rotor, (int)group))
+		list_push(s, &s->shared, id);
+		if (wake_idle(s, s->rotor))
 			s->rotor = (s->rotor + 1) % s->ncores;
 		return;
 	}
@@ -400,7 +402,7 @@ static void on_deliver(struct sim *s, uint32_t id, unsigned dest)
 	if (s->cores[dest].job == JOB_IDLE)
 		core_next(s, dest);
 	else if (s->steal)
-		wake_idle(s, dest + 1, -1);
+		wake_idle(s, dest + 1);
 }
 
 static void on_core(struct sim *s, unsigned ci)
@@ -458,8 +460,7 @@ static void commit(struct sim *s, uint32_t id, struct placement pl)
 		schedule(s, s->now + s->cfg->channel_ns, EV_DELIVER, id, (uint16_t)pl.index);
 		return;
 	case PLACE_SHARED:
-		schedule(s, s->now + s->cfg->channel_ns, EV_DELIVER, id,
-			 (uint16_t)(s->ncores + pl.index));
+		schedule(s, s->now + s->cfg->channel_ns, EV_DELIVER, id, (uint16_t)s->ncores);
 		return;
 	}
 }
@@ -507,7 +508,7 @@ static void on_arrival(struct sim *s)
 		.measured = s->generated >= s->warmup_n,
 	};
 	r->is_write = rng_uniform(&s->rng) < cfg->write_frac;
-	r->kvs_ns = service_draw(&s->svc, &s->rng, &large);
+	r->kvs_ns = service_draw(&s->svc, &s->rng, &large, &r->size);
 	r->is_large = large;
 	if (r->measured && s->first_measured < 0)
 		s->first_measured = s->now;
@@ -544,15 +545,19 @@ static int sim_setup(struct sim *s, const struct sim_config *cfg, struct sim_res
 	rng_seed(&s->rng, cfg->seed, 0);
 
 	s->hist = malloc(sizeof(*s->hist));
+	s->hist_small = malloc(sizeof(*s->hist_small));
+	s->hist_large = malloc(sizeof(*s->hist_large));
 	s->reqs = malloc(sizeof(*s->reqs) * REQ_POOL_START);
 	s->cores = calloc(s->ncores, sizeof(*s->cores));
 	s->parts = calloc(cfg->partitions, sizeof(*s->parts));
-	if (!s->hist || !s->reqs || !s->cores || !s->parts)
+	if (!s->hist || !s->hist_small || !s->hist_large || !s->reqs || !s->cores || !s->parts)
 		return -ENOMEM;
 	err = eventq_init(&s->events, 1024);
 	if (err)
 		return err;
 	hist_init(s->hist);
+	hist_init(s->hist_small);
+	hist_init(s->hist_large);
 	s->reqs_cap = REQ_POOL_START;
 	s->free_head = SIM_NONE;
 	pool_release_range(s, 0, REQ_POOL_START);
@@ -560,8 +565,7 @@ static int sim_setup(struct sim *s, const struct sim_config *cfg, struct sim_res
 		list_init(&s->cores[i].local);
 		s->cores[i].req = SIM_NONE;
 	}
-	for (unsigned g = 0; g < SIM_GROUPS; g++)
-		list_init(&s->shared[g]);
+	list_init(&s->shared);
 	list_init(&s->waiting);
 	return policy_init(s);
 }
@@ -572,6 +576,8 @@ static void sim_teardown(struct sim *s)
 	free(s->parts);
 	free(s->cores);
 	free(s->reqs);
+	free(s->hist_large);
+	free(s->hist_small);
 	free(s->hist);
 }
 
@@ -619,6 +625,9 @@ static void sim_finalize(struct sim *s)
 	res->p99_ns = hist_percentile(s->hist, SIM_PERCENTILE);
 	res->p999_ns = hist_percentile(s->hist, 99.9);
 	res->max_ns = (double)s->hist->max;
+	res->sized = s->svc.sized;
+	res->p99_small_ns = hist_percentile(s->hist_small, SIM_PERCENTILE);
+	res->p99_large_ns = hist_percentile(s->hist_large, SIM_PERCENTILE);
 	res->mean_wait_ns = s->wait_n ? s->wait_sum / (double)s->wait_n : 0.0;
 	res->throughput_mrps = span > 0 ? (double)res->measured / span * 1e3 : 0.0;
 	res->stopped_early = s->stop;
@@ -626,7 +635,13 @@ static void sim_finalize(struct sim *s)
 	res->ewt_mean = s->now > 0 ? (s->ewt_area + s->ewt_active * (s->now - s->ewt_changed)) /
 					     s->now
 				   : 0.0;
-	res->large_cores = s->cfg->policy == SIM_MINOS ? s->ncores - s->small_cores : 0;
+	if (s->cfg->policy == SIM_MINOS) {
+		res->small_cores = s->roles.nsmall;
+		res->large_cores = s->roles.nlarge;
+		res->standby = s->roles.standby;
+		res->threshold_class = s->roles.threshold;
+		res->plans = s->plans;
+	}
 	res->cores = s->ncores;
 	res->util_min = INFINITY;
 	for (unsigned i = 0; i < s->ncores; i++) {

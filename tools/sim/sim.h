@@ -26,7 +26,8 @@ enum sim_policy {
 	SIM_HKH,   /* Minos' early binding by key hash (same placement as EREW) */
 	SIM_SHO,   /* late binding: one shared FIFO, idle cores pull */
 	SIM_HKHWS, /* early binding plus stealing by idle cores */
-	SIM_MINOS, /* small requests by key hash on small cores, large ones shared by large cores */
+	SIM_MINOS, /* Minos's control loop: small requests by key on small cores, large ones by
+		      size class on large cores */
 	SIM_COMP,  /* CREW with write compaction on the workers (C-4 Sec. 3.2) */
 	SIM_NPOLICIES,
 };
@@ -58,10 +59,14 @@ struct sim_config {
 	double unit_ns;	      /* bimodal: small service time; exp: mean */
 	double k;	      /* bimodal: large / small service time */
 	double p_large;	      /* bimodal: fraction of large requests */
+	uint32_t small_bytes; /* bimodal: value size of a small request */
+	uint32_t large_bytes; /* bimodal: value size of a large request */
 	double size_base_ns;  /* size model: store time of an empty value */
 	double ns_per_byte;   /* size model */
 	uint32_t max_size;    /* size model: values are clamped here */
-	double large_pct;     /* size model: values above this percentile are large */
+	double large_pct;     /* size model's large values and Minos's threshold: above this
+				 percentile */
+	double epoch_us;      /* Minos: time between two plans of the control loop */
 	double channel_ns;    /* dispatcher -> core and completion -> dispatcher */
 	unsigned jbsq;	      /* JBSQ bound: outstanding per core, the one in service included */
 	double comp_ns;	      /* compaction: time to add one write to an open window */
@@ -84,6 +89,8 @@ struct sim_results {
 	double mean_service_ns;	   /* of the service model, without synchronisation */
 	double slo_ns;
 	double mean_ns, p50_ns, p99_ns, p999_ns, max_ns;
+	bool sized;		   /* the service model gives sizes: the two p99s below are set */
+	double p99_small_ns, p99_large_ns; /* of the requests the model calls small, large */
 	double mean_wait_ns;	   /* arrival to first instant on a core */
 	bool meets_slo;		   /* p99 <= slo_ns */
 	bool stopped_early;	   /* stop_on_violation ended the run */
@@ -92,14 +99,19 @@ struct sim_results {
 	uint64_t writer_conflicts; /* writes placed on a core while another core had one outstanding
 				      for the same partition */
 	uint64_t stolen;	   /* requests taken from another core's queue */
-	uint64_t class_mismatch;   /* Minos: small served on a large core or the reverse */
+	uint64_t class_mismatch;   /* Minos: served on a core the current plan does not give
+				      its size class (a plan changed while it was queued) */
 	uint64_t spins;		   /* times a read waited for a write in progress */
 	uint64_t retries;	   /* reads re-executed because a write ran meanwhile */
 	uint64_t compacted;	   /* writes answered from a compaction window */
 	uint64_t windows;	   /* compaction windows closed */
 	uint64_t window_max;	   /* most writes answered by one window */
 	double ewt_mean, ewt_max;  /* d-CREW: active EWT entries, time average and maximum */
-	unsigned large_cores;	   /* Minos */
+	unsigned small_cores;	   /* Minos: the last plan's */
+	unsigned large_cores;	   /* Minos: the last plan's, the standby core included */
+	bool standby;		   /* Minos: the last plan's large core is also a small one */
+	unsigned threshold_class;  /* Minos: the last plan's largest small size class */
+	uint64_t plans;		   /* Minos: plans made, the one before the run included */
 	unsigned cores;
 	double util_mean, util_min, util_max;
 	double util[SIM_MAX_CORES];

@@ -4,14 +4,14 @@
 SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c))) \
 	    $(COMMON_OBJS)
 
-# its options and JSON come from userspace/util
-$(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o $(LIBXKV_UTIL)
+# its options and JSON come from userspace/util; Minos's control loop from userspace/engine
+$(BUILD)/xkv-sim: $(SIM_OBJS) $(BUILD)/tools/sim/main.o $(LIBXKV_ENGINE) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lm
 
 $(BUILD)/tests/sim/test_sim.o: XKV_CFLAGS += -Itools/sim
 
-$(BUILD)/tests/test_sim: $(BUILD)/tests/sim/test_sim.o $(SIM_OBJS)
+$(BUILD)/tests/test_sim: $(BUILD)/tests/sim/test_sim.o $(SIM_OBJS) $(LIBXKV_ENGINE)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion -lm
 

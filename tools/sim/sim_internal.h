@@ -10,12 +10,12 @@
 #include "common/rng.h"
 #include "common/zipf.h"
 #include "dist.h"
+#include "engine/minos.h"
 #include "eventq.h"
 #include "sim.h"
 
 #define SIM_NONE	UINT32_MAX
 #define SIM_MAX_WINDOWS 4 /* compaction windows open at once on one core */
-#define SIM_GROUPS	2 /* Minos: small cores, large cores */
 
 /* A FIFO threaded through the requests' next links: no allocation to queue. */
 struct req_list {
@@ -26,6 +26,7 @@ struct sim_req {
 	double arrival;	   /* ns, at the dispatcher */
 	double kvs_ns;	   /* store part of the service time */
 	uint32_t key;	   /* item rank, 0 the most popular */
+	uint32_t size;	   /* value bytes; 0 in the models without sizes */
 	uint32_t bucket;   /* store partition */
 	uint32_t next;	   /* link in whichever list holds it */
 	uint16_t target;   /* core the dispatcher charged it to; cores when none */
@@ -60,7 +61,6 @@ struct sim_core {
 	uint32_t req;		/* in service, SIM_NONE when idle or busy with a window */
 	uint8_t job;
 	uint8_t retried;	/* the read in service has already retried once */
-	uint8_t group;
 	uint8_t applying;	/* window being applied or answered */
 	uint32_t read_version;	/* partition version when the read in service began */
 	uint32_t outstanding;	/* dispatcher's count: placed here, completion not yet seen */
@@ -81,7 +81,7 @@ enum placement_kind { PLACE_CORE, PLACE_SHARED, PLACE_WAIT };
 
 struct placement {
 	enum placement_kind kind;
-	unsigned index; /* a core, or a group */
+	unsigned index; /* a core */
 };
 
 struct sim {
@@ -92,6 +92,7 @@ struct sim {
 	struct rng rng;
 	struct eventq events;
 	struct hist *hist;
+	struct hist *hist_small, *hist_large; /* the same latencies, by the model's size */
 	double now;
 	double lambda;		/* arrivals per ns */
 	double slo_ns;
@@ -101,11 +102,16 @@ struct sim {
 
 	unsigned ncores;
 	struct sim_core *cores;
-	struct req_list shared[SIM_GROUPS];
-	bool group_pulls[SIM_GROUPS];	/* the group's cores take from its shared queue */
+	struct req_list shared;		/* SHO: the FIFO idle cores pull from */
+	bool pull_shared;
 	struct req_list waiting;	/* at the dispatcher: no JBSQ slot yet */
 	unsigned rotor;			/* where the next scan for a core starts: ties rotate */
-	unsigned small_cores;		/* Minos: cores 0..small_cores-1 */
+	/* Minos's control loop */
+	struct xkv_roles roles;		/* the last plan */
+	struct xkv_minos_hist smoothed;
+	uint64_t epoch_counts[XKV_SIZE_CLASSES]; /* requests dispatched since the last plan */
+	double next_plan;
+	uint64_t plans;
 	struct partition *parts;
 
 	bool sync;		/* readers check versions, writers make them odd */
@@ -127,6 +133,8 @@ struct sim {
 int policy_init(struct sim *s);
 /* queued: r heads the dispatcher's FIFO; a new arrival (false) must not overtake that FIFO */
 struct placement policy_place(struct sim *s, struct sim_req *r, bool queued);
+/* Minos: whether the last plan gives core ci the size class of r. */
+bool policy_minos_fits(const struct sim *s, unsigned ci, const struct sim_req *r);
 void policy_completed(struct sim *s, const struct sim_req *r);
 
 static inline unsigned partition_owner(const struct sim *s, const struct sim_req *r)

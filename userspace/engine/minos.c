@@ -120,6 +120,7 @@ void xkv_minos_plan(const struct xkv_minos_hist *h, double percentile, uint32_t 
 	memset(out, 0, sizeof(*out));
 	out->gen = gen;
 	out->threshold = (__u8)threshold;
+	out->percentile_centi = (__u16)floor_u32(percentile * 100 + 0.5);
 	out->standby = nsmall == workers;
 	/*
 	 * The standby owns no partition (when there is another worker to own them): a

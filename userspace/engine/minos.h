@@ -42,14 +42,13 @@ void xkv_minos_ewma(struct xkv_minos_hist *cur, const uint64_t sample[XKV_SIZE_C
 uint32_t xkv_minos_threshold(const struct xkv_minos_hist *h, double percentile, uint32_t fallback);
 
 /*
- * The roles for `workers` workers (clamped to 1..XKV_WORKERS_MAX): every field of
- * *out but gen, which the publisher owns. Small workers are 0..nsmall-1, in number
- * ceil(workers * small cost / total cost); the rest are large, each given a
- * contiguous range of the classes above the threshold of equal cost. When every
- * worker would be small, the last one is the standby large worker instead: it owns
- * no partition (unless it is the only worker) and takes small reads while idle.
- * With no data the
- * threshold is the class of XKV_MINOS_PIECE_BYTES.
+ * The roles for `workers` workers (clamped to 1..XKV_WORKERS_MAX) at percentile
+ * (0..100): every field of *out but gen, which the publisher owns. Small workers are
+ * 0..nsmall-1, in number ceil(workers * small cost / total cost); the rest are
+ * large, each given a contiguous range of the classes above the threshold of equal
+ * cost. When every worker would be small, the last one is the standby large worker
+ * instead: it owns no partition (unless it is the only worker) and takes small reads
+ * while idle. With no data the threshold is the class of XKV_MINOS_PIECE_BYTES.
  */
 void xkv_minos_plan(const struct xkv_minos_hist *h, double percentile, uint32_t workers,
 		    struct xkv_roles *out);
