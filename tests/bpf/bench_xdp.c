@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
+#include "xkv/hash.h"
+#include "xkv/roles.h"
 #include "xdp_pass.skel.h"
 #include "fixture.h"
 #include "packet.h"
@@ -33,6 +36,7 @@ struct bench_row {
 
 #define PARSE_ONLY 1 /* the row the others are read against */
 #define KEY16	   "user:00000000042"
+#define LARGE_KEY  "big:000000000042" /* recorded in xkv_large_keys: minos steers its GET */
 
 /* The rows: the two baselines, then each request under each policy. */
 static size_t rows_build(struct bench_row *rows)
@@ -63,7 +67,31 @@ static size_t rows_build(struct bench_row *rows)
 				 requests[r].name);
 			n++;
 		}
+	rows[n++] = (struct bench_row){.name = "minos: GET, recorded large key",
+				       .prog = PROG_XKV,
+				       .policy = XKV_POLICY_MINOS,
+				       .pkt = {.key = LARGE_KEY},
+				       .verdict = XDP_REDIRECT};
 	return n;
+}
+
+/*
+ * Minos's roles for the rows: workers 0 and 1 small, 2 and 3 large, values over a
+ * datagram large; LARGE_KEY's value recorded as 500 KB.
+ */
+static int minos_roles(struct fixture *f)
+{
+	struct xkv_roles r = {.gen = 1, .threshold = 11, .nsmall = 2, .nlarge = 2};
+	__u64 hash = xkv_hash(LARGE_KEY, sizeof(LARGE_KEY) - 1);
+	__u32 slot = 0, len = 500000;
+
+	r.small[0] = 0, r.small[1] = 1, r.large[0] = 2, r.large[1] = 3;
+	for (int c = r.threshold + 1; c < XKV_SIZE_CLASSES; c++)
+		r.classes[c] = (struct xkv_class_workers){.first = 0, .count = 2};
+	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_roles), &slot, &r, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_large_keys), &hash, &len, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -107,7 +135,7 @@ static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int ro
 int main(void)
 {
 	const struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS};
-	struct bench_row rows[2 + XKV_POLICY_END * 4];
+	struct bench_row rows[2 + XKV_POLICY_END * 4 + 1];
 	struct xdp_pass_bpf *baseline;
 	size_t nrows = rows_build(rows);
 	__u32 parse_ns;
@@ -115,6 +143,8 @@ int main(void)
 	int err, ret = 1;
 
 	err = fixture_open(&f, &cfg, WORKERS);
+	if (!err)
+		err = minos_roles(&f);
 	if (err) {
 		fprintf(stderr, "bench-xdp: load the xkv program: %s\n", strerror(-err));
 		goto out_close_fixture;
