@@ -241,6 +241,7 @@ Test(server_minos, roles_follow_the_workload)
 	long large_on_small, took;
 	struct loader sum;
 	unsigned gen, gen_after, nsmall, nlarge;
+	char cmd[1024];
 	bool settled = false;
 
 	start_minos(WORKERS, EPOCH_ARG);
@@ -272,6 +273,16 @@ Test(server_minos, roles_follow_the_workload)
 				     "a small worker served a large request under roles %u", gen);
 	}
 	cr_expect(settled, "the roles kept changing");
+
+	/* bpftool names the roles' fields from the map's BTF, and shows the live slot's */
+	snprintf(cmd, sizeof(cmd),
+		 "bpftool -j map dump pinned /sys/fs/bpf/xkv/%s/xkv_roles | python3 -c '"
+		 "import json, sys; d = json.load(sys.stdin); "
+		 "r = max((e[\"formatted\"][\"value\"] for e in d), key=lambda v: v[\"gen\"]); "
+		 "sys.exit(not (r[\"gen\"] == %u and r[\"nsmall\"] == %u and "
+		 "r[\"threshold\"] == 7))'",
+		 env("XKV_IFACE"), gen_after, nsmall);
+	cr_expect_eq(system(cmd), 0, "bpftool map dump of xkv_roles: %s", cmd);
 
 	loaders_stop_all(&sum);
 	cr_expect_gt(sum.large, 20, "only %ld large requests in %ld", sum.large, sum.requests);
