@@ -288,6 +288,7 @@ static void print_results_json(struct xkv_json *w, const char *key, const struct
 	xkv_json_uint_field(w, "writer_conflicts", r->writer_conflicts);
 	xkv_json_uint_field(w, "stolen", r->stolen);
 	xkv_json_uint_field(w, "class_mismatch", r->class_mismatch);
+	xkv_json_uint_field(w, "standby_reads", r->standby_reads);
 	xkv_json_uint_field(w, "spins", r->spins);
 	xkv_json_uint_field(w, "retries", r->retries);
 	xkv_json_uint_field(w, "compacted", r->compacted);
@@ -336,12 +337,14 @@ static void print_results_text(const struct sim_results *r)
 		printf("%s %.2f", i && i % 16 == 0 ? "\n             " : "", r->util[i]);
 	printf("\ncounters      off-owner reads %llu, writes %llu; writer conflicts %llu; "
 	       "stolen %llu;\n              spins %llu, retries %llu; compacted %llu in %llu "
-	       "windows (at most %llu);\n              class mismatches %llu\n",
+	       "windows (at most %llu);\n              class mismatches %llu; small reads on the "
+	       "standby %llu\n",
 	       (unsigned long long)r->reads_off_owner, (unsigned long long)r->writes_off_owner,
 	       (unsigned long long)r->writer_conflicts, (unsigned long long)r->stolen,
 	       (unsigned long long)r->spins, (unsigned long long)r->retries,
 	       (unsigned long long)r->compacted, (unsigned long long)r->windows,
-	       (unsigned long long)r->window_max, (unsigned long long)r->class_mismatch);
+	       (unsigned long long)r->window_max, (unsigned long long)r->class_mismatch,
+	       (unsigned long long)r->standby_reads);
 	if (r->ewt_max > 0)
 		printf("EWT entries   mean %.1f  max %.0f\n", r->ewt_mean, r->ewt_max);
 	if (r->plans)

@@ -10,7 +10,8 @@
 
 #include "sim_internal.h"
 
-#define MINOS_STREAM 1 /* the random stream of the epoch before the run; the run's is 0 */
+#define MINOS_STREAM	  1 /* the random stream of the epoch before the run; the run's is 0 */
+#define MINOS_READ_STREAM 2 /* the stream of small reads' second candidates */
 
 struct policy_desc {
 	const char *name;
@@ -127,19 +128,50 @@ static void minos_replan(struct sim *s)
 }
 
 /*
- * Minos: the roles of the epoch steer r as XDP does (include/xkv/roles.h), and r counts
- * in the epoch's histogram. The first arrival of a new epoch has the plan made first.
+ * A small read as XDP places it (bpf/steer.h, xkv_small_read): the less loaded of the
+ * partition's owner and one other candidate, drawn uniformly from the small cores and,
+ * while nothing is placed on it, the standby; ties go to the owner. The load is XDP's
+ * queue depth: requests placed on the core and not yet finished.
+ */
+static unsigned minos_small_read(struct sim *s, unsigned owner)
+{
+	const struct xkv_roles *roles = &s->roles;
+	unsigned standby = roles->large[0], candidates = roles->nsmall, pick, other;
+
+	if (roles->standby && standby != owner && s->cores[standby].depth == 0)
+		candidates++;
+	if (candidates < 2)
+		return owner;
+	pick = (unsigned)rng_below(&s->read_rng, candidates);
+	other = pick < roles->nsmall ? roles->small[pick] : standby;
+	return s->cores[other].depth < s->cores[owner].depth ? other : owner;
+}
+
+/*
+ * Minos: the roles of the epoch steer r as XDP does (include/xkv/roles.h, bpf/steer.h),
+ * and r counts in the epoch's histogram. The first arrival of a new epoch has the plan
+ * made first.
  */
 static struct placement minos_place(struct sim *s, const struct sim_req *r)
 {
 	uint32_t cls = size_class(r->size);
+	unsigned owner;
 
 	if (s->now >= s->next_plan)
 		minos_replan(s);
 	s->epoch_counts[cls]++;
 	if (xkv_roles_is_large(&s->roles, cls))
 		return at_core(xkv_roles_large_worker(&s->roles, cls, mix64(r->key)));
-	return at_core(xkv_roles_owner(&s->roles, r->bucket));
+	owner = xkv_roles_owner(&s->roles, r->bucket);
+	if (r->is_write || s->cfg->owner_reads)
+		return at_core(owner);
+	return at_core(minos_small_read(s, owner));
+}
+
+/* Whether core ci is the standby large core of the last plan, which also takes small reads. */
+static bool minos_is_standby(const struct sim *s, unsigned ci)
+{
+	return s->roles.standby && s->roles.large[0] == ci;
 }
 
 bool policy_minos_fits(const struct sim *s, unsigned ci, const struct sim_req *r)
@@ -158,7 +190,19 @@ bool policy_minos_fits(const struct sim *s, unsigned ci, const struct sim_req *r
 	for (unsigned i = 0; i < roles->nsmall; i++)
 		if (roles->small[i] == ci)
 			return true;
-	return false;
+	return !r->is_write && minos_is_standby(s, ci);
+}
+
+void policy_minos_count(struct sim *s, unsigned ci, const struct sim_req *r)
+{
+	if (!policy_minos_fits(s, ci, r))
+		s->res->class_mismatch++;
+	if (r->is_write || xkv_roles_is_large(&s->roles, size_class(r->size)))
+		return;
+	if (ci != xkv_roles_owner(&s->roles, r->bucket))
+		s->res->reads_off_owner++;
+	if (minos_is_standby(s, ci))
+		s->res->standby_reads++;
 }
 
 struct placement policy_place(struct sim *s, struct sim_req *r, bool queued)
@@ -225,7 +269,9 @@ int policy_init(struct sim *s)
 	s->steal = d->steal;
 	s->compact = d->compact;
 	s->pull_shared = s->cfg->policy == SIM_SHO;
-	if (s->cfg->policy == SIM_MINOS)
+	if (s->cfg->policy == SIM_MINOS) {
+		rng_seed(&s->read_rng, s->cfg->seed, MINOS_READ_STREAM);
 		minos_first_plan(s);
+	}
 	return 0;
 }

@@ -141,6 +141,8 @@ static void record_completion(struct sim *s, uint32_t id, double t)
 
 	if (r->tracked)
 		s->parts[r->bucket].out_writes--;
+	if (r->target < s->ncores)
+		s->cores[r->target].depth--;
 	if (t > s->last_completion)
 		s->last_completion = t;
 	schedule(s, t + s->cfg->channel_ns, EV_NOTICE, id, 0);
@@ -303,8 +305,7 @@ static void apply_done(struct sim *s, unsigned ci)
 static void count_placement(struct sim *s, unsigned ci, const struct sim_req *r)
 {
 	if (s->cfg->policy == SIM_MINOS) {
-		if (!policy_minos_fits(s, ci, r))
-			s->res->class_mismatch++;
+		policy_minos_count(s, ci, r);
 		return;
 	}
 	if (ci == partition_owner(s, r))
@@ -455,6 +456,7 @@ static void commit(struct sim *s, uint32_t id, struct placement pl)
 	case PLACE_CORE:
 		r->target = (uint16_t)pl.index;
 		s->cores[pl.index].outstanding++;
+		s->cores[pl.index].depth++;
 		if (r->is_write)
 			track_write(s, r, pl.index);
 		schedule(s, s->now + s->cfg->channel_ns, EV_DELIVER, id, (uint16_t)pl.index);

@@ -67,6 +67,8 @@ struct sim_config {
 	double large_pct;     /* size model's large values and Minos's threshold: above this
 				 percentile */
 	double epoch_us;      /* Minos: time between two plans of the control loop */
+	bool owner_reads;     /* Minos: small reads to their partition's owner only, bound by
+				 key as in the paper; false: balanced as XDP balances them */
 	double channel_ns;    /* dispatcher -> core and completion -> dispatcher */
 	unsigned jbsq;	      /* JBSQ bound: outstanding per core, the one in service included */
 	double comp_ns;	      /* compaction: time to add one write to an open window */
@@ -101,6 +103,7 @@ struct sim_results {
 	uint64_t stolen;	   /* requests taken from another core's queue */
 	uint64_t class_mismatch;   /* Minos: served on a core the current plan does not give
 				      its size class (a plan changed while it was queued) */
+	uint64_t standby_reads;	   /* Minos: small reads served by the standby large core */
 	uint64_t spins;		   /* times a read waited for a write in progress */
 	uint64_t retries;	   /* reads re-executed because a write ran meanwhile */
 	uint64_t compacted;	   /* writes answered from a compaction window */

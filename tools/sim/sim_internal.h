@@ -64,6 +64,7 @@ struct sim_core {
 	uint8_t applying;	/* window being applied or answered */
 	uint32_t read_version;	/* partition version when the read in service began */
 	uint32_t outstanding;	/* dispatcher's count: placed here, completion not yet seen */
+	uint32_t depth;		/* XDP's queue depth: placed here, not yet finished */
 	double busy_since, busy_ns;
 	struct window win[SIM_MAX_WINDOWS];
 };
@@ -112,6 +113,7 @@ struct sim {
 	uint64_t epoch_counts[XKV_SIZE_CLASSES]; /* requests dispatched since the last plan */
 	double next_plan;
 	uint64_t plans;
+	struct rng read_rng;		/* small reads' second candidates: a stream of their own */
 	struct partition *parts;
 
 	bool sync;		/* readers check versions, writers make them odd */
@@ -133,8 +135,10 @@ struct sim {
 int policy_init(struct sim *s);
 /* queued: r heads the dispatcher's FIFO; a new arrival (false) must not overtake that FIFO */
 struct placement policy_place(struct sim *s, struct sim_req *r, bool queued);
-/* Minos: whether the last plan gives core ci the size class of r. */
+/* Minos: whether the last plan gives core ci requests like r (its size class, a small read). */
 bool policy_minos_fits(const struct sim *s, unsigned ci, const struct sim_req *r);
+/* Minos: r starts on core ci; counts it in the results' Minos counters. */
+void policy_minos_count(struct sim *s, unsigned ci, const struct sim_req *r);
 void policy_completed(struct sim *s, const struct sim_req *r);
 
 static inline unsigned partition_owner(const struct sim *s, const struct sim_req *r)
