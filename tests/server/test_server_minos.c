@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xkv/hash.h>
 #include <xkv/maps.h>
 #include "client/client.h"
 #include "server_proc.h"
@@ -70,6 +71,18 @@ static void start_minos(const char *workers, const char *epoch_ms)
 static long live(const char *what)
 {
 	return server_live_counter(&srv, XKV_LOADER_BIN, env("XKV_IFACE"), what);
+}
+
+/* Polls a live counter (published every 100 ms) until it is above than, for 3 s at most. */
+static long live_above(const char *what, long than)
+{
+	long got = live(what);
+
+	for (int tries = 0; tries < 30 && got <= than; tries++) {
+		usleep(100000);
+		got = live(what);
+	}
+	return got;
 }
 
 /* The value of key index k at version v: every byte depends on all three. */
@@ -216,14 +229,18 @@ static int roles_now(unsigned *gen, unsigned *nsmall, unsigned *nlarge)
 static unsigned seen_gen, seen_small, seen_large;
 static int seen_err;
 
-/* Waits for roles of want_small small and want_large large workers: the ms it took, or -1. */
+/*
+ * Waits for roles of want_small small and want_large large workers (want_large 0: fewer
+ * than want_small small ones, however many large): the ms it took, or -1.
+ */
 static long roles_reaching(unsigned want_small, unsigned want_large, long limit_ms)
 {
 	uint64_t start = now_ms();
 
 	do {
 		seen_err = roles_now(&seen_gen, &seen_small, &seen_large);
-		if (!seen_err && seen_small == want_small && seen_large == want_large)
+		if (!seen_err && (want_large ? seen_small == want_small && seen_large == want_large
+					     : seen_small < want_small))
 			return (long)(now_ms() - start);
 		usleep(50000);
 	} while ((long)(now_ms() - start) < limit_ms);
@@ -253,13 +270,15 @@ Test(server_minos, roles_follow_the_workload)
 		      seen_gen, seen_small, seen_large, seen_err);
 
 	atomic_store(&large_per_100k, 750);
-	took = roles_reaching(2, 2, 4 * EPOCH_MS);
-	cr_assert_geq(took, 0,
-		      "the roles never moved to two small and two large at 0.75 %%: roles %u, %u "
-		      "small, %u large (%d)",
-		      seen_gen, seen_small, seen_large, seen_err);
-	cr_expect_leq(took, settle_ms, "two small workers after %ld ms: more than two epochs",
+	took = roles_reaching(3, 0, 4 * EPOCH_MS);
+	cr_assert_geq(took, 0, "the roles kept three small workers at 0.75 %%: roles %u (%d)",
+		      seen_gen, seen_err);
+	cr_expect_leq(took, settle_ms, "fewer small workers after %ld ms: more than two epochs",
 		      took);
+	/* the plan for 0.75 %, though an epoch's count of large requests is a noisy sample */
+	cr_assert_geq(roles_reaching(2, 2, 8 * EPOCH_MS), 0,
+		      "never two small and two large at 0.75 %%: roles %u, %u small, %u large (%d)",
+		      seen_gen, seen_small, seen_large, seen_err);
 
 	/* settled: over a whole epoch with no new roles, no small worker serves a large one */
 	for (int tries = 0; tries < 5 && !settled; tries++) {
@@ -279,9 +298,10 @@ Test(server_minos, roles_follow_the_workload)
 		 "bpftool -j map dump pinned /sys/fs/bpf/xkv/%s/xkv_roles | python3 -c '"
 		 "import json, sys; d = json.load(sys.stdin); "
 		 "r = max((e[\"formatted\"][\"value\"] for e in d), key=lambda v: v[\"gen\"]); "
-		 "sys.exit(not (r[\"gen\"] == %u and r[\"nsmall\"] == %u and "
-		 "r[\"threshold\"] == 7))'",
-		 env("XKV_IFACE"), gen_after, nsmall);
+		 "sys.exit(not (r[\"gen\"] >= %u and r[\"threshold\"] == 7 and "
+		 "r[\"nsmall\"] + r[\"nlarge\"] == %s and "
+		 "len(r[\"classes\"]) == %d and \"first\" in r[\"classes\"][19]))'",
+		 env("XKV_IFACE"), gen_after, WORKERS, XKV_SIZE_CLASSES);
 	cr_expect_eq(system(cmd), 0, "bpftool map dump of xkv_roles: %s", cmd);
 
 	loaders_stop_all(&sum);
@@ -328,7 +348,6 @@ Test(server_minos, large_gets_with_the_map_and_without)
 	const struct xkv_client_opts opts = {.timeout_ms = 2000};
 	struct xkv_client *cli;
 	uint8_t *value = malloc(LARGE_BYTES);
-	long sent;
 
 	cr_assert_not_null(value);
 	/*
@@ -342,13 +361,16 @@ Test(server_minos, large_gets_with_the_map_and_without)
 
 	for (int phase = 0; phase < 2; phase++) {
 		const char *key = phase ? "big:unrecorded" : "big:recorded";
+		long small_got, small_sent;
 
 		if (phase)
 			large_keys_fill();
 		fill(value, LARGE_BYTES, true, phase, 1);
+		/* its pieces go to worker 1 and its item to worker 0 by a ring: no datagram */
 		cr_assert_eq(xkv_client_put(cli, key, strlen(key), value, LARGE_BYTES), 0);
-		usleep(300000); /* counters are published every 100 ms: the PUT's own hand-off */
-		sent = live("handoffs_sent");
+		usleep(300000); /* counters are published every 100 ms: start_minos's GET too */
+		small_got = live("worker 0 datagrams");
+		small_sent = live("worker 0 handoffs_sent");
 		for (int i = 0; i < 10; i++) {
 			uint32_t len;
 			void *got;
@@ -357,11 +379,14 @@ Test(server_minos, large_gets_with_the_map_and_without)
 			cr_assert(len == LARGE_BYTES && !memcmp(got, value, len), "%s: wrong", key);
 			free(got);
 		}
-		usleep(300000);
-		if (!phase)
-			cr_expect_eq(live("handoffs_sent"), sent, "recorded, yet a GET was handed off");
-		else
-			cr_expect_gt(live("handoffs_sent"), sent, "unrecorded, yet never handed off");
+		if (!phase) {
+			usleep(300000);
+			cr_expect_eq(live("worker 0 datagrams"), small_got,
+				     "recorded, yet a GET reached the small worker");
+		} else {
+			cr_expect_geq(live_above("worker 0 handoffs_sent", small_sent + 9),
+				      small_sent + 10, "unrecorded, yet not handed off");
+		}
 	}
 	cr_expect_gt(live("large_keys_full"), 0, "the full map was not counted");
 	xkv_client_close(cli);
