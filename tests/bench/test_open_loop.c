@@ -3,7 +3,8 @@
  * The open loop: the Poisson schedule's statistics and determinism, and latency
  * measured from each request's intended send time against the fake server
  * (fake_server.h) when its replies are slow, when the generator stalls, when it
- * stalls past the end, and when its slots run out. The loop and the fake server
+ * stalls past the end, and when its slots run out; and that it sleeps between
+ * arrivals but their last LOOP_WAKE_EARLY_NS. The loop and the fake server
  * run on a fake clock (fake_clock.h): the test, not the scheduler, decides when
  * the generator falls behind.
  */
