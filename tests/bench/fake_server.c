@@ -165,18 +165,23 @@ static unsigned ready(const struct fake_server *f, unsigned n, uint64_t now)
 	return got;
 }
 
-static int fake_recv(struct transport *t, struct bench_dgram *d, unsigned n, int timeout_ms)
+static int fake_recv(struct transport *t, struct bench_dgram *d, unsigned n, uint64_t timeout_ns)
 {
 	struct fake_server *f = (struct fake_server *)t;
-	uint64_t now = now_ns(f), until = now + (uint64_t)timeout_ms * 1000000;
+	uint64_t now = now_ns(f), until = now + timeout_ns;
 	unsigned got = ready(f, n, now);
 
-	if (!got && !f->queued && timeout_ms > 0)
+	if (!got && !f->queued && timeout_ns > 0)
 		f->idle_waits++;
-	/* on the fake clock, wait for the first reply or the timeout, as poll(2) would */
-	if (!got && f->clock && timeout_ms > 0) {
+	if (!got && !timeout_ns)
+		f->empty_polls++;
+	/* on the fake clock, wait for the first reply or the timeout, as ppoll(2) would */
+	if (!got && f->clock && timeout_ns > 0) {
 		if (f->queued && f->queue[0].ready_ns < until)
 			until = f->queue[0].ready_ns;
+		if (f->waits && f->nwaits < f->waits_cap)
+			f->waits[f->nwaits++] = (struct fake_wait){now, until};
+		f->asleep_ns += until - now;
 		f->clock->now_ns = until;
 		got = ready(f, n, until);
 	}

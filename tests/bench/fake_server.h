@@ -38,6 +38,11 @@ struct fake_faults {
 	uint64_t stall_after; /* ... the first one after this many requests (0: none) */
 };
 
+/* A receive that waited on the fake clock: from when, to when (the timeout or a reply). */
+struct fake_wait {
+	uint64_t from_ns, to_ns;
+};
+
 struct fake_server {
 	struct transport base;
 	const struct workload *w;
@@ -45,9 +50,13 @@ struct fake_server {
 	struct fake_faults faults;
 	struct fake_clock *clock; /* NULL: CLOCK_MONOTONIC */
 	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
-	uint64_t pieces;       /* PUT datagrams that carried part of a value */
+	uint64_t pieces;		  /* PUT datagrams that carried part of a value */
 	uint64_t refused, refused_pieces; /* PUTs refused, and the pieces of them that came */
-	uint64_t idle_waits; /* receives asked to wait with no reply on its way */
+	uint64_t idle_waits;		  /* receives asked to wait with no reply on its way */
+	uint64_t empty_polls;		  /* receives not asked to wait that found nothing: spins */
+	uint64_t asleep_ns;		  /* on the fake clock, in receives that waited */
+	struct fake_wait *waits;	  /* the test's log of waits, waits_cap long, or NULL */
+	unsigned nwaits, waits_cap;
 	uint32_t put_received; /* bytes of the PUT in pieces under way */
 	struct {
 		uint64_t ready_ns;

@@ -3,7 +3,8 @@
  * The open loop: the Poisson schedule's statistics and determinism, and latency
  * measured from each request's intended send time against the fake server
  * (fake_server.h) when its replies are slow, when the generator stalls, when it
- * stalls past the end, and when its slots run out. The loop and the fake server
+ * stalls past the end, and when its slots run out; and that it sleeps between
+ * arrivals but their last LOOP_WAKE_EARLY_NS. The loop and the fake server
  * run on a fake clock (fake_clock.h): the test, not the scheduler, decides when
  * the generator falls behind.
  */
@@ -144,8 +145,8 @@ struct open_run {
 	uint64_t started_ns, stopped_ns;
 };
 
-static struct open_run *open_run(unsigned depth, const struct fake_faults *faults, double rate,
-				 uint64_t duration_ns)
+/* The run's parts, ready to measure: the test may still look at the fake server. */
+static struct open_run *open_run_new(unsigned depth, const struct fake_faults *faults)
 {
 	struct workload_config wc = {.keys = KEYS, .key_size = 8, .value_size = 64,
 				     .get_ratio = 0.5};
@@ -165,11 +166,24 @@ static struct open_run *open_run(unsigned depth, const struct fake_faults *fault
 	run->server->faults = *faults;
 	run->server->clock = &run->clock;
 	cr_assert_eq(loop_init(&run->loop, &run->server->base, &run->w, &cfg), 0);
+	return run;
+}
+
+static void open_run_go(struct open_run *run, double rate, uint64_t duration_ns)
+{
 	run->started_ns = run->clock.now_ns;
 	atomic_store(&run->deadline, run->started_ns + duration_ns);
 	cr_assert_eq(loop_measure(&run->loop, rate, &run->stats), 0);
 	run->stopped_ns = run->clock.now_ns;
 	bench_stats_total(&run->stats, &run->all);
+}
+
+static struct open_run *open_run(unsigned depth, const struct fake_faults *faults, double rate,
+				 uint64_t duration_ns)
+{
+	struct open_run *run = open_run_new(depth, faults);
+
+	open_run_go(run, rate, duration_ns);
 	return run;
 }
 
@@ -289,5 +303,50 @@ Test(open_loop, too_few_slots_queue_in_the_generator_and_show)
 	cr_assert_gt(run->stats.behind_ns, 100 * NS_PER_MS);
 	cr_assert_gt(hist_percentile(&run->all.latency, 99), 50 * NS_PER_MS,
 		     "the wait for a slot is part of the latency");
+	open_run_free(run);
+}
+
+Test(open_loop, sleeps_until_just_before_each_arrival)
+{
+	/* 200/s: gaps of 5 ms on average, each slept but its last LOOP_WAKE_EARLY_NS */
+	static struct fake_wait waits[100000];
+	uint64_t duration = 2000 * NS_PER_MS, window, up_to = 0;
+	struct open_run *run = open_run_new(1024, &(struct fake_faults){0});
+	struct arrivals a;
+	unsigned w = 0;
+
+	run->server->waits = waits;
+	run->server->waits_cap = 100000;
+	open_run_go(run, 200, duration);
+	window = run->stopped_ns - run->started_ns;
+	cr_assert_lt(run->server->nwaits, run->server->waits_cap);
+	cr_assert_gt(run->stats.scheduled, 300);
+	/* the loop's own schedule: the same seed, stream and start */
+	arrivals_init(&a, 200, 1, 0, run->loop.start_ns);
+	for (; arrivals_next(&a) < run->stopped_ns; arrivals_advance(&a)) {
+		uint64_t due = arrivals_next(&a), wake = due - LOOP_WAKE_EARLY_NS;
+
+		/* a wait before this arrival never ends within its last LOOP_WAKE_EARLY_NS */
+		for (; w < run->server->nwaits && waits[w].from_ns < due; w++) {
+			cr_assert_leq(waits[w].to_ns, wake + 10 * TICK_NS,
+				      "a wait from %llu to %llu, arrival at %llu",
+				      (unsigned long long)waits[w].from_ns,
+				      (unsigned long long)waits[w].to_ns, (unsigned long long)due);
+			up_to += waits[w].to_ns >= wake;
+		}
+	}
+	/* and nearly every gap (all but those under ~50 us, 1 %) was slept up to there */
+	cr_assert_geq(up_to, run->stats.scheduled * 95 / 100, "%llu of %llu arrivals slept up to",
+		      (unsigned long long)up_to, (unsigned long long)run->stats.scheduled);
+	/* so the generator is awake ~60 us per arrival, 1.2 % of the time, not 2 ms (40 %) */
+	cr_assert_geq(run->server->asleep_ns, window - window * 3 / 100, "asleep %llu ns of %llu",
+		      (unsigned long long)run->server->asleep_ns, (unsigned long long)window);
+	cr_assert_leq(run->server->empty_polls,
+		      run->stats.scheduled * (LOOP_WAKE_EARLY_NS / TICK_NS + 10),
+		      "%llu spins for %llu arrivals", (unsigned long long)run->server->empty_polls,
+		      (unsigned long long)run->stats.scheduled);
+	/* the spin reaches each arrival: no send is late by more than the clock's steps */
+	cr_assert_leq(run->stats.send_lag.max, 10 * TICK_NS, "send lag max %llu ns",
+		      (unsigned long long)run->stats.send_lag.max);
 	open_run_free(run);
 }

@@ -17,6 +17,7 @@
 
 #include "afxdp.h"
 #include "bench_client.skel.h"
+#include "clock.h"
 #include "net/xsk.h"
 
 #define PROG_NAME     "bench_client" /* how a stale attachment of ours is recognised */
@@ -354,17 +355,18 @@ static int afxdp_send(struct transport *tr, const struct bench_dgram *d, unsigne
 	return (int)i;
 }
 
-static int afxdp_recv(struct transport *tr, struct bench_dgram *d, unsigned n, int timeout_ms)
+static int afxdp_recv(struct transport *tr, struct bench_dgram *d, unsigned n, uint64_t timeout_ns)
 {
 	struct afxdp_transport *t = (struct afxdp_transport *)tr;
 	unsigned i;
 
 	t->out = t->head; /* what the last call handed out is free again */
 	collect(t);
-	if (t->head == t->tail && timeout_ms > 0) {
+	if (t->head == t->tail && timeout_ns > 0) {
 		struct pollfd pfd = {.fd = t->sock.fd, .events = POLLIN};
+		struct timespec ts = bench_timespec(timeout_ns);
 
-		if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+		if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
 			return -errno;
 		collect(t);
 	}

@@ -14,6 +14,13 @@ static inline uint64_t bench_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* ns as a timespec, for ppoll(2): a wait to the microsecond, not poll's millisecond. */
+static inline struct timespec bench_timespec(uint64_t ns)
+{
+	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ULL),
+				 .tv_nsec = (long)(ns % 1000000000ULL)};
+}
+
 /*
  * Another clock for the loop to read, so that a test decides what time it is
  * (tests/bench/fake_clock.h). It is embedded first in its owner's struct.

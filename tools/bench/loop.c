@@ -283,10 +283,10 @@ static void publish_progress(struct loop *l)
 	atomic_store_explicit(&l->answered, answered, memory_order_relaxed);
 }
 
-/* Takes what the transport has within timeout_ms, then expires lost requests when due. */
-static int receive(struct loop *l, int timeout_ms, uint64_t *now, uint64_t *next_expiry)
+/* Takes what the transport has within timeout_ns, then expires lost requests when due. */
+static int receive(struct loop *l, uint64_t timeout_ns, uint64_t *now, uint64_t *next_expiry)
 {
-	int n = transport_recv(l->transport, l->rx, l->depth, timeout_ms);
+	int n = transport_recv(l->transport, l->rx, l->depth, timeout_ns);
 
 	if (n < 0)
 		return n;
@@ -328,7 +328,7 @@ static void begin(struct loop *l, enum loop_phase phase, bool open, struct bench
 }
 
 /* Closed loop: how long to wait for replies, until the next expiry check or the deadline. */
-static int closed_wait_ms(const struct loop *l, uint64_t now, uint64_t deadline)
+static uint64_t closed_wait_ns(const struct loop *l, uint64_t now, uint64_t deadline)
 {
 	uint64_t wait_ns = l->expiry_period_ns;
 
@@ -336,7 +336,7 @@ static int closed_wait_ms(const struct loop *l, uint64_t now, uint64_t deadline)
 		wait_ns = l->tx_full ? NS_PER_MS : 0;
 	if (deadline - now < wait_ns)
 		wait_ns = deadline - now;
-	return (int)((wait_ns + NS_PER_MS - 1) / NS_PER_MS);
+	return wait_ns;
 }
 
 static int run_closed(struct loop *l, enum loop_phase phase, struct bench_stats *stats)
@@ -358,7 +358,7 @@ static int run_closed(struct loop *l, enum loop_phase phase, struct bench_stats 
 			if (err)
 				return err;
 		}
-		n = receive(l, closed_wait_ms(l, now, deadline), &now, &next_expiry);
+		n = receive(l, closed_wait_ns(l, now, deadline), &now, &next_expiry);
 		if (n < 0)
 			return n;
 		if (n)
@@ -392,15 +392,17 @@ static void admit(struct loop *l, struct arrivals *a, uint64_t now)
 }
 
 /*
- * Open loop: how long to wait for replies. poll(2) sleeps in whole milliseconds and
- * oversleeps, so within 2 ms of the next arrival (or the deadline, or an expiry
- * check) the loop spins instead.
+ * Open loop: how long to wait for replies (a reply ends the wait at once): until
+ * LOOP_WAKE_EARLY_NS before the next arrival, then it spins to the arrival; or until
+ * the deadline or the next expiry check, where a late wakeup costs nothing.
  */
-static int open_wait_ms(const struct loop *l, uint64_t now, uint64_t until)
+static uint64_t open_wait_ns(const struct loop *l, uint64_t now, uint64_t arrival, uint64_t until)
 {
-	if (l->nready || until <= now + 2 * NS_PER_MS)
+	if (l->nready)
 		return 0;
-	return (int)((until - now) / NS_PER_MS) - 1;
+	if (arrival < until + LOOP_WAKE_EARLY_NS)
+		until = arrival > LOOP_WAKE_EARLY_NS ? arrival - LOOP_WAKE_EARLY_NS : 0;
+	return until > now ? until - now : 0;
 }
 
 static int run_open(struct loop *l, double rate_per_s, struct bench_stats *stats)
@@ -422,11 +424,9 @@ static int run_open(struct loop *l, double rate_per_s, struct bench_stats *stats
 			if (err)
 				return err;
 		}
-		if (arrivals_next(&a) < until)
-			until = arrivals_next(&a);
 		if (next_expiry < until)
 			until = next_expiry;
-		n = receive(l, open_wait_ms(l, now, until), &now, &next_expiry);
+		n = receive(l, open_wait_ns(l, now, arrivals_next(&a), until), &now, &next_expiry);
 		if (n < 0)
 			return n;
 	}

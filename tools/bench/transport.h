@@ -24,11 +24,12 @@ struct transport_ops {
 	 */
 	int (*send)(struct transport *t, const struct bench_dgram *d, unsigned n);
 	/*
-	 * Waits at most timeout_ms (0: not at all) for datagrams and returns how many it
-	 * put in d[0..n), or -errno. Their data stays valid until the next recv. A
-	 * datagram that did not fit the transport's buffer comes with len 0.
+	 * Waits at most timeout_ns (0: not at all) for datagrams and returns how many it
+	 * put in d[0..n), or -errno; a datagram arriving meanwhile ends the wait. Their
+	 * data stays valid until the next recv. A datagram that did not fit the
+	 * transport's buffer comes with len 0.
 	 */
-	int (*recv)(struct transport *t, struct bench_dgram *d, unsigned n, int timeout_ms);
+	int (*recv)(struct transport *t, struct bench_dgram *d, unsigned n, uint64_t timeout_ns);
 	void (*close)(struct transport *t);
 };
 
@@ -43,9 +44,9 @@ static inline int transport_send(struct transport *t, const struct bench_dgram *
 }
 
 static inline int transport_recv(struct transport *t, struct bench_dgram *d, unsigned n,
-				 int timeout_ms)
+				 uint64_t timeout_ns)
 {
-	return t->ops->recv(t, d, n, timeout_ms);
+	return t->ops->recv(t, d, n, timeout_ns);
 }
 
 static inline void transport_close(struct transport *t)

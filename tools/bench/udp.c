@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <xkv/proto.h>
+#include "clock.h"
 #include "udp.h"
 
 #define RX_BUF	   2048	     /* a reply is at most 32 + 1400 bytes */
@@ -82,7 +83,7 @@ static int udp_send(struct transport *t, const struct bench_dgram *d, unsigned n
 	return sent;
 }
 
-static int udp_recv(struct transport *t, struct bench_dgram *d, unsigned n, int timeout_ms)
+static int udp_recv(struct transport *t, struct bench_dgram *d, unsigned n, uint64_t timeout_ns)
 {
 	struct udp_transport *u = (struct udp_transport *)t;
 	struct pollfd pfd = {.fd = u->fd, .events = POLLIN};
@@ -91,8 +92,10 @@ static int udp_recv(struct transport *t, struct bench_dgram *d, unsigned n, int 
 	if (n > u->batch)
 		n = u->batch;
 	got = recvmmsg(u->fd, u->rx_msgs, n, MSG_DONTWAIT, NULL);
-	if (got < 0 && errno == EAGAIN && timeout_ms > 0) {
-		if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+	if (got < 0 && errno == EAGAIN && timeout_ns > 0) {
+		struct timespec ts = bench_timespec(timeout_ns);
+
+		if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
 			return -errno;
 		got = recvmmsg(u->fd, u->rx_msgs, n, MSG_DONTWAIT, NULL);
 	}
