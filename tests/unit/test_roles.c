@@ -18,6 +18,7 @@
 #define WORKERS 3
 #define RUN_MS	400
 
+static const struct xkv_roles first = {.gen = 1, .nsmall = 1, .nlarge = 1};
 static struct xkv_roles_sync sync_state;
 static atomic_bool done;
 static _Atomic uint32_t acting_gen[WORKERS]; /* the gen each worker acts under, 0: none */
@@ -41,7 +42,7 @@ static void act(uint32_t id, uint32_t gen)
 static void *worker(void *arg)
 {
 	uint32_t id = (uint32_t)(uintptr_t)arg;
-	struct xkv_roles mine = sync_state.roles;
+	struct xkv_roles mine = first; /* what init said each worker holds; later ones it adopts */
 	unsigned seed = id;
 
 	while (!atomic_load(&done)) {
@@ -73,7 +74,6 @@ static void *control(void *arg)
 
 Test(roles, workers_never_act_under_two_roles_at_once, .timeout = 60)
 {
-	const struct xkv_roles first = {.gen = 1, .nsmall = 1, .nlarge = 1};
 	pthread_t workers[WORKERS], ctl;
 
 	cr_assert_eq(xkv_roles_sync_init(&sync_state, WORKERS, &first), 0);
