@@ -32,14 +32,19 @@ struct xdp_backend {
 	int xsks_fd;
 	struct xkv_qdepth *qdepth; /* the pinned queue-depth map, mmapped */
 	size_t qdepth_len;
-	uint32_t nqueues;
+	uint32_t nqueues; /* served: if_queues, at most XKV_QUEUES_MAX */
+	uint32_t if_queues; /* the interface's at start; 0: ethtool did not say */
+	unsigned int ifindex; /* the interface's at start */
 	struct xkv_xsk_queue *queues;
 	struct xkv_xsk *socks; /* [queue * workers + worker] */
 	uint32_t opened;
 	enum xkv_xsk_mode mode;
 };
 
-/* Receive queues of the interface (ethtool channels; sysfs may show another netns). */
+/*
+ * Receive queues of the interface (ethtool channels; sysfs may show another netns), or 0
+ * when ethtool does not say.
+ */
 static uint32_t rx_queues(const char *ifname)
 {
 	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
@@ -52,7 +57,17 @@ static uint32_t rx_queues(const char *ifname)
 		n = ch.rx_count + ch.combined_count;
 	if (fd >= 0)
 		close(fd);
-	return n ? n : 1;
+	return n;
+}
+
+/* "queue 2" or "queues 2-5": the queues from..to-1 */
+static const char *queue_range(uint32_t from, uint32_t to, char *buf, size_t size)
+{
+	if (to - from == 1)
+		snprintf(buf, size, "queue %u", from);
+	else
+		snprintf(buf, size, "queues %u-%u", from, to - 1);
+	return buf;
 }
 
 static int attach(struct server *s, struct xdp_backend *b)
@@ -182,9 +197,21 @@ static int xdp_open(struct server *s)
 		fprintf(stderr, "xkv-server: the XDP backend needs --iface\n");
 		return -EINVAL;
 	}
-	b->nqueues = rx_queues(s->o.iface);
-	if (b->nqueues > XKV_QUEUES_MAX)
+	b->ifindex = if_nametoindex(s->o.iface);
+	b->if_queues = rx_queues(s->o.iface);
+	b->nqueues = b->if_queues ? b->if_queues : 1;
+	if (b->nqueues > XKV_QUEUES_MAX) {
+		char range[32];
+
+		/* RSS can keep requests off the queues past the last socket: say how */
 		b->nqueues = XKV_QUEUES_MAX;
+		fprintf(stderr,
+			"xkv-server: %s has %u rx queues, xkv serves the first %u: requests on %s "
+			"would be dropped (ethtool -X %s equal %u, or ethtool -L %s combined %u)\n",
+			s->o.iface, b->if_queues, b->nqueues,
+			queue_range(b->nqueues, b->if_queues, range, sizeof(range)), s->o.iface,
+			b->nqueues, s->o.iface, b->nqueues);
+	}
 	err = attach(s, b);
 	if (err)
 		return err;
@@ -304,6 +331,45 @@ static void xdp_print_stats(struct server *s)
 	}
 }
 
+/*
+ * A socket per queue and worker is bound at start, each on a UMEM of its queue, and the
+ * workers poll that fixed set: a queue added later would have none, and XDP would drop
+ * its requests as no_socket. Any change stops the server, to be restarted: a shrink too
+ * (the kernel refuses one while our sockets are bound, so the interface was remade).
+ */
+static bool xdp_changed(struct server *s)
+{
+	struct xdp_backend *b = s->net;
+	unsigned int ifindex = if_nametoindex(s->o.iface);
+	char range[32];
+	uint32_t n;
+
+	if (ifindex != b->ifindex) {
+		fprintf(stderr,
+			"xkv-server: %s %s: its XDP program and AF_XDP sockets went with it; "
+			"restart xkv-server\n",
+			s->o.iface, ifindex ? "was removed and made again" : "is gone");
+		return true;
+	}
+	n = rx_queues(s->o.iface);
+	if (!n || !b->if_queues || n == b->if_queues)
+		return false;
+	if (n > b->if_queues)
+		fprintf(stderr,
+			"xkv-server: %s now has %u rx queues, it had %u: requests on %s would be "
+			"dropped; restart xkv-server (it binds a socket per queue and worker at "
+			"start)\n",
+			s->o.iface, n, b->if_queues, queue_range(b->nqueues, n, range, sizeof(range)));
+	else
+		fprintf(stderr,
+			"xkv-server: %s now has %u rx queues, it had %u%s%s%s; restart xkv-server (it "
+			"binds a socket per queue and worker at start)\n",
+			s->o.iface, n, b->if_queues, n < b->nqueues ? ": its sockets on " : "",
+			n < b->nqueues ? queue_range(n, b->nqueues, range, sizeof(range)) : "",
+			n < b->nqueues ? " listen on nothing" : "");
+	return true;
+}
+
 /* From here XDP drops and counts (no_socket) what it would have steered to us. */
 static void xdp_unsteer(struct server *s)
 {
@@ -346,6 +412,7 @@ const struct backend xkv_backend_xdp = {
 	.unsteer = xdp_unsteer,
 	.map_open = xdp_map_open,
 	.worker_sockets = xdp_worker_sockets,
+	.changed = xdp_changed,
 	.print_stats = xdp_print_stats,
 	.close = xdp_close,
 };

@@ -23,6 +23,7 @@
 #define REASM_MESSAGES	 1024
 #define REASM_TIMEOUT_NS 1000000000ULL
 #define ITEM_BYTES_GUESS 128 /* sizes the bucket array from --memory */
+#define CHECK_NS	 1000000000ULL /* how often the backend looks at the interface */
 
 enum {
 	OPT_BACKEND,
@@ -76,7 +77,9 @@ static void usage(FILE *f)
 {
 	fputs("usage: xkv-server [options]\n", f);
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
-	fputs("SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n",
+	fputs("SIGINT or SIGTERM stops it, detaches what it attached and prints its counters.\n"
+	      "Exit status: 0 stopped by a signal, 1 error, 2 bad command line, 3 the interface\n"
+	      "changed under it (rx queue count, or removed): it stopped, start it again.\n",
 	      f);
 }
 
@@ -238,19 +241,32 @@ static int start_workers(struct server *s, uint32_t *started)
 	return 0;
 }
 
-/* Until SIGINT or SIGTERM, publishes the store's counters every XKV_PUBLISH_NS. */
-static void wait_publishing(struct server *s, const sigset_t *stop_signals)
+/*
+ * Until SIGINT or SIGTERM, publishes the store's counters every XKV_PUBLISH_NS, and asks
+ * the backend about the interface every CHECK_NS. Returns the exit status: 0 for a
+ * signal, XKV_SERVER_EXIT_RESTART when the interface changed under the server.
+ */
+static int wait_publishing(struct server *s, const sigset_t *stop_signals)
 {
 	const struct timespec period = {.tv_nsec = XKV_PUBLISH_NS};
+	uint64_t next_check = xkv_now_ns() + CHECK_NS;
 	int sig;
 
 	do {
-		server_counters_publish_server(s, xkv_now_ns());
+		uint64_t now = xkv_now_ns();
+
+		server_counters_publish_server(s, now);
+		if (s->o.backend->changed && now >= next_check) {
+			next_check = now + CHECK_NS;
+			if (s->o.backend->changed(s))
+				return XKV_SERVER_EXIT_RESTART;
+		}
 		/* main holds no item while it waits: let grace periods pass it */
 		xkv_store_thread_sleep();
 		sig = sigtimedwait(stop_signals, NULL, &period);
 		xkv_store_thread_wake();
 	} while (sig < 0);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -259,7 +275,7 @@ int main(int argc, char **argv)
 	struct xkv_store_config scfg;
 	uint32_t started = 0;
 	sigset_t stop_signals;
-	int err;
+	int err, status = 0;
 
 	if (parse_opts(argc, argv, &s.o))
 		return 2;
@@ -318,7 +334,7 @@ int main(int argc, char **argv)
 	       s.o.echo ? ", echo (no store)" : "");
 	fflush(stdout);
 
-	wait_publishing(&s, &stop_signals);
+	status = wait_publishing(&s, &stop_signals);
 
 out_stop:
 	if (s.o.backend->unsteer)
@@ -340,5 +356,5 @@ out_close_backend:
 out_destroy_store:
 	xkv_store_destroy(s.store);
 	xkv_store_thread_offline();
-	return err ? 1 : 0;
+	return err ? 1 : status;
 }

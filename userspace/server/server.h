@@ -17,6 +17,14 @@
 
 #define XKV_ALLOW_ARGS_MAX 64
 
+/*
+ * xkv-server's exit status when the interface changed under it (its rx queue count,
+ * or it was removed or recreated): what it bound at start no longer covers it, so it
+ * stopped, having said why, for a supervisor to start it again. 1 is any other error,
+ * 2 a bad command line.
+ */
+#define XKV_SERVER_EXIT_RESTART 3
+
 struct server_opts {
 	const char *iface;
 	uint32_t workers;
@@ -73,6 +81,12 @@ struct backend {
 	int (*map_open)(struct server *s, const char *name);
 	/* Sets c->nqueues and c->queue[]: worker id's socket on each rx queue. */
 	void (*worker_sockets)(struct server *s, uint32_t id, struct xkv_worker_counters *c);
+	/*
+	 * Called by main about once a second (or NULL): true when the interface changed so
+	 * that what open bound no longer covers it, having said so on stderr; main then
+	 * stops and exits XKV_SERVER_EXIT_RESTART.
+	 */
+	bool (*changed)(struct server *s);
 	/* What only the backend has, one "name: value" per line, at shutdown. */
 	void (*print_stats)(struct server *s);
 	void (*close)(struct server *s);
