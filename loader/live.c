@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +24,22 @@ static int read_map(const char *ifname, const char *name, void *dst, size_t len,
 	err = xkv_counters_map_read(fd, dst, len, n);
 	close(fd);
 	return err;
+}
+
+/* As the server counts them (backend_xdp.c): ethtool channels, rx plus combined; 0 unknown. */
+static uint32_t rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr = {.ifr_data = (void *)&ch};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t n = 0;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd >= 0 && ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		n = ch.rx_count + ch.combined_count;
+	if (fd >= 0)
+		close(fd);
+	return n;
 }
 
 int live_counters_read(const char *ifname, struct live_counters *l)
@@ -41,6 +62,7 @@ int live_counters_read(const char *ifname, struct live_counters *l)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	l->age_s = ((double)now.tv_sec * 1e9 + now.tv_nsec - (double)l->server.published_ns) / 1e9;
 	l->running = kill((pid_t)l->server.pid, 0) == 0 || errno == EPERM;
+	l->if_queues = rx_queues(ifname);
 	return 0;
 }
 
@@ -66,14 +88,52 @@ static void server_json_open(const struct live_counters *l, struct xkv_json *w)
 	xkv_json_uint_field(w, "workers", s->workers);
 }
 
+/* An rx queue of the interface where a running XDP server has no socket: XDP drops there. */
+static bool queue_uncovered(const struct live_counters *l, uint32_t q)
+{
+	return l->running && !strcmp(l->server.backend, "xdp") && q < l->if_queues &&
+	       (q >= l->nqueues || !l->queues[q].sockets);
+}
+
+/* "2-3 5": the uncovered queues, runs of them as ranges; how many there are */
+static uint32_t print_uncovered(const struct live_counters *l, FILE *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t q = 0; q < l->if_queues; q++) {
+		uint32_t last = q;
+
+		if (!queue_uncovered(l, q))
+			continue;
+		while (last + 1 < l->if_queues && queue_uncovered(l, last + 1))
+			last++;
+		if (out)
+			fprintf(out, last > q ? "%s%u-%u" : "%s%u", n ? " " : "", q, last);
+		n += last - q + 1;
+		q = last;
+	}
+	return n;
+}
+
 void live_counters_print_summary(const struct live_counters *l, FILE *out)
 {
+	uint32_t n;
+
 	fputs("  ", out);
 	print_server(l, out);
 	fputs("; sockets bound on each rx queue:", out);
 	for (uint32_t q = 0; q < l->nqueues; q++)
 		fprintf(out, " %u:%llu", q, (unsigned long long)l->queues[q].sockets);
 	fputc('\n', out);
+	n = print_uncovered(l, NULL);
+	if (!n)
+		return;
+	fprintf(out, "  warning: rx queue%s ", n > 1 ? "s" : "");
+	print_uncovered(l, out);
+	fprintf(out,
+		" of %u %s no socket: requests arriving there are dropped (no_socket); restart "
+		"xkv-server\n",
+		l->if_queues, n > 1 ? "have" : "has");
 }
 
 void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w)
@@ -84,6 +144,15 @@ void live_counters_summary_json(const struct live_counters *l, struct xkv_json *
 	for (uint32_t q = 0; q < l->nqueues; q++)
 		xkv_json_uint(w, l->queues[q].sockets);
 	xkv_json_array_end(w);
+	if (!strcmp(l->server.backend, "xdp")) {
+		xkv_json_uint_field(w, "rx_queues", l->if_queues);
+		xkv_json_key(w, "queues_without_socket");
+		xkv_json_array_start(w);
+		for (uint32_t q = 0; q < l->if_queues; q++)
+			if (queue_uncovered(l, q))
+				xkv_json_uint(w, q);
+		xkv_json_array_end(w);
+	}
 	xkv_json_object_end(w);
 }
 

@@ -17,6 +17,7 @@ struct live_counters {
 	struct xkv_worker_counters workers[XKV_WORKERS_MAX];
 	struct xkv_socket_counters queues[XKV_QUEUES_MAX]; /* each rx queue's sockets */
 	uint32_t nqueues;
+	uint32_t if_queues; /* the interface's rx queues now (ethtool), 0: it did not say */
 	double age_s;	/* since the server last published */
 	bool running;	/* its process is still there */
 };
@@ -30,10 +31,17 @@ int live_counters_read(const char *ifname, struct live_counters *l);
  */
 void live_counters_print_text(const struct live_counters *l, FILE *out);
 
-/* For status: the server, and the sockets bound on each rx queue, in a line of text. */
+/*
+ * For status: the server, and the sockets bound on each rx queue, in a line of text;
+ * then, while an XDP server runs, a warning naming the interface's rx queues with no
+ * socket, whose requests the program drops (no_socket).
+ */
 void live_counters_print_summary(const struct live_counters *l, FILE *out);
 
-/* The same as a "server" member of the open status object. */
+/*
+ * The same as a "server" member of the open status object: queue_sockets, and for the
+ * XDP backend rx_queues and queues_without_socket.
+ */
 void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w);
 
 /* The members "server", "workers" and "queues" of the open stats object. */
