@@ -337,6 +337,8 @@ static void xdp_print_stats(struct server *s)
  * its requests as no_socket. Any change stops the server, to be restarted: a shrink too
  * (the kernel refuses one while our sockets are bound, so the interface was remade).
  */
+#define RESTART_HINT "restart xkv-server (it binds a socket per queue and worker at start)"
+
 static bool xdp_changed(struct server *s)
 {
 	struct xdp_backend *b = s->net;
@@ -357,16 +359,19 @@ static bool xdp_changed(struct server *s)
 	if (n > b->if_queues)
 		fprintf(stderr,
 			"xkv-server: %s now has %u rx queues, it had %u: requests on %s would be "
-			"dropped; restart xkv-server (it binds a socket per queue and worker at "
-			"start)\n",
-			s->o.iface, n, b->if_queues, queue_range(b->nqueues, n, range, sizeof(range)));
+			"dropped; " RESTART_HINT "\n",
+			s->o.iface, n, b->if_queues,
+			queue_range(b->nqueues, n, range, sizeof(range)));
+	else if (n < b->nqueues)
+		fprintf(stderr,
+			"xkv-server: %s now has %u rx queues, it had %u: its sockets on %s listen "
+			"on nothing; " RESTART_HINT "\n",
+			s->o.iface, n, b->if_queues,
+			queue_range(n, b->nqueues, range, sizeof(range)));
 	else
 		fprintf(stderr,
-			"xkv-server: %s now has %u rx queues, it had %u%s%s%s; restart xkv-server (it "
-			"binds a socket per queue and worker at start)\n",
-			s->o.iface, n, b->if_queues, n < b->nqueues ? ": its sockets on " : "",
-			n < b->nqueues ? queue_range(n, b->nqueues, range, sizeof(range)) : "",
-			n < b->nqueues ? " listen on nothing" : "");
+			"xkv-server: %s now has %u rx queues, it had %u; " RESTART_HINT "\n",
+			s->o.iface, n, b->if_queues);
 	return true;
 }
 
