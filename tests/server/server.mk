@@ -3,7 +3,7 @@
 # xkv-server of its own build, so the ASan run tests an ASan server.
 
 SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp \
-		$(BUILD)/tests/test_server_minos
+		$(BUILD)/tests/test_server_minos $(BUILD)/tests/test_server_requeue
 
 $(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
 	-DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"' \
@@ -35,7 +35,11 @@ $(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp \
 $(BUILD)/tests/run-server-minos: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_minos
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_minos)
 
+# its own veth pair, with queues to change, in the namespaces the script makes
+$(BUILD)/tests/run-server-requeue: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_requeue
+	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_requeue)
+
 SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp \
-	       $(BUILD)/tests/run-server-minos
+	       $(BUILD)/tests/run-server-minos $(BUILD)/tests/run-server-requeue
 TESTS += $(SERVER_RUNS)
 ASAN_TESTS += $(SERVER_RUNS)
