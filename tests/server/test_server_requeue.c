@@ -207,7 +207,8 @@ Test(server_requeue, status_names_the_queues_without_a_socket)
 	start_server();
 	cr_assert_eq(run("nsenter --net=/run/netns/%s %s status --iface %s --json | python3 -c '"
 			 "import json, sys; s = json.load(sys.stdin)[0][\"server\"]; "
-			 "sys.exit(not (s[\"rx_queues\"] == 2 and s[\"queues_without_socket\"] == []))'",
+			 "sys.exit(not (s[\"rx_queues\"] == 2 and "
+			 "s[\"queues_without_socket\"] == []))'",
 			 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE")),
 		     0, "status --json before: 2 queues, all with sockets");
 	kill(srv.pid, SIGSTOP);
@@ -219,7 +220,8 @@ Test(server_requeue, status_names_the_queues_without_a_socket)
 		     0, "status names queue 2");
 	cr_assert_eq(run("nsenter --net=/run/netns/%s %s status --iface %s --json | python3 -c '"
 			 "import json, sys; s = json.load(sys.stdin)[0][\"server\"]; "
-			 "sys.exit(not (s[\"rx_queues\"] == 3 and s[\"queues_without_socket\"] == [2]))'",
+			 "sys.exit(not (s[\"rx_queues\"] == 3 and "
+			 "s[\"queues_without_socket\"] == [2]))'",
 			 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE")),
 		     0, "status --json: queues_without_socket [2]");
 	kill(srv.pid, SIGCONT);
