@@ -2,8 +2,9 @@
 /*
  * xkv-bench's XDP program for its AF_XDP transport (tools/bench/afxdp.c), on the
  * client's interface: a UDP datagram from the server's address and port goes to the
- * AF_XDP socket of the bench thread whose port it is addressed to. Everything else
- * (ARP, other traffic, a reply to a port without a socket) passes to the kernel.
+ * AF_XDP socket of the bench thread whose port it is addressed to, if it came in on
+ * the rx queue that socket is bound to (threads spread over --queues). Everything
+ * else (ARP, other traffic, a reply to a port without a socket) passes to the kernel.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -12,7 +13,6 @@
 /* Set by xkv-bench before loading. */
 const volatile __u8 server_addr[16]; /* IPv4-mapped, as xkv_parse_udp() writes sources */
 const volatile __be16 server_port;
-const volatile __u32 queue_id; /* the rx queue every bench socket is bound to */
 
 /* Read by xkv-bench through the skeleton's mmapped .bss; any CPU may add: atomics. */
 __u64 redirected;  /* replies handed to a bench socket */
@@ -26,6 +26,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } bench_xsks SEC(".maps");
+
+/* The rx queue each of those sockets is bound to, by the same port: written before it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_queues SEC(".maps");
 
 static __always_inline bool from_server(const struct xkv_udp_view *v)
 {
@@ -41,7 +49,7 @@ int bench_client(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct xkv_udp_view v;
-	__u32 port;
+	__u32 port, *queue;
 
 	if (!xkv_parse_udp(data, end, &v) || v.fragment || v.ip_len_bad || !from_server(&v))
 		return XDP_PASS;
@@ -50,7 +58,8 @@ int bench_client(struct xdp_md *ctx)
 		__sync_fetch_and_add(&no_socket, 1);
 		return XDP_PASS;
 	}
-	if (ctx->rx_queue_index != queue_id) {
+	queue = bpf_map_lookup_elem(&bench_queues, &port);
+	if (!queue || ctx->rx_queue_index != *queue) {
 		__sync_fetch_and_add(&wrong_queue, 1);
 		return XDP_DROP;
 	}

@@ -3,8 +3,9 @@
  * The AF_XDP client without a network: a request frame written along the client's
  * route parses (userspace/net/packet.c) as a request from the client to the
  * server, the server's reply to it parses back into the client's route, the
- * neighbour table is read right, and the client XDP program passes what is not a
- * reply to a bench socket (BPF_PROG_RUN; needs root).
+ * neighbour table is read right, the client XDP program passes what is not a
+ * reply to a bench socket (BPF_PROG_RUN; needs root), and --queues spreads threads
+ * over queues only as far as it can.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -20,6 +21,7 @@
 
 #include "afxdp.h"
 #include "bench_client.skel.h"
+#include "options.h"
 #include "proto/codec.h"
 #include "skip.h"
 
@@ -230,4 +232,46 @@ Test(afxdp, the_client_program_passes_all_but_replies_to_its_sockets)
 	cr_assert_eq(skel->bss->no_socket, 1, "only the first was a reply from the server");
 	cr_assert_eq(skel->bss->redirected + skel->bss->wrong_queue, 0);
 	bench_client_bpf__destroy(skel);
+}
+
+/* xkv-bench ARGS, its options parsed into o. */
+static int parse(struct bench_opts *o, const char *args, char *why, size_t len)
+{
+	char buf[256], *argv[24], *save = NULL;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "xkv-bench --server 10.9.0.1 %s", args);
+	for (char *t = strtok_r(buf, " ", &save); t && argc < 23; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	return bench_options_parse(argc, argv, o, why, len);
+}
+
+Test(afxdp, queues_take_a_thread_each_from_the_first_queue)
+{
+	static const char *const refused[] = {
+		"--transport xdp --iface veth0 --queues 2",
+		"--transport xdp --iface veth0 --queues 17 --threads 16",
+		"--transport xdp --iface veth0 --queues 0",
+		"--transport xdp --iface veth0 --queue 1023 --queues 2 --threads 2",
+		"--queues 1",
+	};
+	struct bench_opts o;
+	char why[256];
+
+	cr_assert_eq(parse(&o, "--transport xdp --iface veth0", why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(o.queue, 0);
+	cr_assert_eq(o.queues, 1, "one queue unless asked");
+	cr_assert_eq(parse(&o, "--transport xdp --iface veth0 --queue 2 --queues 3 --threads 5",
+			   why, sizeof(why)),
+		     0, "%s", why);
+	cr_assert_eq(o.queue, 2);
+	cr_assert_eq(o.queues, 3);
+	cr_assert_eq(parse(&o, "--transport xdp --iface veth0 --queues 16 --threads 16", why,
+			   sizeof(why)),
+		     0, "%s", why);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		cr_assert_eq(parse(&o, refused[i], why, sizeof(why)), -EINVAL, "\"%s\" taken",
+			     refused[i]);
+	cr_assert(strstr(why, "--transport xdp"), "%s", why);
 }

@@ -50,8 +50,8 @@ expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -w,--workers -P,--poli
 expect "xkv-loader detach" -i,--iface -f,--force -v,--verbose -h,--help
 expect "xkv-loader status" -i,--iface -j,--json -v,--verbose -h,--help
 expect "xkv-loader stats" -i,--iface -j,--json -v,--verbose -h,--help
-expect xkv-bench -s,--server --protocol --transport --iface --queue -t,--threads -d,--depth \
-	-r,--rate -D,--duration --sweep --slo-us --slo-mult --slo-percentile --sweep-max \
+expect xkv-bench -s,--server --protocol --transport --iface --queue --queues -t,--threads \
+	-d,--depth -r,--rate -D,--duration --sweep --slo-us --slo-mult --slo-percentile --sweep-max \
 	--sweep-retries --csv --interval-csv -k,--keys --warmup-keys --no-load --get-ratio \
 	--key-size --value-size --value-profile --large-pct --large-size --large-keys \
 	--large-pct-steps --step-seconds --zipf --seed --timeout-ms --label --json -h,--help

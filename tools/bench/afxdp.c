@@ -35,14 +35,14 @@ _Static_assert(STASH >= 2 * XKV_XSK_BATCH, "a receive takes a whole batch");
 struct afxdp_client {
 	char ifname[IF_NAMESIZE];
 	unsigned ifindex;
-	uint32_t queue;
+	uint32_t queue, nqueues;	    /* the first rx queue, and how many from it */
 	struct afxdp_endpoint self, server; /* self.port unused: each thread has its own */
 	struct bench_client_bpf *skel;
-	int xsks_fd;
+	int xsks_fd, queues_fd;
 	bool attached;
-	struct xkv_xsk_queue umem;
-	bool umem_open;
-	unsigned sockets; /* the UMEM is shared by this many */
+	struct xkv_xsk_queue *umems; /* [nqueues]: the queue's sockets share it */
+	uint32_t umems_open;
+	unsigned sockets; /* in all, spread over the queues */
 	unsigned nsocks;  /* opened so far */
 	struct afxdp_transport *socks[AFXDP_THREADS_MAX]; /* [nsocks], NULL once closed */
 	enum xkv_xsk_mode mode;
@@ -51,7 +51,7 @@ struct afxdp_client {
 struct afxdp_transport {
 	struct transport base;
 	struct afxdp_client *c;
-	struct xkv_xsk sock;
+	struct xkv_xsk sock; /* sock.q is the UMEM of its queue */
 	bool sock_open;
 	int port_fd;	       /* a kernel UDP socket that keeps our port from anyone else */
 	uint32_t port;	       /* host order: the XSKMAP key */
@@ -211,27 +211,35 @@ static int load(struct afxdp_client *c, char *why, size_t why_len)
 	memcpy(&mapped.s6_addr[12], &c->server.ip, 4);
 	memcpy(c->skel->rodata->server_addr, &mapped, sizeof(mapped));
 	c->skel->rodata->server_port = htons(c->server.port);
-	c->skel->rodata->queue_id = c->queue;
 	err = bench_client_bpf__load(c->skel);
 	if (err) {
 		snprintf(why, why_len, "loading the XDP program: %s", strerror(-err));
 		return err;
 	}
 	c->xsks_fd = bpf_map__fd(c->skel->maps.bench_xsks);
+	c->queues_fd = bpf_map__fd(c->skel->maps.bench_queues);
 	return 0;
 }
 
-int afxdp_client_open(const char *ifname, uint32_t queue, unsigned sockets,
+int afxdp_client_open(const char *ifname, uint32_t queue, uint32_t queues, unsigned sockets,
 		      const struct sockaddr_in *server, struct afxdp_client **out, char *why,
 		      size_t why_len)
 {
-	struct afxdp_client *c = calloc(1, sizeof(*c));
+	struct afxdp_client *c;
 	int err;
 
+	if (!queues || queues > AFXDP_QUEUES_MAX || sockets < queues ||
+	    sockets > AFXDP_THREADS_MAX) {
+		snprintf(why, why_len, "%u sockets on %u queues: 1..%d queues, a socket each",
+			 sockets, queues, AFXDP_QUEUES_MAX);
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	snprintf(c->ifname, sizeof(c->ifname), "%s", ifname);
 	c->queue = queue;
+	c->nqueues = queues;
 	c->sockets = sockets;
 	c->server.ip = server->sin_addr;
 	c->server.port = ntohs(server->sin_port);
@@ -248,12 +256,20 @@ int afxdp_client_open(const char *ifname, uint32_t queue, unsigned sockets,
 		err = attach(c, why, why_len);
 	if (err)
 		goto out_close;
-	err = xkv_xsk_queue_open(&c->umem, queue);
-	if (err) {
-		snprintf(why, why_len, "UMEM for %s queue %u: %s", ifname, queue, strerror(-err));
+	c->umems = calloc(queues, sizeof(*c->umems));
+	if (!c->umems) {
+		err = -ENOMEM;
+		snprintf(why, why_len, "%s", strerror(ENOMEM));
 		goto out_close;
 	}
-	c->umem_open = true;
+	for (; c->umems_open < queues; c->umems_open++) {
+		err = xkv_xsk_queue_open(&c->umems[c->umems_open], queue + c->umems_open);
+		if (err) {
+			snprintf(why, why_len, "UMEM for %s queue %u: %s", ifname,
+				 queue + c->umems_open, strerror(-err));
+			goto out_close;
+		}
+	}
 	*out = c;
 	return 0;
 
@@ -266,8 +282,9 @@ void afxdp_client_close(struct afxdp_client *c)
 {
 	if (!c)
 		return;
-	if (c->umem_open)
-		xkv_xsk_queue_close(&c->umem);
+	for (uint32_t i = 0; i < c->umems_open; i++)
+		xkv_xsk_queue_close(&c->umems[i]);
+	free(c->umems);
 	if (c->attached) {
 		/* REPLACE with our fd: detaches only if the program there is still ours */
 		LIBBPF_OPTS(bpf_xdp_attach_opts, opts,
@@ -287,13 +304,23 @@ void afxdp_client_info(const struct afxdp_client *c, struct afxdp_info *info)
 	*info = (struct afxdp_info){
 		.iface = c->ifname,
 		.queue = c->queue,
+		.nqueues = c->nqueues,
 		.mode = c->mode == XKV_XSK_ZEROCOPY ? "zero-copy" : "copy",
 		.redirected = __atomic_load_n(&bss->redirected, __ATOMIC_RELAXED),
 		.wrong_queue = __atomic_load_n(&bss->wrong_queue, __ATOMIC_RELAXED),
 		.no_socket = __atomic_load_n(&bss->no_socket, __ATOMIC_RELAXED),
 	};
+	for (uint32_t i = 0; i < c->nqueues; i++)
+		info->queues[i].queue = c->queue + i;
 	for (unsigned i = 0; i < c->nsocks; i++) {
-		if (!c->socks[i] || xkv_xsk_kernel_stats(&c->socks[i]->sock, &st))
+		const struct xkv_xsk *s = c->socks[i] ? &c->socks[i]->sock : NULL;
+		struct afxdp_queue_info *q = &info->queues[i % c->nqueues];
+
+		if (!s)
+			continue;
+		q->sent += s->tx_packets;
+		q->received += s->rx_packets;
+		if (xkv_xsk_kernel_stats(s, &st))
 			continue;
 		info->rx_dropped += st.rx_dropped;
 		info->rx_ring_full += st.rx_ring_full;
@@ -418,10 +445,23 @@ static int reserve_port(struct afxdp_transport *t)
 	return 0;
 }
 
+/* The n-th socket's queue, as an index into c->umems. */
+static uint32_t queue_of(const struct afxdp_client *c, unsigned n)
+{
+	return n % c->nqueues;
+}
+
+/* Sockets that share queue i's UMEM: thread t is on queue t % nqueues. */
+static unsigned queue_sockets(const struct afxdp_client *c, uint32_t i)
+{
+	return c->sockets / c->nqueues + (i < c->sockets % c->nqueues);
+}
+
 static int open_socket(struct afxdp_transport *t)
 {
 	struct afxdp_client *c = t->c;
-	bool first = !c->nsocks;
+	uint32_t i = queue_of(c, c->nsocks);
+	bool first = !c->nsocks, queue_first = c->nsocks < c->nqueues;
 	enum xkv_xsk_mode mode;
 	int err = -EBUSY;
 
@@ -430,9 +470,12 @@ static int open_socket(struct afxdp_transport *t)
 	for (int tries = 0; tries < BIND_TRIES && err == -EBUSY; tries++) {
 		if (tries)
 			usleep(BIND_RETRY_US);
-		/* zero-copy where the driver has it; only the first socket may fall back */
-		err = xkv_xsk_open(&t->sock, &c->umem, c->ifname, c->sockets, first,
-				   first || c->mode == XKV_XSK_ZEROCOPY, &mode);
+		/*
+		 * zero-copy where the driver has it; only the first socket of a queue may
+		 * fall back, and all must end in the first one's mode
+		 */
+		err = xkv_xsk_open(&t->sock, &c->umems[i], c->ifname, queue_sockets(c, i),
+				   queue_first, first || c->mode == XKV_XSK_ZEROCOPY, &mode);
 	}
 	if (err)
 		return err;
@@ -440,7 +483,7 @@ static int open_socket(struct afxdp_transport *t)
 	if (first)
 		c->mode = mode;
 	c->socks[c->nsocks++] = t;
-	return 0;
+	return mode == c->mode ? 0 : -EOPNOTSUPP;
 }
 
 int afxdp_transport_open(struct afxdp_client *c, struct transport **out, char *why,
@@ -448,6 +491,7 @@ int afxdp_transport_open(struct afxdp_client *c, struct transport **out, char *w
 {
 	struct afxdp_transport *t = calloc(1, sizeof(*t));
 	struct afxdp_endpoint client = c->self;
+	uint32_t queue;
 	int err, fd;
 
 	if (!t)
@@ -467,16 +511,21 @@ int afxdp_transport_open(struct afxdp_client *c, struct transport **out, char *w
 		snprintf(why, why_len, "reserving a UDP port: %s", strerror(-err));
 		goto out_close;
 	}
+	queue = c->queue + queue_of(c, c->nsocks);
 	err = open_socket(t);
 	if (err) {
-		snprintf(why, why_len, "AF_XDP socket on %s queue %u: %s", c->ifname, c->queue,
-			 strerror(-err));
+		snprintf(why, why_len, "AF_XDP socket on %s queue %u: %s", c->ifname, queue,
+			 err == -EOPNOTSUPP ? "bound in copy mode, the first one in zero-copy"
+					    : strerror(-err));
 		goto out_close;
 	}
 	fd = t->sock.fd;
-	if (bpf_map_update_elem(c->xsks_fd, &t->port, &fd, BPF_ANY)) {
+	/* the queue first: the program redirects only once the socket is in the XSKMAP */
+	if (bpf_map_update_elem(c->queues_fd, &t->port, &queue, BPF_ANY) ||
+	    bpf_map_update_elem(c->xsks_fd, &t->port, &fd, BPF_ANY)) {
 		err = -errno;
-		snprintf(why, why_len, "XSKMAP slot %u: %s", t->port, strerror(errno));
+		snprintf(why, why_len, "the XDP program's maps, port %u: %s", t->port,
+			 strerror(errno));
 		goto out_close;
 	}
 	client.port = (uint16_t)t->port;

@@ -8,6 +8,9 @@
 # the p99 at one equal offered load, each the best of RUNS runs: this VM stalls a vCPU
 # for milliseconds several times a second (docs/BENCH.md), which only ever adds
 # latency; the table shows the spread too.
+# Beside them, xkv-server --backend xdp over two rx queues: a second veth pair of two
+# queues a side between the same hosts, the AF_XDP client on --queues 2 --threads 2,
+# and for comparison the same two threads on the one-queue pair (docs/BENCH.md).
 # One table with the ratios; every run's CSV and JSON, and plots of the first run's
 # sweeps, in BUILD_DIR/bench.
 # Steps of 1 s from 5000/s and a 1 ms SLO keep a stall's few late requests under 1 %.
@@ -24,7 +27,13 @@ runs=${5:-3}
 out=$build/bench
 . "$(dirname "$0")/server-host.sh"
 ns_s="xkvall-$$-s" ns_c="xkvall-$$-c" if_s="xas$$" if_c="xac$$" ip_s=10.206.0.1 ip_c=10.206.0.2
-trap server_host_down EXIT
+if_sq="xaqs$$" if_cq="xaqc$$" ip_sq=10.207.0.1 ip_cq=10.207.0.2 # the two-queue pair
+down() {
+	server_host_down # the two-queue pair goes with the namespaces; its server's pins:
+	rm -rf "/sys/fs/bpf/xkv/$if_sq"
+	rmdir /sys/fs/bpf/xkv 2>/dev/null || true
+}
+trap down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -39,34 +48,43 @@ fi
 mkdir -p "$out"
 rm -f "$out"/*.csv "$out"/*.json "$out"/*.png
 netns_pair_up
+veth_queues_up "$if_sq" "$if_cq" "$ip_sq" "$ip_cq" 2
 start=$SECONDS
 step=0
 progress() {
 	step=$((step + 1))
-	printf '== [%2d/%d, %3d s] %s\n' "$step" $((16 * runs)) $((SECONDS - start)) "$*"
+	printf '== [%2d/%d, %3d s] %s\n' "$step" $((20 * runs)) $((SECONDS - start)) "$*"
 }
 
 workload=(--keys 10000 --key-size 16 --value-size 64 --get-ratio 0.95)
 # the server is pinned to CPU 0 (xkv-server pins its worker there too), the client to 1
 bench() { in_client taskset -c 1 "$build/xkv-bench" "${workload[@]}" "$@"; }
-client_args() { if [ "$1" = xdp ]; then echo --transport xdp --iface "$if_c"; fi; }
+# udp, xdp: one thread; xdp-2t: two threads, one queue; xdp-2q: two threads, two queues
+client_args() {
+	case $1 in
+	xdp) echo --transport xdp --iface "$if_c" ;;
+	xdp-2t) echo --transport xdp --iface "$if_c" --threads 2 ;;
+	xdp-2q) echo --transport xdp --iface "$if_cq" --queues 2 --threads 2 ;;
+	esac
+}
 
-# run_server RUN NAME PROTOCOL PORT COMMAND...: one server, both clients, then stop it
+# run_server RUN NAME PROTOCOL PORT CLIENTS COMMAND...: one server, each of CLIENTS, then
+# stop it. The server is on $ip_s (server_run probes there).
 run_server() {
-	local run=$1 name=$2 protocol=$3 port=$4 client
-	shift 4
+	local run=$1 name=$2 protocol=$3 port=$4 clients=$5 client
+	shift 5
 	server_port=$port
 	server_run "$name" "$protocol" taskset -c 0 "$@"
-	for client in udp xdp; do
+	for client in $clients; do
 		progress "$name, $client client, run $run: sweep, SLO p99 <= $slo_us us"
 		# shellcheck disable=SC2046 # the transport options are words
-		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args $client) \
+		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args "$client") \
 			--sweep --slo-us "$slo_us" --rate 5000 --duration "$step_s" \
 			--label "$name-$client" --csv "$out/sweep-$name-$client-$run.csv" \
 			--json >"$out/sweep-$name-$client-$run.json"
 		progress "$name, $client client, run $run: open loop at $rate/s"
 		# shellcheck disable=SC2046
-		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args $client) \
+		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args "$client") \
 			--rate "$rate" --duration 2 --label "$name-$client" --json \
 			>"$out/rate-$name-$client-$run.json"
 	done
@@ -74,24 +92,38 @@ run_server() {
 }
 
 xdp_server=("$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 --allow "$ip_c/32")
+# One worker on two queues: the server keeps CPU 0 and the client CPU 1, as in every
+# other row, so only the queues change (docs/BENCH.md says why not --workers 2).
+xdp_server_2q=("$build/xkv-server" --backend xdp --iface "$if_sq" --workers 1
+	--allow "$ip_cq/32")
+# run_server_2q RUN NAME ...: run_server against the server on the two-queue pair
+run_server_2q() {
+	local ip_s=$ip_sq # dynamic scope: server_run and the clients see it
+	run_server "$@"
+}
 # Run r of every server before run r+1 of any: the VM's noisy spells (a vCPU stalled for
 # milliseconds, a neighbour's build) come and go over tens of seconds, and running one
 # server's runs back to back let one spell sink all of them, and its ratio with them.
 for run in $(seq "$runs"); do
-	run_server "$run" echo xkv 7411 "${xdp_server[@]}" --echo
-	run_server "$run" xkv-xdp xkv 7411 "${xdp_server[@]}"
-	run_server "$run" xkv-uring xkv 7411 "$build/xkv-server" --backend uring --workers 1
-	run_server "$run" memcached memcached 11211 "$memcached" -u root -U 11211 -p 0 -t 1 \
-		-l "$ip_s"
+	run_server "$run" echo xkv 7411 "udp xdp" "${xdp_server[@]}" --echo
+	run_server "$run" xkv-xdp xkv 7411 "udp xdp xdp-2t" "${xdp_server[@]}"
+	run_server_2q "$run" xkv-2q xkv 7411 xdp-2q "${xdp_server_2q[@]}"
+	run_server "$run" xkv-uring xkv 7411 "udp xdp" "$build/xkv-server" --backend uring \
+		--workers 1
+	run_server "$run" memcached memcached 11211 "udp xdp" "$memcached" -u root -U 11211 -p 0 \
+		-t 1 -l "$ip_s"
 done
 
 for client in udp xdp; do
 	/usr/bin/python3 "$(dirname "$0")/plot_latency.py" -o "$out/latency-$client.png" \
 		"$out"/sweep-*-"$client"-1.csv
 done
+/usr/bin/python3 "$(dirname "$0")/plot_latency.py" -o "$out/latency-queues.png" \
+	"$out"/sweep-xkv-xdp-xdp-1.csv "$out"/sweep-xkv-xdp-xdp-2t-1.csv \
+	"$out"/sweep-xkv-2q-xdp-2q-1.csv
 
 /usr/bin/python3 - "$out" "$slo_us" "$rate" "$runs" <<'PY'
-import json, sys
+import json, re, sys
 out, slo, rate, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 servers = ("echo", "xkv-xdp", "xkv-uring", "memcached")
 def load(kind, server, client):
@@ -121,5 +153,28 @@ for client in ("udp", "xdp"):
               f"{ratio(p99[client, a], p99[client, b]):>19}")
 print("\necho answers GET 'not found' (misses). Client and server share 2 cores and, on veth,")
 print("each side's receive runs on the other's CPU: read ratios, not absolutes (docs/DESIGN.md).")
+
+print(f"\nxkv-server --backend xdp --workers 1 (CPU 0), AF_XDP client (CPU 1): one rx queue "
+      f"or two")
+print(f"{'queues':<7}{'threads':<11}{'max ops/s':>11}{'min..max':>18}"
+      f"{'p99 at ' + rate + '/s':>16}{'lost':>6}{'errors':>7}")
+for server, client, queues, threads in (("xkv-xdp", "xdp", 1, 1), ("xkv-xdp", "xdp-2t", 1, 2),
+                                        ("xkv-2q", "xdp-2q", 2, 2)):
+    sweeps, rates = load("sweep", server, client), load("rate", server, client)
+    s = [r["rate_found"] for r in sweeps]
+    r = [r["all"] for r in rates]
+    found[client, server] = max(s)
+    p99[client, server] = min(a["p99_us"] for a in r)
+    print(f"{queues:<7}{threads:<11}{max(s):>11.0f}{min(s):>9.0f}..{max(s):<7.0f}"
+          f"{p99[client, server]:>13.1f} us{sum(a['lost'] for a in r):>6}"
+          f"{sum(a['errors'] for a in r):>7}")
+    for x in (j["xdp"] for j in sweeps + rates): # the client's replies came on every queue
+        busy = [q["queue"] for q in x["queues"] if q["received"]]
+        assert len(busy) == queues, f"{client}: replies on queues {busy} of {x['queues']}"
+log = open(f"{out}/xkv-2q.log").read() # the last run's server: it received on both
+assert all(re.search(rf"^queue {q} rx_packets: [1-9]", log, re.M) for q in (0, 1)), log
+print(f"two queues / one, two threads each: max ops/s "
+      f"{ratio(found['xdp-2q', 'xkv-2q'], found['xdp-2t', 'xkv-xdp'])}, p99 at equal load "
+      f"{ratio(p99['xdp-2q', 'xkv-2q'], p99['xdp-2t', 'xkv-xdp'])}")
 PY
-echo "CSVs, JSON and plots (latency-udp.png, latency-xdp.png) in $out; $((SECONDS - start)) s"
+echo "CSVs, JSON and plots (latency-udp.png, latency-xdp.png, latency-queues.png) in $out; $((SECONDS - start)) s"

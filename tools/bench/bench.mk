@@ -26,10 +26,16 @@ $(BUILD)/tests/test_bench: $(BENCH_TEST_OBJS) $(SKIP_OBJS) $(BENCH_OBJS) $(BENCH
 $(BUILD)/tests/run-bench-xdp: tests/bench/xdp_client.sh | $(BUILD)/xkv-bench $(BUILD)/xkv-server $(BUILD)/xkv-cli
 	$(call script_launcher,$(abspath $(BUILD)))
 
+# xdp_queues.sh: the same over a two-queue veth pair, the client on --queues 2
+$(BUILD)/tests/run-bench-xdp-queues: tests/bench/xdp_queues.sh | $(BUILD)/xkv-bench $(BUILD)/xkv-server $(BUILD)/xkv-cli
+	$(call script_launcher,$(abspath $(BUILD)))
+
 # memcached.sh runs a memcached on loopback, drives it in both dialects, stops it
 $(BUILD)/tests/run-memcached: tests/bench/memcached.sh | $(BUILD)/xkv-bench
 	$(call script_launcher,$(abspath $(BUILD)))
 
 BINS += $(BUILD)/xkv-bench
-TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-memcached
-ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-memcached
+TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-bench-xdp-queues \
+	 $(BUILD)/tests/run-memcached
+ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp \
+	      $(BUILD)/tests/run-bench-xdp-queues $(BUILD)/tests/run-memcached

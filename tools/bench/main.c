@@ -502,7 +502,7 @@ static int open_xdp(struct bench *b)
 		fprintf(stderr, "xkv-bench: --transport xdp speaks IPv4 only\n");
 		return -EAFNOSUPPORT;
 	}
-	err = afxdp_client_open(b->o.iface, b->o.queue, b->o.threads,
+	err = afxdp_client_open(b->o.iface, b->o.queue, b->o.queues, b->o.threads,
 				(const struct sockaddr_in *)&b->addr, &b->xdp, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "xkv-bench: --transport xdp: %s\n", why);
@@ -511,8 +511,12 @@ static int open_xdp(struct bench *b)
 	if (open_threads(b))
 		return -EIO;
 	afxdp_client_info(b->xdp, &info);
-	fprintf(stderr, "xkv-bench: AF_XDP on %s queue %u, %s mode\n", info.iface, info.queue,
-		info.mode);
+	if (info.nqueues == 1)
+		fprintf(stderr, "xkv-bench: AF_XDP on %s queue %u, %s mode\n", info.iface,
+			info.queue, info.mode);
+	else
+		fprintf(stderr, "xkv-bench: AF_XDP on %s queues %u-%u, %s mode\n", info.iface,
+			info.queue, info.queue + info.nqueues - 1, info.mode);
 	return 0;
 }
 

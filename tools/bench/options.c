@@ -10,6 +10,7 @@
 #include "util/opts.h"
 
 #define THREADS_MAX	 256
+#define QUEUE_MAX	 1023 /* the highest rx queue --queue and --queues reach */
 #define CLOSED_DEPTH	 16
 #define OPEN_DEPTH	 1024 /* open loop: the most outstanding per thread */
 #define SWEEP_START	 1000 /* requests per second of a sweep's first step */
@@ -25,6 +26,7 @@ enum {
 	OPT_TRANSPORT,
 	OPT_IFACE,
 	OPT_QUEUE,
+	OPT_QUEUES,
 	OPT_THREADS,
 	OPT_DEPTH,
 	OPT_RATE,
@@ -66,7 +68,11 @@ static const struct xkv_opt options[] = {
 	[OPT_TRANSPORT] = {"transport", 0, "udp|xdp",
 			   "kernel UDP sockets, or AF_XDP sockets on --iface (udp)"},
 	[OPT_IFACE] = {"iface", 0, "IF", "xdp: the client interface (an XDP program is attached)"},
-	[OPT_QUEUE] = {"queue", 0, "Q", "xdp: the rx queue the sockets bind to (0)"},
+	[OPT_QUEUE] = {"queue", 0, "Q",
+		       "xdp: the rx queue the sockets bind to, the first of --queues (0)"},
+	[OPT_QUEUES] = {"queues", 0, "N",
+			"xdp: spread the threads over rx queues Q..Q+N-1, thread t on Q + t % N, "
+			"a UMEM each; at least N threads (1)"},
 	[OPT_THREADS] = {"threads", 't', "N", "threads, one socket each (1; xdp: at most 16)"},
 	[OPT_DEPTH] = {"depth", 'd', "D",
 		       "closed loop: requests outstanding per thread (16); open loop: the most "
@@ -136,7 +142,8 @@ void bench_options_usage(FILE *f)
 	      "JSON fields: label server transport threads depth rate duration_s seed timeout_ms\n"
 	      "keys key_size value_size value_profile large_pct (with --large-pct-steps, the\n"
 	      "largest) large_size large_keys get_ratio zipf; xdp {iface queue mode redirected\n"
-	      "wrong_queue no_socket} with --transport xdp; load {keys seconds ok lost errors};\n"
+	      "wrong_queue no_socket rx_dropped rx_ring_full fill_empty queues [{queue sent\n"
+	      "received}]} with --transport xdp; load {keys seconds ok lost errors};\n"
 	      "all, get, put and, with a bimodal or etc profile, each size class that had\n"
 	      "requests (tiny <= 13 B, small <= 1400 B, large) {ops ops_per_s p50_us p90_us\n"
 	      "p99_us p999_us mean_us max_us misses errors lost};\n"
@@ -165,7 +172,7 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t why_le
 
 /* What the parse needs beyond the options themselves: which were given. */
 struct given {
-	bool depth, duration, warmup_keys, no_load, step_seconds;
+	bool depth, duration, warmup_keys, no_load, step_seconds, queues;
 	const char *large_pct_steps;
 	double step_s;
 };
@@ -191,7 +198,10 @@ static int take_option(struct xkv_opts *p, int opt, struct bench_opts *o, struct
 		o->iface = p->arg;
 		return 0;
 	case OPT_QUEUE:
-		return xkv_opts_u32(p, 0, 1023, &o->queue);
+		return xkv_opts_u32(p, 0, QUEUE_MAX, &o->queue);
+	case OPT_QUEUES:
+		given->queues = true;
+		return xkv_opts_u32(p, 1, AFXDP_QUEUES_MAX, &o->queues);
 	case OPT_THREADS:
 		return xkv_opts_u32(p, 1, THREADS_MAX, &o->threads);
 	case OPT_DEPTH:
@@ -280,6 +290,14 @@ static int check_modes(struct bench_opts *o, const struct given *given, char *wh
 		return refuse(why, len, "--iface is for --transport xdp");
 	if (o->transport == TRANSPORT_XDP && o->threads > AFXDP_THREADS_MAX)
 		return refuse(why, len, "--transport xdp: at most %d threads", AFXDP_THREADS_MAX);
+	if (o->transport != TRANSPORT_XDP && given->queues)
+		return refuse(why, len, "--queues is for --transport xdp");
+	if (o->threads < o->queues)
+		return refuse(why, len, "--queues %u needs at least %u threads, one per queue",
+			      o->queues, o->queues);
+	if (o->queue + o->queues - 1 > QUEUE_MAX)
+		return refuse(why, len, "--queue %u --queues %u: queues above %d", o->queue,
+			      o->queues, QUEUE_MAX);
 	if (!o->sweep && (o->slo_us || o->slo_mult || o->slo_pct || o->csv || o->sweep_max))
 		return refuse(why, len,
 			      "--slo-us, --slo-mult, --slo-percentile, --sweep-max and --csv are "
@@ -380,6 +398,7 @@ int bench_options_parse(int argc, char **argv, struct bench_opts *o, char *why, 
 		.label = "xkv-bench",
 		.proto = &bench_proto_xkv,
 		.threads = 1,
+		.queues = 1,
 		.duration_s = 5,
 		.seed = 1,
 		.timeout_ms = 100,

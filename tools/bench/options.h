@@ -26,7 +26,8 @@ struct bench_opts {
 	enum bench_transport transport;
 	const struct bench_proto *proto;
 	const char *iface; /* xdp: the client interface */
-	uint32_t queue;	   /* xdp: its rx queue the sockets bind to */
+	uint32_t queue;	   /* xdp: the first rx queue the sockets bind to */
+	uint32_t queues;   /* xdp: thread t's socket is on queue + t % queues */
 	unsigned threads, depth;
 	double duration_s; /* a sweep: of each step */
 	double rate;	   /* open loop: requests per second, all threads; 0: closed */

@@ -104,13 +104,19 @@ static const char *value_sizes(const struct workload_config *w, char *buf, size_
 	return buf;
 }
 
-/* "udp", or "xdp (copy mode, IF queue Q)" */
+/* "udp", or "xdp (copy mode, IF queue Q)", or with several queues "IF queues Q-R" */
 static const char *transport_name(const struct run_report *r, char *buf, size_t cap)
 {
-	if (!r->xdp)
+	const struct afxdp_info *x = r->xdp;
+
+	if (!x)
 		return r->transport;
-	snprintf(buf, cap, "%s (%s mode, %s queue %u)", r->transport, r->xdp->mode, r->xdp->iface,
-		 r->xdp->queue);
+	if (x->nqueues > 1)
+		snprintf(buf, cap, "%s (%s mode, %s queues %u-%u)", r->transport, x->mode, x->iface,
+			 x->queue, x->queue + x->nqueues - 1);
+	else
+		snprintf(buf, cap, "%s (%s mode, %s queue %u)", r->transport, x->mode, x->iface,
+			 x->queue);
 	return buf;
 }
 
@@ -147,14 +153,21 @@ static void table_header(FILE *f, const struct run_report *r, const char *window
 
 static void table_xdp(FILE *f, const struct afxdp_info *x)
 {
-	if (x)
-		fprintf(f,
-			"client XDP program: %llu replies redirected, %llu on the wrong queue "
-			"(dropped), %llu for no socket (passed); AF_XDP sockets: %llu dropped, "
-			"%llu RX ring full, %llu fill ring empty\n",
-			(unsigned long long)x->redirected, (unsigned long long)x->wrong_queue,
-			(unsigned long long)x->no_socket, (unsigned long long)x->rx_dropped,
-			(unsigned long long)x->rx_ring_full, (unsigned long long)x->fill_empty);
+	if (!x)
+		return;
+	fprintf(f,
+		"client XDP program: %llu replies redirected, %llu on the wrong queue "
+		"(dropped), %llu for no socket (passed); AF_XDP sockets: %llu dropped, "
+		"%llu RX ring full, %llu fill ring empty\n",
+		(unsigned long long)x->redirected, (unsigned long long)x->wrong_queue,
+		(unsigned long long)x->no_socket, (unsigned long long)x->rx_dropped,
+		(unsigned long long)x->rx_ring_full, (unsigned long long)x->fill_empty);
+	fprintf(f, "frames sent/received, the load too:");
+	for (uint32_t i = 0; i < x->nqueues; i++)
+		fprintf(f, "%s queue %u %llu/%llu", i ? "," : "", x->queues[i].queue,
+			(unsigned long long)x->queues[i].sent,
+			(unsigned long long)x->queues[i].received);
+	fprintf(f, "\n");
 }
 
 void report_table(FILE *f, const struct run_report *r)
@@ -223,6 +236,16 @@ static void json_xdp(struct xkv_json *w, const struct afxdp_info *x)
 	xkv_json_uint_field(w, "rx_dropped", x->rx_dropped);
 	xkv_json_uint_field(w, "rx_ring_full", x->rx_ring_full);
 	xkv_json_uint_field(w, "fill_empty", x->fill_empty);
+	xkv_json_key(w, "queues");
+	xkv_json_array_start(w);
+	for (uint32_t i = 0; i < x->nqueues; i++) {
+		xkv_json_object_start(w);
+		xkv_json_uint_field(w, "queue", x->queues[i].queue);
+		xkv_json_uint_field(w, "sent", x->queues[i].sent);
+		xkv_json_uint_field(w, "received", x->queues[i].received);
+		xkv_json_object_end(w);
+	}
+	xkv_json_array_end(w);
 	xkv_json_object_end(w);
 }
 
