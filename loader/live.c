@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,22 +21,6 @@ static int read_map(const char *ifname, const char *name, void *dst, size_t len,
 	err = xkv_counters_map_read(fd, dst, len, n);
 	close(fd);
 	return err;
-}
-
-/* As the server counts them (backend_xdp.c): ethtool channels, rx plus combined; 0 unknown. */
-static uint32_t rx_queues(const char *ifname)
-{
-	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
-	struct ifreq ifr = {.ifr_data = (void *)&ch};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	uint32_t n = 0;
-
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (fd >= 0 && ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		n = ch.rx_count + ch.combined_count;
-	if (fd >= 0)
-		close(fd);
-	return n;
 }
 
 int live_counters_read(const char *ifname, struct live_counters *l)
@@ -62,7 +43,7 @@ int live_counters_read(const char *ifname, struct live_counters *l)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	l->age_s = ((double)now.tv_sec * 1e9 + now.tv_nsec - (double)l->server.published_ns) / 1e9;
 	l->running = kill((pid_t)l->server.pid, 0) == 0 || errno == EPERM;
-	l->if_queues = rx_queues(ifname);
+	l->if_queues = bpfctl_rx_queues(ifname);
 	return 0;
 }
 

@@ -13,7 +13,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -710,4 +712,19 @@ int bpfctl_stats(const char *ifname, struct bpfctl_stats *stats)
 out_close_stats:
 	close(stats_fd);
 	return err;
+}
+
+__u32 bpfctl_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr = {.ifr_data = (void *)&ch};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t n = 0;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd >= 0 && ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		n = ch.rx_count + ch.combined_count;
+	if (fd >= 0)
+		close(fd);
+	return n;
 }

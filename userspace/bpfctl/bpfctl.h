@@ -90,4 +90,10 @@ const char *bpfctl_mode_name(enum bpfctl_mode mode);
 /* Opens a pinned map of the interface by name: an fd, or -errno. */
 int bpfctl_map_open(const char *ifname, const char *map_name);
 
+/*
+ * The interface's receive queues as ethtool's channels count them (rx plus combined),
+ * in this network namespace (sysfs may show another's); 0 when ethtool does not say.
+ */
+__u32 bpfctl_rx_queues(const char *ifname);
+
 #endif /* XKV_BPFCTL_H */

@@ -4,14 +4,11 @@
  * socket on the queue it arrived on; workers busy-poll their sockets.
  */
 #include <errno.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -40,25 +37,6 @@ struct xdp_backend {
 	uint32_t opened;
 	enum xkv_xsk_mode mode;
 };
-
-/*
- * Receive queues of the interface (ethtool channels; sysfs may show another netns), or 0
- * when ethtool does not say.
- */
-static uint32_t rx_queues(const char *ifname)
-{
-	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
-	struct ifreq ifr = {.ifr_data = (void *)&ch};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	uint32_t n = 0;
-
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (fd >= 0 && ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		n = ch.rx_count + ch.combined_count;
-	if (fd >= 0)
-		close(fd);
-	return n;
-}
 
 /* "queue 2" or "queues 2-5": the queues from..to-1 */
 static const char *queue_range(uint32_t from, uint32_t to, char *buf, size_t size)
@@ -198,7 +176,7 @@ static int xdp_open(struct server *s)
 		return -EINVAL;
 	}
 	b->ifindex = if_nametoindex(s->o.iface);
-	b->if_queues = rx_queues(s->o.iface);
+	b->if_queues = bpfctl_rx_queues(s->o.iface);
 	b->nqueues = b->if_queues ? b->if_queues : 1;
 	if (b->nqueues > XKV_QUEUES_MAX) {
 		char range[32];
@@ -353,7 +331,7 @@ static bool xdp_changed(struct server *s)
 			s->o.iface, ifindex ? "was removed and made again" : "is gone");
 		return true;
 	}
-	n = rx_queues(s->o.iface);
+	n = bpfctl_rx_queues(s->o.iface);
 	if (!n || !b->if_queues || n == b->if_queues)
 		return false;
 	if (n > b->if_queues)
