@@ -195,6 +195,17 @@ void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 		xkv_request_counters_each(&l->workers[i].req, json_counter, &j);
 		xkv_socket_counters_each(&l->workers[i].sock, s->backend, json_counter, &j);
 		json_close_group(&j);
+		xkv_json_key(w, "queues");
+		xkv_json_array_start(w);
+		for (uint32_t q = 0; q < xkv_worker_queues(&l->workers[i]); q++) {
+			xkv_json_object_start(w);
+			xkv_json_uint_field(w, "queue", q);
+			xkv_socket_counters_each(&l->workers[i].queue[q], s->backend, json_counter,
+						 &j);
+			json_close_group(&j);
+			xkv_json_object_end(w);
+		}
+		xkv_json_array_end(w);
 		xkv_json_object_end(w);
 	}
 	xkv_json_array_end(w);

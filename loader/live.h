@@ -26,8 +26,8 @@ struct live_counters {
 int live_counters_read(const char *ifname, struct live_counters *l);
 
 /*
- * One counter per line, "worker W name: N", "queue Q name: N" and "store name: N", as
- * the server's own print.
+ * One counter per line, "worker W name: N", "worker W queue Q name: N", "queue Q
+ * name: N" and "store name: N", as the server's own print.
  */
 void live_counters_print_text(const struct live_counters *l, FILE *out);
 
@@ -44,7 +44,10 @@ void live_counters_print_summary(const struct live_counters *l, FILE *out);
  */
 void live_counters_summary_json(const struct live_counters *l, struct xkv_json *w);
 
-/* The members "server", "workers" and "queues" of the open stats object. */
+/*
+ * The members "server", "workers" (each with a "queues" array: its socket on each rx
+ * queue it serves) and "queues" (summed over the workers) of the open stats object.
+ */
 void live_counters_json(const struct live_counters *l, struct xkv_json *w);
 
 #endif /* XKV_LOADER_LIVE_H */

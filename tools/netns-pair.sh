@@ -2,10 +2,14 @@
 # pair, for the demo and the tests. The caller sets ns_s ns_c if_s if_c ip_s ip_c
 # (addresses in one /24) and calls netns_pair_down from its exit trap.
 
+# netns_pair_up [QUEUES]: each end with QUEUES tx and rx queues (default 1). A packet
+# lands on the rx queue numbered as the tx queue the sender's kernel picked for its flow.
 netns_pair_up() {
+	local q=${1:-1}
 	ip netns add "$ns_s"
 	ip netns add "$ns_c"
-	ip link add "$if_s" type veth peer name "$if_c"
+	ip link add "$if_s" numtxqueues "$q" numrxqueues "$q" type veth \
+		peer name "$if_c" numtxqueues "$q" numrxqueues "$q"
 	ip link set "$if_s" netns "$ns_s"
 	ip link set "$if_c" netns "$ns_c"
 	ip -n "$ns_s" addr add "$ip_s/24" dev "$if_s"

@@ -3,7 +3,8 @@
 # xkv-server of its own build, so the ASan run tests an ASan server.
 
 SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp \
-		$(BUILD)/tests/test_server_minos $(BUILD)/tests/test_server_requeue
+		$(BUILD)/tests/test_server_minos $(BUILD)/tests/test_server_requeue \
+		$(BUILD)/tests/test_server_multiqueue
 
 $(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
 	-DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"' \
@@ -39,7 +40,12 @@ $(BUILD)/tests/run-server-minos: tests/server/run-in-netns.sh $(BUILD)/tests/tes
 $(BUILD)/tests/run-server-requeue: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_requeue
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_requeue)
 
+# the multi-queue suite, on a veth of 2 and of 4 queues a side
+$(BUILD)/tests/run-server-mq%: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_multiqueue
+	$(call script_launcher,--queues $* $(abspath $(BUILD))/tests/test_server_multiqueue)
+
 SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp \
-	       $(BUILD)/tests/run-server-minos $(BUILD)/tests/run-server-requeue
+	       $(BUILD)/tests/run-server-minos $(BUILD)/tests/run-server-requeue \
+	       $(BUILD)/tests/run-server-mq2 $(BUILD)/tests/run-server-mq4
 TESTS += $(SERVER_RUNS)
 ASAN_TESTS += $(SERVER_RUNS)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,18 @@ int server_stop(struct server_proc *s)
 	return -1;
 }
 
+/*
+ * "worker W queue Q name: N": one worker's socket on one queue, which the lines
+ * "worker W name" and "queue Q name" already count. A name matches it only whole.
+ */
+static bool per_worker_queue(const char *line)
+{
+	unsigned w, q;
+	int end = 0;
+
+	return sscanf(line, "worker %u queue %u %n", &w, &q, &end) == 2 && end > 0;
+}
+
 /* The sum of every "<what>: N" in f's lines, -1 if none. */
 static long counter_sum(FILE *f, const char *what)
 {
@@ -135,10 +148,12 @@ static long counter_sum(FILE *f, const char *what)
 	char line[512];
 
 	while (fgets(line, sizeof(line), f)) {
+		bool whole_only = per_worker_queue(line);
+
 		for (char *p = strstr(line, what); p; p = strstr(p + 1, what)) {
 			long v;
 
-			if ((p == line || p[-1] == ' ') && p[wlen] == ':' &&
+			if ((p == line || (!whole_only && p[-1] == ' ')) && p[wlen] == ':' &&
 			    sscanf(p + wlen + 1, "%ld", &v) == 1)
 				total = (total < 0 ? 0 : total) + v;
 		}

@@ -27,7 +27,12 @@ int netns_enter(const char *name);
 /* SIGTERM, wait; returns its exit status, or -1 if it had to be killed. Idempotent. */
 int server_stop(struct server_proc *s);
 
-/* After server_stop: the sum of every "<what>: N" line of its output, -1 if none. */
+/*
+ * After server_stop: the sum of every "<what>: N" line of its output, -1 if none.
+ * what matches a whole name or its end after a space ("put" is every "worker W put"),
+ * but a "worker W queue Q name" line only whole: its figures are already in the
+ * "worker W name" and "queue Q name" lines.
+ */
 long server_counter(const struct server_proc *s, const char *what);
 
 /*

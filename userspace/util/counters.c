@@ -140,6 +140,11 @@ void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_s
 		to[i] += from[i];
 }
 
+uint32_t xkv_worker_queues(const struct xkv_worker_counters *w)
+{
+	return w->nqueues < XKV_QUEUES_MAX ? w->nqueues : XKV_QUEUES_MAX;
+}
+
 uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
 			  struct xkv_socket_counters *totals)
 {
@@ -147,8 +152,7 @@ uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
 
 	memset(totals, 0, XKV_QUEUES_MAX * sizeof(*totals));
 	for (uint32_t w = 0; w < n; w++) {
-		uint32_t queues = workers[w].nqueues < XKV_QUEUES_MAX ? workers[w].nqueues
-								      : XKV_QUEUES_MAX;
+		uint32_t queues = xkv_worker_queues(&workers[w]);
 
 		for (uint32_t q = 0; q < queues; q++)
 			xkv_socket_counters_add(&totals[q], &workers[w].queue[q]);
@@ -160,7 +164,7 @@ uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
 
 struct text_ctx {
 	FILE *out;
-	char prefix[32]; /* "worker 3 ", "queue 0 " or "" */
+	char prefix[32]; /* "worker 3 ", "worker 3 queue 0 ", "queue 0 " or "" */
 };
 
 static void text_counter(void *ctx, const char *group, const char *name, uint64_t value)
@@ -182,6 +186,11 @@ void xkv_counters_print(FILE *out, const struct xkv_worker_counters *workers, ui
 		snprintf(t.prefix, sizeof(t.prefix), "worker %u ", w);
 		xkv_request_counters_each(&workers[w].req, text_counter, &t);
 		xkv_socket_counters_each(&workers[w].sock, server->backend, text_counter, &t);
+		for (uint32_t q = 0; q < xkv_worker_queues(&workers[w]); q++) {
+			snprintf(t.prefix, sizeof(t.prefix), "worker %u queue %u ", w, q);
+			xkv_socket_counters_each(&workers[w].queue[q], server->backend,
+						 text_counter, &t);
+		}
 	}
 	nqueues = xkv_queue_totals(workers, n, queues);
 	for (uint32_t q = 0; q < nqueues; q++) {

@@ -52,6 +52,9 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 /* Adds every counter of src to dst's. */
 void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_socket_counters *src);
 
+/* The rx queues w serves: the entries of w->queue in use (a published count, bounded). */
+uint32_t xkv_worker_queues(const struct xkv_worker_counters *w);
+
 /*
  * Each rx queue's sockets summed over the n workers (totals has XKV_QUEUES_MAX
  * entries): how a queue's traffic spread. Returns the queues any worker serves.
@@ -60,9 +63,10 @@ uint32_t xkv_queue_totals(const struct xkv_worker_counters *workers, uint32_t n,
 			  struct xkv_socket_counters *totals);
 
 /*
- * Every counter of n workers' slots, then each rx queue's sockets summed over them,
- * then the store's, one "worker W name: N", "queue Q name: N" or "store name: N" a
- * line: the names the server prints at shutdown and xkv-loader stats shows.
+ * Every counter of n workers' slots, each followed by its socket on each rx queue it
+ * serves, then each rx queue's sockets summed over them, then the store's, one
+ * "worker W name: N", "worker W queue Q name: N", "queue Q name: N" or "store name: N"
+ * a line: the names the server prints at shutdown and xkv-loader stats shows.
  */
 void xkv_counters_print(FILE *out, const struct xkv_worker_counters *workers, uint32_t n,
 			const struct xkv_server_counters *server);
