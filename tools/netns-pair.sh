@@ -5,18 +5,23 @@
 # netns_pair_up [QUEUES]: each end with QUEUES tx and rx queues (default 1). A packet
 # lands on the rx queue numbered as the tx queue the sender's kernel picked for its flow.
 netns_pair_up() {
-	local q=${1:-1}
 	ip netns add "$ns_s"
 	ip netns add "$ns_c"
-	ip link add "$if_s" numtxqueues "$q" numrxqueues "$q" type veth \
-		peer name "$if_c" numtxqueues "$q" numrxqueues "$q"
-	ip link set "$if_s" netns "$ns_s"
-	ip link set "$if_c" netns "$ns_c"
-	ip -n "$ns_s" addr add "$ip_s/24" dev "$if_s"
-	ip -n "$ns_c" addr add "$ip_c/24" dev "$if_c"
 	for ns in "$ns_s" "$ns_c"; do ip -n "$ns" link set lo up; done
-	ip -n "$ns_s" link set "$if_s" up
-	ip -n "$ns_c" link set "$if_c" up
+	netns_pair_veth "$if_s" "$if_c" "$ip_s" "$ip_c" "${1:-1}"
+}
+
+# netns_pair_veth IF_S IF_C IP_S IP_C QUEUES: one more veth pair between the two hosts.
+netns_pair_veth() {
+	local a=$1 b=$2 ip_a=$3 ip_b=$4 q=$5
+	ip link add "$a" numtxqueues "$q" numrxqueues "$q" type veth \
+		peer name "$b" numtxqueues "$q" numrxqueues "$q"
+	ip link set "$a" netns "$ns_s"
+	ip link set "$b" netns "$ns_c"
+	ip -n "$ns_s" addr add "$ip_a/24" dev "$a"
+	ip -n "$ns_c" addr add "$ip_b/24" dev "$b"
+	ip -n "$ns_s" link set "$a" up
+	ip -n "$ns_c" link set "$b" up
 }
 
 # Kills what still runs in the namespaces, removes them and the server side's pins.

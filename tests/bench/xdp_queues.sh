@@ -28,7 +28,7 @@ fail() {
 	exit 1
 }
 
-netns_pair_queues_up 2
+netns_pair_up 2
 server_start server --workers 2 || fail "no server"
 grep -q ': 2 rx queue(s)' "$out/server.log" || fail "the server sees no 2 queues: $(cat "$out/server.log")"
 xdp_attached() { in_client ip link show dev "$if_c" | grep -q 'prog/xdp'; }

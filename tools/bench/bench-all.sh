@@ -48,7 +48,7 @@ fi
 mkdir -p "$out"
 rm -f "$out"/*.csv "$out"/*.json "$out"/*.png
 netns_pair_up
-veth_queues_up "$if_sq" "$if_cq" "$ip_sq" "$ip_cq" 2
+netns_pair_veth "$if_sq" "$if_cq" "$ip_sq" "$ip_cq" 2
 start=$SECONDS
 step=0
 progress() {

@@ -8,32 +8,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../netns-pair.sh"
 server_pid=
 
-# veth_queues_up IF_S IF_C IP_S IP_C QUEUES: a veth pair of QUEUES rx and tx queues a side
-# between the two hosts (addresses in one /24 of their own), up. A packet sent on tx
-# queue q arrives on the peer's rx queue q. Deleting the namespaces deletes it.
-veth_queues_up() {
-	local a=$1 b=$2 ip_a=$3 ip_b=$4 n=$5
-	ip link add "$a" numtxqueues "$n" numrxqueues "$n" type veth \
-		peer name "$b" numtxqueues "$n" numrxqueues "$n"
-	ip link set "$a" netns "$ns_s"
-	ip link set "$b" netns "$ns_c"
-	ip -n "$ns_s" addr add "$ip_a/24" dev "$a"
-	ip -n "$ns_c" addr add "$ip_b/24" dev "$b"
-	ip -n "$ns_s" link set "$a" up
-	ip -n "$ns_c" link set "$b" up
-}
-
-# netns_pair_queues_up QUEUES: netns_pair_up, but $if_s and $if_c with QUEUES queues
-# each; netns_pair_down removes it
-netns_pair_queues_up() {
-	local ns
-	for ns in "$ns_s" "$ns_c"; do
-		ip netns add "$ns"
-		ip -n "$ns" link set lo up
-	done
-	veth_queues_up "$if_s" "$if_c" "$ip_s" "$ip_c" "$1"
-}
-
 # nsenter, not ip netns exec: that remounts /sys, and bpffs with it
 in_server() { nsenter --net="/run/netns/$ns_s" "$@"; }
 in_client() { nsenter --net="/run/netns/$ns_c" "$@"; }
