@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <criterion/criterion.h>
+
 #include "client/client.h"
 #include "server_proc.h"
 
@@ -187,4 +189,21 @@ long server_live_counter(const struct server_proc *s, const char *loader, const 
 		return -1;
 	total = counter_sum(p, what);
 	return pclose(p) == 0 ? total : -1;
+}
+
+const char *netns_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert_not_null(v, "%s unset: run this test through tests/server/run-in-netns.sh",
+			   name);
+	return v;
+}
+
+void netns_test_setup(struct server_proc *s, char allow[64])
+{
+	*s = (struct server_proc){.netns = netns_env("XKV_NS_SERVER"),
+				  .host = netns_env("XKV_SERVER_IP")};
+	snprintf(allow, 64, "%s/32", netns_env("XKV_CLIENT_IP"));
+	cr_assert_eq(netns_enter(netns_env("XKV_NS_CLIENT")), 0, "entering the client namespace");
 }

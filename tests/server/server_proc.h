@@ -21,6 +21,16 @@ struct server_proc {
  */
 int server_start(struct server_proc *s, const char *const *args);
 
+/* A variable tests/server/run-in-netns.sh sets, e.g. XKV_NS_SERVER; the test fails without. */
+const char *netns_env(const char *name);
+
+/*
+ * The usual start of a test in run-in-netns.sh's namespaces: *s made to run in the server
+ * host and be reached at its address, allow set to "CLIENT_IP/32", this thread entered
+ * into the client host.
+ */
+void netns_test_setup(struct server_proc *s, char allow[64]);
+
 /* Enters the network namespace /run/netns/name (this thread). Returns 0 or -errno. */
 int netns_enter(const char *name);
 

@@ -33,20 +33,9 @@
 static struct server_proc srv;
 static char allow[64];
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s unset: run this test through tests/server/run-in-netns.sh",
-			   name);
-	return v;
-}
-
 static void setup(void)
 {
-	srv = (struct server_proc){.netns = env("XKV_NS_SERVER"), .host = env("XKV_SERVER_IP")};
-	snprintf(allow, sizeof(allow), "%s/32", env("XKV_CLIENT_IP"));
-	cr_assert_eq(netns_enter(env("XKV_NS_CLIENT")), 0, "entering the client namespace");
+	netns_test_setup(&srv, allow);
 }
 
 static void teardown(void)
@@ -60,7 +49,7 @@ TestSuite(server_minos, .init = setup, .fini = teardown, .timeout = 180);
 static void start_minos(const char *workers, const char *epoch_ms)
 {
 	/* the 98th percentile: a 0.75 % share of large requests stays well under the threshold */
-	const char *args[] = {"--backend", "xdp", "--iface", env("XKV_IFACE"), "--workers",
+	const char *args[] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"), "--workers",
 			      workers, "--allow", allow, "--policy", "minos", "--memory", "256M",
 			      "--minos-percentile", "98", "--minos-epoch-ms", epoch_ms, NULL};
 	int err = server_start(&srv, args);
@@ -70,7 +59,7 @@ static void start_minos(const char *workers, const char *epoch_ms)
 
 static long live(const char *what)
 {
-	return server_live_counter(&srv, XKV_LOADER_BIN, env("XKV_IFACE"), what);
+	return server_live_counter(&srv, XKV_LOADER_BIN, netns_env("XKV_IFACE"), what);
 }
 
 /* Polls a live counter (published every 100 ms) until it is above than, for 3 s at most. */
@@ -217,7 +206,7 @@ static int roles_now(unsigned *gen, unsigned *nsmall, unsigned *nlarge)
 		 "import json, sys; m = json.load(sys.stdin)[0][\"minos\"]; "
 		 "r = [w[\"role\"] for w in m[\"workers\"]]; "
 		 "print(m[\"gen\"], r.count(\"small\"), r.count(\"large\"))'",
-		 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE"));
+		 srv.netns, XKV_LOADER_BIN, netns_env("XKV_IFACE"));
 	p = popen(cmd, "r");
 	if (!p)
 		return -errno;
@@ -301,7 +290,7 @@ Test(server_minos, roles_follow_the_workload)
 		 "sys.exit(not (r[\"gen\"] >= %u and r[\"threshold\"] == 7 and "
 		 "r[\"nsmall\"] + r[\"nlarge\"] == %s and "
 		 "len(r[\"classes\"]) == %d and \"first\" in r[\"classes\"][19]))'",
-		 env("XKV_IFACE"), gen_after, WORKERS, XKV_SIZE_CLASSES);
+		 netns_env("XKV_IFACE"), gen_after, WORKERS, XKV_SIZE_CLASSES);
 	cr_expect_eq(system(cmd), 0, "bpftool map dump of xkv_roles: %s", cmd);
 
 	loaders_stop_all(&sum);
@@ -324,7 +313,7 @@ static void large_keys_fill(void)
 	char path[256];
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/fs/bpf/xkv/%s/xkv_large_keys", env("XKV_IFACE"));
+	snprintf(path, sizeof(path), "/sys/fs/bpf/xkv/%s/xkv_large_keys", netns_env("XKV_IFACE"));
 	fd = bpf_obj_get(path);
 	cr_assert_geq(fd, 0, "open %s", path);
 	for (uint64_t junk = 1;; junk++) {

@@ -23,6 +23,7 @@
 
 #include "client/client.h"
 #include "server_proc.h"
+#include "workloads.h"
 
 #define WORKERS		   2
 #define THREADS		   4
@@ -35,22 +36,11 @@ static struct server_proc srv;
 static char allow[64];
 static int nqueues;
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s unset: run this test through tests/server/run-in-netns.sh",
-			   name);
-	return v;
-}
-
 static void setup(void)
 {
-	srv = (struct server_proc){.netns = env("XKV_NS_SERVER"), .host = env("XKV_SERVER_IP")};
-	snprintf(allow, sizeof(allow), "%s/32", env("XKV_CLIENT_IP"));
-	nqueues = atoi(env("XKV_QUEUES"));
+	nqueues = atoi(netns_env("XKV_QUEUES"));
 	cr_assert(nqueues >= 1 && nqueues <= 64, "XKV_QUEUES=%d", nqueues);
-	cr_assert_eq(netns_enter(env("XKV_NS_CLIENT")), 0, "entering the client namespace");
+	netns_test_setup(&srv, allow);
 }
 
 static void teardown(void)
@@ -64,7 +54,7 @@ TestSuite(server_multiqueue, .init = setup, .fini = teardown, .timeout = 120);
 static void start_policy(const char *policy)
 {
 	char workers[8];
-	const char *args[] = {"--backend", "xdp", "--iface", env("XKV_IFACE"), "--workers", workers,
+	const char *args[] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"), "--workers", workers,
 			      "--allow", allow, "--policy", policy, "--memory", "256M", NULL};
 	int err;
 
@@ -79,19 +69,6 @@ static uint32_t size_of_key(int i)
 	if (i % LARGE_EVERY == 0)
 		return 3000 + (uint32_t)(i / LARGE_EVERY * 7919) % (VALUE_MAX - 3000);
 	return (uint32_t)(i * 37) % 1300;
-}
-
-/* Deterministic content, so a value can be checked without keeping it. */
-static void fill(uint8_t *v, uint32_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (uint32_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		v[i] = (uint8_t)x;
-	}
 }
 
 struct mq_thread {
@@ -132,7 +109,7 @@ static void *mq_run(void *arg)
 		int n = snprintf(key, sizeof(key), "mq:%d", i);
 		int err;
 
-		fill(want, len, (uint32_t)i);
+		workload_fill(want, len, (uint32_t)i);
 		err = xkv_client_put(c[k % CLIENTS_PER_THREAD], key, n, want, len);
 		if (err)
 			thread_error(t, "put mq:", i, err);
@@ -143,7 +120,7 @@ static void *mq_run(void *arg)
 		void *got = NULL;
 		int err;
 
-		fill(want, len, (uint32_t)i);
+		workload_fill(want, len, (uint32_t)i);
 		err = xkv_client_get(c[(k + 3) % CLIENTS_PER_THREAD], key, n, &got, &got_len);
 		if (err)
 			thread_error(t, "get mq:", i, err);
@@ -209,7 +186,7 @@ static bool printed_queues(int n)
 
 	if (!f)
 		return false;
-	snprintf(want, sizeof(want), "xkv-server: %s: %d rx queue(s), ", env("XKV_IFACE"), n);
+	snprintf(want, sizeof(want), "xkv-server: %s: %d rx queue(s), ", netns_env("XKV_IFACE"), n);
 	while (fgets(line, sizeof(line), f))
 		found |= !strncmp(line, want, strlen(want));
 	fclose(f);
@@ -300,7 +277,7 @@ static bool stats_json_holds(const char *check)
 	snprintf(cmd, sizeof(cmd),
 		 "nsenter --net=/run/netns/%s %s stats --iface %s --json | python3 -c '"
 		 "import json, sys; d = json.load(sys.stdin); sys.exit(not (%s))'",
-		 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE"), check);
+		 srv.netns, XKV_LOADER_BIN, netns_env("XKV_IFACE"), check);
 	return system(cmd) == 0;
 }
 
@@ -315,10 +292,10 @@ Test(server_multiqueue, loader_stats_show_each_worker_on_each_queue)
 	/* every worker publishes every 100 ms: wait for the last worker's last queue */
 	snprintf(what, sizeof(what), "worker %d queue %d rx_packets", WORKERS - 1, nqueues - 1);
 	for (int tries = 0; tries < 50 && got <= 0; tries++, usleep(50000))
-		got = server_live_counter(&srv, XKV_LOADER_BIN, env("XKV_IFACE"), what);
+		got = server_live_counter(&srv, XKV_LOADER_BIN, netns_env("XKV_IFACE"), what);
 	cr_assert_gt(got, 0, "%s, live", what);
 	snprintf(what, sizeof(what), "worker 0 queue %d rx_packets", nqueues);
-	cr_assert_eq(server_live_counter(&srv, XKV_LOADER_BIN, env("XKV_IFACE"), what), -1,
+	cr_assert_eq(server_live_counter(&srv, XKV_LOADER_BIN, netns_env("XKV_IFACE"), what), -1,
 		     "only the queues a worker serves");
 
 	snprintf(check, sizeof(check),

@@ -37,15 +37,6 @@ static struct server_proc srv;
 static int srv_sock = -1; /* made in the server's namespace: ethtool on its side */
 static char err_path[64];
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s unset: run this test through tests/server/run-in-netns.sh",
-			   name);
-	return v;
-}
-
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A shell command; its exit status. */
@@ -79,11 +70,11 @@ static int set_queues(int sock, const char *ifname, uint32_t n)
 
 static void setup(void)
 {
-	const char *ns_s = env("XKV_NS_SERVER"), *ns_c = env("XKV_NS_CLIENT");
-	const char *if_s = env("XKV_IFACE"), *if_c = env("XKV_IFACE_CLIENT");
+	const char *ns_s = netns_env("XKV_NS_SERVER"), *ns_c = netns_env("XKV_NS_CLIENT");
+	const char *if_s = netns_env("XKV_IFACE"), *if_c = netns_env("XKV_IFACE_CLIENT");
 	int cli_sock, err;
 
-	srv = (struct server_proc){.netns = ns_s, .host = env("XKV_SERVER_IP")};
+	srv = (struct server_proc){.netns = ns_s, .host = netns_env("XKV_SERVER_IP")};
 	snprintf(err_path, sizeof(err_path), "/tmp/xkv-test-requeue-%d.err", getpid());
 	/* a test before may have removed it */
 	cr_assert_eq(run("{ ip -n %s link del %s 2>/dev/null; true; } && "
@@ -92,7 +83,7 @@ static void setup(void)
 			 "ip -n %s addr add %s/24 dev %s && ip -n %s addr add %s/24 dev %s && "
 			 "ip -n %s link set %s up && ip -n %s link set %s up",
 			 ns_s, if_s, ns_s, if_s, VETH_QUEUES, VETH_QUEUES, if_c, VETH_QUEUES,
-			 VETH_QUEUES, ns_c, ns_s, srv.host, if_s, ns_c, env("XKV_CLIENT_IP"),
+			 VETH_QUEUES, ns_c, ns_s, srv.host, if_s, ns_c, netns_env("XKV_CLIENT_IP"),
 			 if_c, ns_s, if_s, ns_c, if_c),
 		     0, "remaking the veth pair with %d queues", VETH_QUEUES);
 	cr_assert_eq(netns_enter(ns_s), 0, "entering the server namespace");
@@ -127,11 +118,11 @@ TestSuite(server_requeue, .init = setup, .fini = teardown, .timeout = 60);
 static void start_server(void)
 {
 	char allow[64];
-	const char *args[] = {"--backend", "xdp", "--iface", env("XKV_IFACE"), "--workers", "2",
+	const char *args[] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"), "--workers", "2",
 			      "--allow", allow, NULL};
 	int saved = dup(STDERR_FILENO), fd, err;
 
-	snprintf(allow, sizeof(allow), "%s/32", env("XKV_CLIENT_IP"));
+	snprintf(allow, sizeof(allow), "%s/32", netns_env("XKV_CLIENT_IP"));
 	fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	cr_assert(saved >= 0 && fd >= 0);
 	dup2(fd, STDERR_FILENO); /* the server inherits it */
@@ -177,10 +168,10 @@ static void assert_nothing_left(void)
 	char pins[128];
 	struct stat st;
 
-	snprintf(pins, sizeof(pins), "/sys/fs/bpf/xkv/%s", env("XKV_IFACE"));
+	snprintf(pins, sizeof(pins), "/sys/fs/bpf/xkv/%s", netns_env("XKV_IFACE"));
 	cr_assert_neq(stat(pins, &st), 0, "pins removed");
 	cr_assert_neq(run("ip -n %s link show %s 2>/dev/null | grep -q xdp",
-			  env("XKV_NS_SERVER"), env("XKV_IFACE")),
+			  netns_env("XKV_NS_SERVER"), netns_env("XKV_IFACE")),
 		      0, "no XDP program left on the interface");
 }
 
@@ -189,13 +180,13 @@ Test(server_requeue, more_queues_stop_it_saying_which_would_be_dropped)
 	char line[256];
 
 	start_server();
-	cr_assert_eq(set_queues(srv_sock, env("XKV_IFACE"), VETH_QUEUES), 0);
+	cr_assert_eq(set_queues(srv_sock, netns_env("XKV_IFACE"), VETH_QUEUES), 0);
 	cr_assert_eq(wait_exit(EXIT_WAIT_MS), XKV_SERVER_EXIT_RESTART,
 		     "the server goes on, or exits otherwise, when its queues grow");
 	snprintf(line, sizeof(line),
 		 "xkv-server: %s now has 4 rx queues, it had 2: requests on queues 2-3 would be "
 		 "dropped; restart xkv-server",
-		 env("XKV_IFACE"));
+		 netns_env("XKV_IFACE"));
 	cr_assert(said(line), "no line on stderr saying: %s", line);
 	cr_assert_gt(server_counter(&srv, "queue 1 frames_total"), 0, "its counters printed");
 	assert_nothing_left();
@@ -209,20 +200,20 @@ Test(server_requeue, status_names_the_queues_without_a_socket)
 			 "import json, sys; s = json.load(sys.stdin)[0][\"server\"]; "
 			 "sys.exit(not (s[\"rx_queues\"] == 2 and "
 			 "s[\"queues_without_socket\"] == []))'",
-			 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE")),
+			 srv.netns, XKV_LOADER_BIN, netns_env("XKV_IFACE")),
 		     0, "status --json before: 2 queues, all with sockets");
 	kill(srv.pid, SIGSTOP);
-	cr_assert_eq(set_queues(srv_sock, env("XKV_IFACE"), 3), 0);
+	cr_assert_eq(set_queues(srv_sock, netns_env("XKV_IFACE"), 3), 0);
 	cr_assert_eq(run("nsenter --net=/run/netns/%s %s status --iface %s | grep -qx '  warning: "
 			 "rx queue 2 of 3 has no socket: requests arriving there are dropped "
 			 "(no_socket); restart xkv-server'",
-			 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE")),
+			 srv.netns, XKV_LOADER_BIN, netns_env("XKV_IFACE")),
 		     0, "status names queue 2");
 	cr_assert_eq(run("nsenter --net=/run/netns/%s %s status --iface %s --json | python3 -c '"
 			 "import json, sys; s = json.load(sys.stdin)[0][\"server\"]; "
 			 "sys.exit(not (s[\"rx_queues\"] == 3 and "
 			 "s[\"queues_without_socket\"] == [2]))'",
-			 srv.netns, XKV_LOADER_BIN, env("XKV_IFACE")),
+			 srv.netns, XKV_LOADER_BIN, netns_env("XKV_IFACE")),
 		     0, "status --json: queues_without_socket [2]");
 	kill(srv.pid, SIGCONT);
 	cr_assert_eq(wait_exit(EXIT_WAIT_MS), XKV_SERVER_EXIT_RESTART);
@@ -240,7 +231,7 @@ Test(server_requeue, fewer_queues_are_refused_or_stop_it)
 	int err;
 
 	start_server();
-	err = set_queues(srv_sock, env("XKV_IFACE"), 1);
+	err = set_queues(srv_sock, netns_env("XKV_IFACE"), 1);
 	if (err) {
 		cr_assert_eq(err, -EINVAL, "%s", strerror(-err));
 		usleep(1500000); /* a look by the server passes */
@@ -263,9 +254,9 @@ Test(server_requeue, a_removed_interface_stops_it)
 	char line[128];
 
 	start_server();
-	cr_assert_eq(run("ip -n %s link del %s", env("XKV_NS_SERVER"), env("XKV_IFACE")), 0);
+	cr_assert_eq(run("ip -n %s link del %s", netns_env("XKV_NS_SERVER"), netns_env("XKV_IFACE")), 0);
 	cr_assert_eq(wait_exit(EXIT_WAIT_MS), XKV_SERVER_EXIT_RESTART);
-	snprintf(line, sizeof(line), "xkv-server: %s is gone", env("XKV_IFACE"));
+	snprintf(line, sizeof(line), "xkv-server: %s is gone", netns_env("XKV_IFACE"));
 	cr_assert(said(line), "no line on stderr saying: %s", line);
 	assert_nothing_left();
 }

@@ -24,21 +24,10 @@ static struct server_proc srv, other;
 static struct xkv_client *cli;
 static char allow[64];
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s unset: run this test through tests/server/run-in-netns.sh",
-			   name);
-	return v;
-}
-
 static void setup(void)
 {
-	srv = (struct server_proc){.netns = env("XKV_NS_SERVER"), .host = env("XKV_SERVER_IP")};
+	netns_test_setup(&srv, allow);
 	other = srv;
-	snprintf(allow, sizeof(allow), "%s/32", env("XKV_CLIENT_IP"));
-	cr_assert_eq(netns_enter(env("XKV_NS_CLIENT")), 0, "entering the client namespace");
 }
 
 static void teardown(void)
@@ -55,7 +44,7 @@ TestSuite(server_xdp, .init = setup, .fini = teardown, .timeout = 180);
 /* Starts an XDP-backend server on the veth with extra args (NULL-terminated). */
 static void start_xdp(const char *workers, const char *const *extra)
 {
-	const char *args[24] = {"--backend", "xdp", "--iface", env("XKV_IFACE"), "--workers",
+	const char *args[24] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"), "--workers",
 				workers, "--allow", allow};
 	size_t n = 8;
 	int err;
@@ -116,7 +105,7 @@ static void send_from(const char *src_ip, const void *buf, size_t len)
 
 Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
 {
-	const char *me = env("XKV_CLIENT_IP"), *stranger = env("XKV_STRANGER_IP");
+	const char *me = netns_env("XKV_CLIENT_IP"), *stranger = netns_env("XKV_STRANGER_IP");
 	const int rounds = 200;
 	uint8_t buf[2048];
 	int answered = 0;
@@ -234,10 +223,10 @@ Test(server_xdp, sigkill_then_restart_then_sigterm_leaves_nothing)
 	cr_assert_eq(xkv_client_put(cli, "k", 1, "v2", 2), 0);
 	cr_assert_eq(server_stop(&srv), 0);
 
-	snprintf(pins, sizeof(pins), "/sys/fs/bpf/xkv/%s", env("XKV_IFACE"));
+	snprintf(pins, sizeof(pins), "/sys/fs/bpf/xkv/%s", netns_env("XKV_IFACE"));
 	cr_assert_neq(stat(pins, &st), 0, "pins removed");
-	snprintf(cmd, sizeof(cmd), "ip -n %s link show %s | grep -q xdp", env("XKV_NS_SERVER"),
-		 env("XKV_IFACE"));
+	snprintf(cmd, sizeof(cmd), "ip -n %s link show %s | grep -q xdp", netns_env("XKV_NS_SERVER"),
+		 netns_env("XKV_IFACE"));
 	cr_assert_neq(system(cmd), 0, "no XDP program left on the interface");
 }
 
@@ -248,23 +237,23 @@ Test(server_xdp, a_loader_attachment_is_reused_and_left)
 
 	snprintf(cmd, sizeof(cmd),
 		 "nsenter --net=/run/netns/%s %s attach --iface %s --allow %s >/dev/null 2>&1",
-		 env("XKV_NS_SERVER"), XKV_LOADER_BIN, env("XKV_IFACE"), allow);
+		 netns_env("XKV_NS_SERVER"), XKV_LOADER_BIN, netns_env("XKV_IFACE"), allow);
 	cr_assert_eq(system(cmd), 0, "xkv-loader attach");
 	start_xdp("1", NULL);
 	cr_assert_eq(xkv_client_put(cli, "k", 1, "v", 1), 0);
 	cr_assert_eq(server_stop(&srv), 0);
-	snprintf(cmd, sizeof(cmd), "ip -n %s link show %s | grep -q xdp", env("XKV_NS_SERVER"),
-		 env("XKV_IFACE"));
+	snprintf(cmd, sizeof(cmd), "ip -n %s link show %s | grep -q xdp", netns_env("XKV_NS_SERVER"),
+		 netns_env("XKV_IFACE"));
 	cr_assert_eq(system(cmd), 0, "still attached after the server left");
 	snprintf(cmd, sizeof(cmd), "nsenter --net=/run/netns/%s %s detach --iface %s >/dev/null",
-		 env("XKV_NS_SERVER"), XKV_LOADER_BIN, env("XKV_IFACE"));
+		 netns_env("XKV_NS_SERVER"), XKV_LOADER_BIN, netns_env("XKV_IFACE"));
 	cr_assert_eq(system(cmd), 0, "xkv-loader detach");
 }
 
 /* A counter of the running server, summed over workers, as `xkv-loader stats` shows it. */
 static long live_counter(const char *what)
 {
-	return server_live_counter(&srv, XKV_LOADER_BIN, env("XKV_IFACE"), what);
+	return server_live_counter(&srv, XKV_LOADER_BIN, netns_env("XKV_IFACE"), what);
 }
 
 /* Polls the live counter until it shows want: a snapshot is published every 100 ms. */
@@ -297,7 +286,7 @@ static bool loader_json_holds(const char *command, const char *check)
 	snprintf(cmd, sizeof(cmd),
 		 "nsenter --net=/run/netns/%s %s %s --iface %s --json | python3 -c '"
 		 "import json, sys; d = json.load(sys.stdin); sys.exit(not (%s))'",
-		 srv.netns, XKV_LOADER_BIN, command, env("XKV_IFACE"), check);
+		 srv.netns, XKV_LOADER_BIN, command, netns_env("XKV_IFACE"), check);
 	return system(cmd) == 0;
 }
 
@@ -334,7 +323,7 @@ Test(server_xdp, live_counters_move_while_it_runs)
 		 "import json, sys; d = json.load(sys.stdin); "
 		 "sys.exit(sum(e[\"formatted\"][\"value\"][\"req\"][\"requests\"][%d] "
 		 "for e in d) != 150)'",
-		 env("XKV_IFACE"), XKV_OP_PUT);
+		 netns_env("XKV_IFACE"), XKV_OP_PUT);
 	cr_assert_eq(system(cmd), 0, "bpftool map dump: %s", cmd);
 
 	cr_assert_eq(server_stop(&srv), 0);
@@ -353,7 +342,7 @@ Test(server_xdp, live_counters_move_while_it_runs)
  */
 Test(server_xdp, unanswered_datagrams_on_64_sockets_leave_the_queue_receiving)
 {
-	const char *me = env("XKV_CLIENT_IP");
+	const char *me = netns_env("XKV_CLIENT_IP");
 	uint8_t buf[2048];
 
 	start_xdp("64", NULL);
@@ -381,8 +370,8 @@ static void slow_receiver_on(void)
 	snprintf(cmd, sizeof(cmd),
 		 "ip -n %s link set dev %s xdpdrv obj %s sec xdp && "
 		 "ip netns exec %s sh -c 'echo 1 > /sys/class/net/%s/threaded'",
-		 env("XKV_NS_CLIENT"), env("XKV_IFACE_CLIENT"), XKV_SLOW_RECEIVER_BPF,
-		 env("XKV_NS_CLIENT"), env("XKV_IFACE_CLIENT"));
+		 netns_env("XKV_NS_CLIENT"), netns_env("XKV_IFACE_CLIENT"), XKV_SLOW_RECEIVER_BPF,
+		 netns_env("XKV_NS_CLIENT"), netns_env("XKV_IFACE_CLIENT"));
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
@@ -394,8 +383,8 @@ static void slow_receiver_off(void)
 	snprintf(cmd, sizeof(cmd),
 		 "ip netns exec %s sh -c 'echo 0 > /sys/class/net/%s/threaded' 2>/dev/null; "
 		 "ip -n %s link set dev %s xdpdrv off",
-		 env("XKV_NS_CLIENT"), env("XKV_IFACE_CLIENT"), env("XKV_NS_CLIENT"),
-		 env("XKV_IFACE_CLIENT"));
+		 netns_env("XKV_NS_CLIENT"), netns_env("XKV_IFACE_CLIENT"), netns_env("XKV_NS_CLIENT"),
+		 netns_env("XKV_IFACE_CLIENT"));
 	system(cmd);
 }
 

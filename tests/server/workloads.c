@@ -9,8 +9,7 @@
 #include "proto/codec.h"
 #include "workloads.h"
 
-/* Deterministic content, so a value can be checked without keeping it. */
-static void fill(uint8_t *v, uint32_t len, uint32_t seed)
+void workload_fill(uint8_t *v, uint32_t len, uint32_t seed)
 {
 	uint32_t x = seed * 2654435761u + 1;
 
@@ -40,7 +39,7 @@ void workload_keys_roundtrip(struct xkv_client *c, int keys)
 		uint32_t len = size_of_key(i);
 		int n = snprintf(key, sizeof(key), "key:%d", i);
 
-		fill(want, len, i);
+		workload_fill(want, len, i);
 		cr_assert_eq(xkv_client_put(c, key, n, want, len), 0, "put %s (%u B)", key, len);
 	}
 	for (int i = 0; i < keys; i++) {
@@ -48,7 +47,7 @@ void workload_keys_roundtrip(struct xkv_client *c, int keys)
 		int n = snprintf(key, sizeof(key), "key:%d", i);
 		void *got;
 
-		fill(want, len, i);
+		workload_fill(want, len, i);
 		cr_assert_eq(xkv_client_get(c, key, n, &got, &got_len), 0, "get %s", key);
 		cr_assert_eq(got_len, len, "%s: %u bytes back, want %u", key, got_len, len);
 		cr_assert_eq(memcmp(got, want, len), 0, "%s: bytes differ", key);
@@ -92,7 +91,7 @@ static void *client_run(void *arg)
 		int n = snprintf(key, sizeof(key), "t%d:%d", t->id, i % 40);
 		void *got;
 
-		fill(want, len, t->id * 1000 + i);
+		workload_fill(want, len, t->id * 1000 + i);
 		if (xkv_client_put(c, key, n, want, len) ||
 		    xkv_client_get(c, key, n, &got, &got_len)) {
 			t->errors++;

@@ -8,6 +8,9 @@
 
 #include "client/client.h"
 
+/* Deterministic content from seed, so a value can be checked without keeping it. */
+void workload_fill(uint8_t *v, uint32_t len, uint32_t seed);
+
 /*
  * PUT keys keys ("key:N", mostly small values and every size that crosses a
  * datagram boundary, up to 1 MiB), GET each back byte for byte, DELETE the even
