@@ -143,35 +143,45 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	reply_send(x, peer, buf, &reply);
 }
 
-void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
-		 uint64_t hash)
+enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
+				  const struct xkv_msg *req, uint64_t hash)
 {
 	uint8_t op = req->op & ~XKV_OP_REPLY;
+	enum xkv_status status;
 	int err;
 
+	x->stats.requests[op]++;
 	if (x->echo) {
-		x->stats.requests[op]++;
-		xkv_reply_status(x, peer, req, op == XKV_OP_GET ? XKV_S_NOT_FOUND : XKV_S_OK);
-		return;
+		xkv_reply_status(x, peer, req, XKV_S_OK);
+		return XKV_S_OK;
 	}
 	switch (op) {
-	case XKV_OP_GET:
-		execute_get(x, peer, req, hash);
-		return;
 	case XKV_OP_PUT:
-		x->stats.requests[op]++;
 		xkv_exec_count_size(x, req->value_len);
 		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,
 				    req->value_len);
 		break;
 	case XKV_OP_DELETE:
-		x->stats.requests[op]++;
 		err = xkv_store_delete(x->store, req->key, req->key_len, hash);
 		break;
 	default:
-		x->stats.requests[op]++;
 		err = -EINVAL;
 		break;
 	}
-	xkv_reply_status(x, peer, req, xkv_status_from_errno(err));
+	status = xkv_status_from_errno(err);
+	xkv_reply_status(x, peer, req, status);
+	return status;
+}
+
+void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		 uint64_t hash)
+{
+	if ((req->op & ~XKV_OP_REPLY) != XKV_OP_GET) {
+		xkv_execute_write(x, peer, req, hash);
+	} else if (x->echo) {
+		x->stats.requests[XKV_OP_GET]++;
+		xkv_reply_status(x, peer, req, XKV_S_NOT_FOUND);
+	} else {
+		execute_get(x, peer, req, hash);
+	}
 }

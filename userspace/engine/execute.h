@@ -52,6 +52,10 @@ void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct x
 /* Counts a request for a value of value_len bytes under its size class. */
 void xkv_exec_count_size(struct xkv_exec *x, uint32_t value_len);
 
+/* A PUT or DELETE, as xkv_execute does it; returns the status it replied with. */
+enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
+				  const struct xkv_msg *req, uint64_t hash);
+
 /* Replies with status and no value, e.g. for a request refused before execution. */
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
 		      enum xkv_status status);

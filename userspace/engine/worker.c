@@ -158,29 +158,20 @@ static void large_keys_note(struct xkv_worker *w, uint64_t hash, int64_t new_len
 	}
 }
 
-/* The length of key's value in the store, -1 if absent. */
-static int64_t stored_len(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash)
-{
-	uint32_t len;
-
-	if (xkv_store_value_len(w->exec.store, m->key, m->key_len, hash, &len))
-		return -1;
-	return len;
-}
-
-/* A write this worker owns. */
+/* A write this worker owns; under minos, xkv_large_keys follows what it did. */
 static void execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
 			  const struct xkv_msg *m, uint64_t hash)
 {
-	bool was_large;
+	bool was_large = false;
+	uint32_t old_len;
 
-	if (!w->sync || w->exec.echo) {
-		xkv_execute(&w->exec, peer, m, hash);
-		return;
-	}
-	was_large = stored_len(w, m, hash) > XKV_MINOS_PIECE_BYTES;
-	xkv_execute(&w->exec, peer, m, hash);
-	large_keys_note(w, hash, stored_len(w, m, hash), was_large);
+	/* the one lookup minos adds to a write: whether it replaces a recorded value */
+	if (w->sync && !w->exec.echo &&
+	    xkv_store_value_len(w->exec.store, m->key, m->key_len, hash, &old_len) == 0)
+		was_large = old_len > XKV_MINOS_PIECE_BYTES;
+	if (xkv_execute_write(&w->exec, peer, m, hash) == XKV_S_OK && w->sync && !w->exec.echo)
+		large_keys_note(w, hash, m->op == XKV_OP_PUT ? (int64_t)m->value_len : -1,
+				was_large);
 }
 
 /* A large PUT for another's partition: the copy is made here, the owner links it in. */
