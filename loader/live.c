@@ -176,6 +176,22 @@ static void json_close_group(struct json_ctx *j)
 	j->group = NULL;
 }
 
+/* A "queues" member: n rx queues' socket counters, each {"queue": Q, ...}. */
+static void queues_json(struct xkv_json *w, const struct xkv_socket_counters *queues,
+			uint32_t n, const char *backend, struct json_ctx *j)
+{
+	xkv_json_key(w, "queues");
+	xkv_json_array_start(w);
+	for (uint32_t q = 0; q < n; q++) {
+		xkv_json_object_start(w);
+		xkv_json_uint_field(w, "queue", q);
+		xkv_socket_counters_each(&queues[q], backend, json_counter, j);
+		json_close_group(j);
+		xkv_json_object_end(w);
+	}
+	xkv_json_array_end(w);
+}
+
 void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 {
 	const struct xkv_server_counters *s = &l->server;
@@ -195,28 +211,10 @@ void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 		xkv_request_counters_each(&l->workers[i].req, json_counter, &j);
 		xkv_socket_counters_each(&l->workers[i].sock, s->backend, json_counter, &j);
 		json_close_group(&j);
-		xkv_json_key(w, "queues");
-		xkv_json_array_start(w);
-		for (uint32_t q = 0; q < xkv_worker_queues(&l->workers[i]); q++) {
-			xkv_json_object_start(w);
-			xkv_json_uint_field(w, "queue", q);
-			xkv_socket_counters_each(&l->workers[i].queue[q], s->backend, json_counter,
-						 &j);
-			json_close_group(&j);
-			xkv_json_object_end(w);
-		}
-		xkv_json_array_end(w);
+		queues_json(w, l->workers[i].queue, xkv_worker_queues(&l->workers[i]), s->backend,
+			    &j);
 		xkv_json_object_end(w);
 	}
 	xkv_json_array_end(w);
-	xkv_json_key(w, "queues");
-	xkv_json_array_start(w);
-	for (uint32_t q = 0; q < l->nqueues; q++) {
-		xkv_json_object_start(w);
-		xkv_json_uint_field(w, "queue", q);
-		xkv_socket_counters_each(&l->queues[q], s->backend, json_counter, &j);
-		json_close_group(&j);
-		xkv_json_object_end(w);
-	}
-	xkv_json_array_end(w);
+	queues_json(w, l->queues, l->nqueues, s->backend, &j);
 }
