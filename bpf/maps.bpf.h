@@ -10,6 +10,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "xkv/ewt.h"
 #include "xkv/maps.h"
 #include "xkv/roles.h"
 #include "xkv/stats.h"
@@ -79,6 +80,26 @@ struct {
 	__type(key, __u64);
 	__type(value, __u32);
 } xkv_large_keys SEC(".maps");
+
+/*
+ * dcrew's Exclusive Writer Table (include/xkv/ewt.h): XDP takes or joins a slot per
+ * write it steers, the owning worker (mmapped) releases it; both by CAS.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_EWT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xkv_ewt_slot);
+} xkv_ewt SEC(".maps");
+
+/* What steering did with dcrew's writes, per CPU: written by XDP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_ewt_counters);
+} xkv_ewt_stats SEC(".maps");
 
 /* Client networks allowed to send requests: written by bpfctl (attach --allow). */
 struct {

@@ -29,7 +29,8 @@
 	X(BAD_UDP_LEN, "bad_udp_len")         /* UDP length disagrees with the IP length */        \
 	X(REPLY_TO_SERVER, "reply_to_server") /* a reply sent to the server port */                \
 	X(BAD_CONFIG, "bad_config")           /* config map holds no usable worker count/policy */ \
-	X(NO_SOCKET, "no_socket")             /* no AF_XDP socket in the chosen XSKMAP slot */
+	X(NO_SOCKET, "no_socket")             /* no AF_XDP socket in the chosen XSKMAP slot */     \
+	X(EWT_BUSY, "ewt_busy")               /* dcrew: the write's EWT slot stayed contended or full */
 
 #define XKV_REASON_ENUM(name, str) XKV_R_##name,
 enum xkv_pkt_reason {
@@ -45,7 +46,8 @@ enum xkv_pkt_reason {
 #define XKV_POLICIES(X)                                                                            \
 	X(EREW, "erew") /* every request to the partition's static owner */                       \
 	X(CREW, "crew") /* writes to the static owner, reads to the less loaded of two */       \
-	X(MINOS, "minos") /* small and large requests on disjoint workers (include/xkv/roles.h) */
+	X(MINOS, "minos") /* small and large requests on disjoint workers (include/xkv/roles.h) */ \
+	X(DCREW, "dcrew") /* crew, and writes balanced too unless their partition is held (ewt.h) */
 
 #define XKV_POLICY_ENUM(name, str) XKV_POLICY_##name,
 enum xkv_policy {
