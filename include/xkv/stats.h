@@ -41,6 +41,8 @@ struct xkv_request_counters {
 	__u64 handoffs_refused; /* minos: hand-offs whose queue was full: answered busy */
 	__u64 large_on_small;	/* minos: large requests a worker served in a small role */
 	__u64 large_keys_full;	/* minos: large values not recorded: xkv_large_keys was full */
+	__u64 ewt_released;	/* dcrew: writes whose EWT slot hold it released */
+	__u64 ewt_not_owner;	/* dcrew: writes that came without their slot held for it: refused */
 };
 
 /*
@@ -85,6 +87,7 @@ struct xkv_server_counters {
 	__u64 store_bytes_limit;
 	__u64 store_evictions;
 	__u64 store_overflow_used; /* spare buckets linked into chains */
+	__u64 ewt_active_max;	   /* dcrew: most EWT slots held at once, sampled every ms */
 };
 
 #endif /* XKV_STATS_H */
