@@ -75,7 +75,7 @@ check: $(TESTS)
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
-		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		CFLAGS="-O1 -g -DXKV_CHECKS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" asan-suites
 	$(Q)tests/run-tests.sh $(ASAN_TESTS:$(BUILD)/%=$(BUILD)/asan/%)
 

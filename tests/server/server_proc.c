@@ -120,6 +120,7 @@ int server_stop(struct server_proc *s)
 	for (int waited = 0; waited < STOP_TIMEOUT_MS; waited += 10) {
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
 			s->pid = 0;
+			s->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		}
 		sleep_ms(10);
@@ -127,6 +128,7 @@ int server_stop(struct server_proc *s)
 	kill(s->pid, SIGKILL);
 	waitpid(s->pid, &status, 0);
 	s->pid = 0;
+	s->term_signal = SIGKILL;
 	return -1;
 }
 

@@ -12,6 +12,7 @@ struct server_proc {
 	const char *host;  /* set before start: its address as the client sees it; NULL: 127.0.0.1 */
 	uint16_t port;	   /* set before start, or 0 for one of its own */
 	pid_t pid;
+	int term_signal;   /* after stop: the signal that ended it, 0 if it exited */
 	char out_path[64]; /* its stdout: the counters it prints when it stops */
 };
 
@@ -34,7 +35,10 @@ void netns_test_setup(struct server_proc *s, char allow[64]);
 /* Enters the network namespace /run/netns/name (this thread). Returns 0 or -errno. */
 int netns_enter(const char *name);
 
-/* SIGTERM, wait; returns its exit status, or -1 if it had to be killed. Idempotent. */
+/*
+ * SIGTERM, wait; returns its exit status, or -1 if a signal ended it (term_signal says
+ * which) or it had to be killed. Idempotent.
+ */
 int server_stop(struct server_proc *s);
 
 /*

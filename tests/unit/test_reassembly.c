@@ -14,6 +14,14 @@ static struct xkv_reasm *r;
 static uint8_t value[VALUE_LEN];
 static const struct xkv_peer alice = {.addr = {[15] = 1}, .port = 1000};
 static const struct xkv_peer bob = {.addr = {[15] = 2}, .port = 1000};
+static uint32_t dropped_messages, dropped_pieces; /* what the dropped hook was told */
+
+static void count_dropped(void *ctx, const struct xkv_reasm_msg *msg)
+{
+	cr_assert_eq(ctx, &dropped_messages);
+	dropped_messages++;
+	dropped_pieces += msg->pieces;
+}
 
 static void setup(void)
 {
@@ -21,8 +29,11 @@ static void setup(void)
 		.memory_limit = 4 * VALUE_LEN,
 		.max_messages = 8,
 		.timeout_ns = TIMEOUT,
+		.dropped = count_dropped,
+		.ctx = &dropped_messages,
 	};
 
+	dropped_messages = dropped_pieces = 0;
 	for (size_t i = 0; i < sizeof(value); i++)
 		value[i] = (uint8_t)(i * 7 + i / 256);
 	r = xkv_reasm_create(&cfg);
@@ -122,7 +133,10 @@ Test(reassembly, duplicates_are_counted_not_completing)
 	cr_assert_eq(stats().duplicates, 9);
 	cr_assert_eq(add(&alice, 1, 9, 0, &done), XKV_REASM_COMPLETE);
 	assert_whole(done, 1);
+	/* dcrew holds a write for every piece steering counted, duplicates too */
+	cr_assert_eq(done->pieces, 19);
 	xkv_reasm_release(r, done);
+	cr_assert_eq(dropped_messages, 0, "a completed message is not dropped");
 }
 
 Test(reassembly, overlapping_pieces_of_other_sizes)
@@ -162,8 +176,11 @@ Test(reassembly, missing_piece_times_out_and_frees)
 		cr_assert_eq(add(&alice, 1, i, 100, &done), XKV_REASM_PENDING);
 	cr_assert_eq(stats().bytes, VALUE_LEN);
 	cr_assert_eq(xkv_reasm_expire(r, 100 + TIMEOUT - 1), 0, "not yet");
+	cr_assert_eq(dropped_messages, 0);
 	cr_assert_eq(xkv_reasm_expire(r, 100 + TIMEOUT), 1);
 	cr_assert_eq(stats().timeouts, 1);
+	cr_assert_eq(dropped_messages, 1, "the hook hears of the timeout");
+	cr_assert_eq(dropped_pieces, 9, "with the pieces the message held");
 	cr_assert_eq(stats().bytes, 0);
 	cr_assert_eq(stats().in_flight, 0);
 	cr_assert_eq(add(&alice, 1, 9, 200 + TIMEOUT, &done), XKV_REASM_PENDING,
@@ -230,6 +247,8 @@ Test(reassembly, too_many_holes_drop_the_message)
 	}
 	cr_assert_eq(err, -E2BIG);
 	cr_assert_eq(stats().too_scattered, 1);
+	cr_assert_eq(dropped_messages, 1);
+	cr_assert_eq(dropped_pieces, XKV_REASM_GAPS, "the refused piece is not the message's");
 	cr_assert_eq(stats().in_flight, 0);
 	cr_assert_eq(stats().bytes, 0);
 }

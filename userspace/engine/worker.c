@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <xkv/hash.h>
 
@@ -9,17 +11,22 @@
 
 #define XKV_WORKER_EXPIRY_NS 100000000ULL /* 100 ms between looks at timeouts */
 
+static void pieces_dropped(void *ctx, const struct xkv_reasm_msg *msg);
+
 int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 		    struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm)
 {
+	struct xkv_reasm_config rc = *reasm;
 	int err;
 
 	*w = (struct xkv_worker){.id = id, .nworkers = nworkers};
 	err = xkv_exec_init(&w->exec, store, tx);
 	if (err)
 		return err;
-	w->reasm = xkv_reasm_create(reasm);
+	rc.dropped = pieces_dropped;
+	rc.ctx = w;
+	w->reasm = xkv_reasm_create(&rc);
 	if (!w->reasm) {
 		xkv_exec_fini(&w->exec);
 		return -ENOMEM;
@@ -79,14 +86,81 @@ static uint64_t key_hash(struct xkv_worker *w, const void *data, const struct xk
 	return xkv_hash(m->key, m->key_len);
 }
 
-/* Who owns the writes of hash's partition: minos's roles, else the static owner. */
+/*
+ * Who owns the writes of hash's partition: minos's roles, else the static owner.
+ * Under dcrew the EWT decides, and handle_datagram checked it already.
+ */
 static uint32_t write_owner(const struct xkv_worker *w, uint64_t hash)
 {
 	uint32_t partition = xkv_partition(hash);
 
+	if (w->ewt)
+		return w->id;
 	return w->sync ? xkv_roles_owner(&w->roles, partition)
 		       : xkv_partition_owner(partition, w->nworkers);
 }
+
+static bool is_write(const struct xkv_msg *m)
+{
+	return m->op == XKV_OP_PUT || m->op == XKV_OP_DELETE;
+}
+
+/* dcrew: lets n writes of hash's partition go; steering may balance them again. */
+static void ewt_let_go(struct xkv_worker *w, uint64_t hash, uint32_t n)
+{
+	if (!w->ewt || !n || w->early_release)
+		return;
+	if (xkv_ewt_release(w->ewt, xkv_partition(hash), w->id, n) == 0)
+		w->exec.stats.ewt_released += n;
+	else
+		w->exec.stats.ewt_not_owner += n;
+}
+
+/* Reassembly dropped a message unfinished: the writes its pieces held go with it. */
+static void pieces_dropped(void *ctx, const struct xkv_reasm_msg *msg)
+{
+	struct xkv_worker *w = ctx;
+
+	ewt_let_go(w, xkv_hash(msg->head.key, msg->head.key_len), msg->pieces);
+}
+
+#ifdef XKV_CHECKS
+/*
+ * Invariant 1, checked: each worker marks the partition it writes, and a second
+ * writer inside one is a bug that must not pass quietly.
+ */
+static _Atomic uint32_t writing[XKV_PARTITIONS]; /* worker id + 1, 0: nobody */
+
+static void partition_write_begin(const struct xkv_worker *w, uint64_t hash)
+{
+	uint32_t partition = xkv_partition(hash);
+	uint32_t other = atomic_exchange(&writing[partition], w->id + 1);
+
+	if (other) {
+		fprintf(stderr, "xkv: invariant 1 broken: workers %u and %u write partition %u "
+				"at once\n", other - 1, w->id, partition);
+		abort();
+	}
+}
+
+static void partition_write_end(const struct xkv_worker *w, uint64_t hash)
+{
+	atomic_store(&writing[xkv_partition(hash)], 0);
+	(void)w;
+}
+#else
+static void partition_write_begin(const struct xkv_worker *w, uint64_t hash)
+{
+	(void)w;
+	(void)hash;
+}
+
+static void partition_write_end(const struct xkv_worker *w, uint64_t hash)
+{
+	(void)w;
+	(void)hash;
+}
+#endif
 
 /* The executor follows the worker's roles: large above the threshold, unless it is large. */
 static void roles_applied(struct xkv_worker *w)
@@ -165,6 +239,7 @@ static void execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
 	bool was_large = false;
 	uint32_t old_len;
 
+	partition_write_begin(w, hash);
 	/* the one lookup minos adds to a write: whether it replaces a recorded value */
 	if (w->sync && !w->exec.echo &&
 	    xkv_store_value_len(w->exec.store, m->key, m->key_len, hash, &old_len) == 0)
@@ -172,6 +247,7 @@ static void execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
 	if (xkv_execute_write(&w->exec, peer, m, hash) == XKV_S_OK && w->sync && !w->exec.echo)
 		large_keys_note(w, hash, m->op == XKV_OP_PUT ? (int64_t)m->value_len : -1,
 				was_large);
+	partition_write_end(w, hash);
 }
 
 /* A large PUT for another's partition: the copy is made here, the owner links it in. */
@@ -227,7 +303,9 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 	int err;
 
 	w->exec.stats.requests[XKV_OP_PUT]++;
+	partition_write_begin(w, m->hash);
 	err = xkv_store_install(w->exec.store, m->item, m->hash, &old_len);
+	partition_write_end(w, m->hash);
 	m->item = NULL; /* the store's now, or freed */
 	/* recorded before the reply: the client's next GET is steered by it */
 	if (!err)
@@ -306,6 +384,14 @@ void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
 	roles_applied(w);
 }
 
+void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt)
+{
+	w->ewt = ewt;
+#ifdef XKV_CHECKS
+	w->early_release = getenv("XKV_CHECK_EARLY_RELEASE") != NULL;
+#endif
+}
+
 void xkv_worker_sleep(struct xkv_worker *w)
 {
 	if (w->sync) {
@@ -334,6 +420,8 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 
 	if (ret == XKV_REASM_COMPLETE) {
 		execute_request(w, &whole->peer, &whole->head, hash);
+		/* dcrew: every piece held the slot from the first to the reply */
+		ewt_let_go(w, hash, whole->pieces);
 		xkv_reasm_release(w->reasm, whole);
 		return;
 	}
@@ -342,6 +430,28 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	/* no room is passing (retry); a contradiction or a scattered message is not */
 	w->exec.stats.refused_pieces++;
 	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
+	ewt_let_go(w, hash, 1);
+}
+
+/*
+ * dcrew: whether steering gave this write's partition to this worker; the acquire
+ * in xkv_ewt_holds is what lets it see the previous owner's writes. A write that
+ * came without its slot is refused: a steering bug, or the table changed under us.
+ */
+static bool ewt_check(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+		      uint64_t hash)
+{
+	if (!w->ewt || !is_write(m))
+		return true;
+	if (xkv_ewt_holds(w->ewt, xkv_partition(hash), w->id)) {
+		/* a broken worker, for the test that shows invariant 1's check can fail */
+		if (w->early_release)
+			xkv_ewt_release(w->ewt, xkv_partition(hash), w->id, 1);
+		return true;
+	}
+	w->exec.stats.ewt_not_owner++;
+	xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+	return false;
 }
 
 static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
@@ -362,11 +472,15 @@ static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
 		return;
 	}
 	roles_check(w);
+	if (!ewt_check(w, peer, &m, hash))
+		return;
 	if (m.op == XKV_OP_PUT && m.frag_len != m.value_len) {
 		put_piece(w, peer, &m, hash);
 		return;
 	}
 	execute_request(w, peer, &m, hash);
+	if (is_write(&m))
+		ewt_let_go(w, hash, 1);
 }
 
 void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *data, size_t len)

@@ -11,6 +11,7 @@
 
 #include "proto/reassembly.h"
 #include "engine/execute.h"
+#include "engine/ewt.h"
 #include "engine/handoff.h"
 #include "engine/roles.h"
 
@@ -42,6 +43,9 @@ struct xkv_worker {
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
+	/* dcrew (xkv_worker_dcrew): the xkv_ewt map, mmapped; NULL otherwise */
+	struct xkv_ewt_slot *ewt;
+	bool early_release; /* checked builds: let each write's slot go before it is applied */
 	/* minos (xkv_worker_minos); NULL otherwise */
 	struct xkv_roles_sync *sync;
 	struct xkv_handoffs *handoffs;
@@ -60,6 +64,12 @@ void xkv_worker_fini(struct xkv_worker *w);
  */
 void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
 		      struct xkv_handoffs *handoffs, const struct xkv_large_keys *large_keys);
+
+/*
+ * dcrew: a write is this worker's while the EWT says so (steering took its slot);
+ * the worker lets it go once the write is applied and answered.
+ */
+void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt);
 
 /* Serves what other workers handed this one; returns how many. Once per batch. */
 unsigned xkv_worker_handoffs(struct xkv_worker *w);

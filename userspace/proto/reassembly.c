@@ -101,6 +101,7 @@ static struct pending *message_open(struct xkv_reasm *r, const struct xkv_peer *
 	p->msg.head.key = p->key;
 	p->msg.head.frag = p->value;
 	p->ngot = 0;
+	p->msg.pieces = 0;
 	r->stats.bytes += piece->value_len;
 	r->stats.in_flight++;
 	return p;
@@ -122,6 +123,16 @@ static void message_free(struct xkv_reasm *r, struct pending *p)
 	free(p->value);
 	p->value = NULL;
 	r->spare[r->nspare++] = (uint32_t)(p - r->slots);
+}
+
+/* An unfinished message goes: whoever held something for its pieces is told first. */
+static void message_drop(struct xkv_reasm *r, uint32_t i)
+{
+	struct pending *p = message_unlist(r, i);
+
+	if (r->cfg.dropped)
+		r->cfg.dropped(r->cfg.ctx, &p->msg);
+	message_free(r, p);
 }
 
 /*
@@ -184,9 +195,10 @@ int xkv_reasm_add(struct xkv_reasm *r, const struct xkv_peer *peer, const struct
 	dup = ranges_add(p, piece->frag_offset, piece->frag_offset + piece->frag_len);
 	if (dup < 0) {
 		r->stats.too_scattered++;
-		message_free(r, message_unlist(r, i));
+		message_drop(r, i);
 		return dup;
 	}
+	p->msg.pieces++;
 	if (dup) {
 		r->stats.duplicates++;
 		return XKV_REASM_PENDING;
@@ -218,7 +230,7 @@ unsigned xkv_reasm_expire(struct xkv_reasm *r, uint64_t now_ns)
 			i++;
 			continue;
 		}
-		message_free(r, message_unlist(r, i));
+		message_drop(r, i);
 		expired++;
 	}
 	r->stats.timeouts += expired;

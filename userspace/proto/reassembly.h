@@ -16,10 +16,15 @@
 
 #define XKV_REASM_GAPS 32 /* disjoint received ranges kept per message */
 
+struct xkv_reasm_msg;
+
 struct xkv_reasm_config {
 	size_t memory_limit;  /* bytes of values being reassembled */
 	uint32_t max_messages;/* messages in flight */
 	uint64_t timeout_ns;  /* a message with no new piece for this long is dropped */
+	/* Told of each message dropped unfinished (timeout, too scattered), or NULL. */
+	void (*dropped)(void *ctx, const struct xkv_reasm_msg *msg);
+	void *ctx;
 };
 
 struct xkv_reasm_stats {
@@ -37,6 +42,7 @@ struct xkv_reasm_stats {
 struct xkv_reasm_msg {
 	struct xkv_peer peer;
 	struct xkv_msg head; /* the header fields; key points to a copy, frag to the value */
+	uint32_t pieces;     /* pieces it took, duplicates included: dcrew holds a write for each */
 };
 
 enum xkv_reasm_result {
@@ -53,7 +59,8 @@ void xkv_reasm_destroy(struct xkv_reasm *r);
  * Adds one valid piece (xkv_decode accepted it) from peer at time now_ns. Returns
  * XKV_REASM_PENDING, XKV_REASM_COMPLETE with *done set, or -ENOMEM (no room: the
  * caller answers NO_MEMORY or BUSY), -EINVAL (the piece contradicts earlier pieces
- * of its message) or -E2BIG (too many holes; the message is dropped).
+ * of its message) or -E2BIG (too many holes; the message is dropped, and `dropped`
+ * told). On an error the piece is not taken.
  */
 int xkv_reasm_add(struct xkv_reasm *r, const struct xkv_peer *peer, const struct xkv_msg *piece,
 		  uint64_t now_ns, struct xkv_reasm_msg **done);

@@ -27,8 +27,10 @@
 struct xdp_backend {
 	bool attached_here; /* detach on exit: no xkv-loader attachment was there before us */
 	int xsks_fd;
-	struct xkv_qdepth *qdepth; /* the pinned queue-depth map, mmapped */
-	size_t qdepth_len;
+	/* steering's state, mmapped from the pinned maps */
+	struct xkv_qdepth *qdepth; /* xkv_qdepth: XKV_WORKERS_MAX */
+	struct xkv_ewt_slot *ewt;  /* xkv_ewt: XKV_EWT_SLOTS */
+	size_t qdepth_len, ewt_len;
 	uint32_t nqueues; /* served: if_queues, at most XKV_QUEUES_MAX */
 	uint32_t if_queues; /* the interface's at start; 0: ethtool did not say */
 	unsigned int ifindex; /* the interface's at start */
@@ -76,22 +78,38 @@ static int attach(struct server *s, struct xdp_backend *b)
 	return err;
 }
 
-static int map_qdepth(struct server *s, struct xdp_backend *b)
+/* Maps the pinned array name of bytes; *len is what to munmap. NULL with errno set. */
+static void *map_steering(struct server *s, const char *name, size_t bytes, size_t *len)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	int fd = bpfctl_map_open(s->o.iface, "xkv_qdepth");
+	int fd = bpfctl_map_open(s->o.iface, name);
+	void *p;
 
-	if (fd < 0)
-		return fd;
-	b->qdepth_len = (sizeof(struct xkv_qdepth) * XKV_WORKERS_MAX + page - 1) / page * page;
-	b->qdepth = mmap(NULL, b->qdepth_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (b->qdepth == MAP_FAILED) {
-		b->qdepth = NULL;
-		return -errno;
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
 	}
-	/* no request is queued yet: whatever a previous server left there is stale */
-	memset(b->qdepth, 0, sizeof(struct xkv_qdepth) * XKV_WORKERS_MAX);
+	*len = (bytes + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Queue depths and the EWT, zeroed: no request is queued yet, so whatever a
+ * previous server left there is stale. Called once no stale socket can receive.
+ */
+static int map_steering_state(struct server *s, struct xdp_backend *b)
+{
+	b->qdepth = map_steering(s, "xkv_qdepth", sizeof(*b->qdepth) * XKV_WORKERS_MAX,
+				 &b->qdepth_len);
+	if (!b->qdepth)
+		return -errno;
+	b->ewt = map_steering(s, "xkv_ewt", sizeof(*b->ewt) * XKV_EWT_SLOTS, &b->ewt_len);
+	if (!b->ewt)
+		return -errno;
+	memset(b->qdepth, 0, sizeof(*b->qdepth) * XKV_WORKERS_MAX);
+	memset(b->ewt, 0, sizeof(*b->ewt) * XKV_EWT_SLOTS);
 	return 0;
 }
 
@@ -194,13 +212,14 @@ static int xdp_open(struct server *s)
 	if (err)
 		return err;
 	b->xsks_fd = bpfctl_map_open(s->o.iface, "xkv_xsks");
-	err = b->xsks_fd < 0 ? b->xsks_fd : map_qdepth(s, b);
+	if (b->xsks_fd >= 0)
+		clear_stale_sockets(b);
+	err = b->xsks_fd < 0 ? b->xsks_fd : map_steering_state(s, b);
 	if (err) {
 		fprintf(stderr, "xkv-server: opening the pinned maps of %s: %s\n", s->o.iface,
 			strerror(-err));
 		return err;
 	}
-	clear_stale_sockets(b);
 	err = open_sockets(s, b);
 	if (err)
 		return err;
@@ -222,6 +241,13 @@ static _Atomic uint64_t *xdp_worker_depth(struct server *s, uint32_t id)
 	struct xdp_backend *b = s->net;
 
 	return (_Atomic uint64_t *)&b->qdepth[id].depth;
+}
+
+static struct xkv_ewt_slot *xdp_ewt(struct server *s)
+{
+	struct xdp_backend *b = s->net;
+
+	return b->ewt;
 }
 
 /* Nothing came for a while: sleep in poll(2) on every socket, and the hand-offs' bell. */
@@ -376,6 +402,8 @@ static void xdp_close(struct server *s)
 			xkv_xsk_queue_close(&b->queues[q]);
 	if (b->qdepth)
 		munmap(b->qdepth, b->qdepth_len);
+	if (b->ewt)
+		munmap(b->ewt, b->ewt_len);
 	if (b->xsks_fd >= 0)
 		close(b->xsks_fd);
 	if (b->attached_here && s->o.iface)
@@ -391,6 +419,7 @@ const struct backend xkv_backend_xdp = {
 	.open = xdp_open,
 	.worker_tx = xdp_worker_tx,
 	.worker_depth = xdp_worker_depth,
+	.ewt = xdp_ewt,
 	.run = xdp_run,
 	.unsteer = xdp_unsteer,
 	.map_open = xdp_map_open,

@@ -90,6 +90,7 @@ void server_counters_publish_server(struct server *s, uint64_t now_ns)
 	snap.store_bytes_limit = st.bytes_limit;
 	snap.store_evictions = st.evictions;
 	snap.store_overflow_used = st.overflow_used;
+	snap.ewt_active_max = s->ewt_active_max;
 	xkv_counters_publish(s->counters.server, &snap, sizeof(snap), now_ns);
 }
 

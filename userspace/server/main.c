@@ -24,6 +24,7 @@
 #define REASM_TIMEOUT_NS 1000000000ULL
 #define ITEM_BYTES_GUESS 128 /* sizes the bucket array from --memory */
 #define CHECK_NS	 1000000000ULL /* how often the backend looks at the interface */
+#define EWT_SAMPLE_NS	 1000000ULL /* dcrew: how often main counts the EWT's held slots */
 
 enum {
 	OPT_BACKEND,
@@ -54,10 +55,11 @@ static const struct xkv_opt options[] = {
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
-	[OPT_POLICY] = {"policy", 'P', "erew|crew|minos",
-			"steering (default crew): writes always go to the partition's owner; crew "
-			"balances reads; minos serves small and large values on different workers "
-			"(XDP backend)"},
+	[OPT_POLICY] = {"policy", 'P', "erew|crew|minos|dcrew",
+			"steering (default crew): erew sends every request to the partition's "
+			"owner; crew balances reads; minos serves small and large values on "
+			"different workers; dcrew balances writes too, unless their partition has "
+			"one outstanding (XDP backend for minos and dcrew)"},
 	[OPT_MINOS_PERCENTILE] = {"minos-percentile", 0, "P",
 				  "minos: values up to the size class of this percentile of "
 				  "requests are small (99)"},
@@ -121,7 +123,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 	case OPT_POLICY:
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew, crew or minos");
+			return xkv_opts_bad_value(p, "erew, crew, minos or dcrew");
 		o->policy = (enum xkv_policy)policy;
 		return 0;
 	case OPT_MINOS_PERCENTILE:
@@ -178,9 +180,11 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 	}
 	if (!o->backend)
 		o->backend = o->iface ? &xkv_backend_xdp : &xkv_backend_uring;
-	/* the SK_REUSEPORT program has neither the roles nor a way to hand requests over */
-	if (o->policy == XKV_POLICY_MINOS && o->backend != &xkv_backend_xdp) {
-		fprintf(stderr, "xkv-server: --policy minos needs the xdp backend\n");
+	/* the SK_REUSEPORT program has neither the roles, nor the EWT, nor hand-offs */
+	if ((o->policy == XKV_POLICY_MINOS || o->policy == XKV_POLICY_DCREW) &&
+	    o->backend != &xkv_backend_xdp) {
+		fprintf(stderr, "xkv-server: --policy %s needs the xdp backend\n",
+			xkv_policy_name(o->policy));
 		return -EINVAL;
 	}
 	return 0;
@@ -231,6 +235,8 @@ static int start_workers(struct server *s, uint32_t *started)
 		w->proto.exec.echo = s->o.echo;
 		if (s->minos)
 			server_minos_worker(s, w);
+		if (s->ewt)
+			xkv_worker_dcrew(&w->proto, s->ewt);
 		err = -pthread_create(&w->thread, NULL, worker_thread, w);
 		if (err) {
 			xkv_worker_fini(&w->proto);
@@ -241,21 +247,38 @@ static int start_workers(struct server *s, uint32_t *started)
 	return 0;
 }
 
+/* dcrew: how many EWT slots are held now; the most seen is published. */
+static void ewt_sample(struct server *s)
+{
+	uint32_t active = 0;
+
+	for (uint32_t i = 0; i < XKV_EWT_SLOTS; i++)
+		active += __atomic_load_n(&s->ewt[i].writes, __ATOMIC_RELAXED) != 0;
+	if (active > s->ewt_active_max)
+		s->ewt_active_max = active;
+}
+
 /*
  * Until SIGINT or SIGTERM, publishes the store's counters every XKV_PUBLISH_NS, and asks
- * the backend about the interface every CHECK_NS. Returns the exit status: 0 for a
- * signal, XKV_SERVER_EXIT_RESTART when the interface changed under the server.
+ * the backend about the interface every CHECK_NS; under dcrew, samples the EWT every
+ * EWT_SAMPLE_NS. Returns the exit status: 0 for a signal, XKV_SERVER_EXIT_RESTART when
+ * the interface changed under the server.
  */
 static int wait_publishing(struct server *s, const sigset_t *stop_signals)
 {
-	const struct timespec period = {.tv_nsec = XKV_PUBLISH_NS};
-	uint64_t next_check = xkv_now_ns() + CHECK_NS;
+	const struct timespec period = {.tv_nsec = s->ewt ? EWT_SAMPLE_NS : XKV_PUBLISH_NS};
+	uint64_t next_check = xkv_now_ns() + CHECK_NS, next_publish = 0;
 	int sig;
 
 	do {
 		uint64_t now = xkv_now_ns();
 
-		server_counters_publish_server(s, now);
+		if (s->ewt)
+			ewt_sample(s);
+		if (now >= next_publish) {
+			next_publish = now + XKV_PUBLISH_NS;
+			server_counters_publish_server(s, now);
+		}
 		if (s->o.backend->changed && now >= next_check) {
 			next_check = now + CHECK_NS;
 			if (s->o.backend->changed(s))
@@ -315,6 +338,8 @@ int main(int argc, char **argv)
 		if (err)
 			goto out_close_backend;
 	}
+	if (s.o.policy == XKV_POLICY_DCREW)
+		s.ewt = s.o.backend->ewt(&s);
 	err = start_workers(&s, &started);
 	if (err) {
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));

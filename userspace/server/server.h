@@ -63,6 +63,8 @@ struct server {
 	atomic_bool stopping;
 	struct server_counters counters;
 	struct server_minos *minos; /* --policy minos only (minos.c) */
+	struct xkv_ewt_slot *ewt;   /* --policy dcrew only: the backend's */
+	uint32_t ewt_active_max;    /* dcrew: most slots held at once, as main sampled them */
 	void *net; /* the backend's state */
 };
 
@@ -73,6 +75,8 @@ struct backend {
 	/* The reply path and the queue-depth counter of worker id. */
 	struct xkv_tx *(*worker_tx)(struct server *s, uint32_t id);
 	_Atomic uint64_t *(*worker_depth)(struct server *s, uint32_t id);
+	/* dcrew's Exclusive Writer Table, mmapped and cleared by open; NULL: none. */
+	struct xkv_ewt_slot *(*ewt)(struct server *s);
 	/* The worker's loop, until s->stopping. */
 	void (*run)(struct server *s, struct server_worker *w);
 	/* Stops steering requests to the workers, before they stop: none is lost uncounted. */

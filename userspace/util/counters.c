@@ -100,6 +100,8 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "handoffs_refused", c->handoffs_refused);
 	fn(ctx, NULL, "large_on_small", c->large_on_small);
 	fn(ctx, NULL, "large_keys_full", c->large_keys_full);
+	fn(ctx, NULL, "ewt_released", c->ewt_released);
+	fn(ctx, NULL, "ewt_not_owner", c->ewt_not_owner);
 	for (uint32_t cls = 0; cls < XKV_SIZE_CLASSES; cls++)
 		fn(ctx, "size_class", size_class_names[cls], c->size_classes[cls]);
 	for (uint32_t s = 0; s < XKV_S_END; s++)
@@ -208,4 +210,5 @@ void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_f
 	fn(ctx, "store", "bytes_limit", c->store_bytes_limit);
 	fn(ctx, "store", "evictions", c->store_evictions);
 	fn(ctx, "store", "overflow_used", c->store_overflow_used);
+	fn(ctx, "ewt", "active_max", c->ewt_active_max);
 }
