@@ -123,9 +123,75 @@ static __always_inline __u32 xkv_choose_worker(const struct xkv_config *cfg, __u
 	if (cfg->policy == XKV_POLICY_MINOS)
 		return xkv_minos_worker(op, value_len, hash);
 	owner = xkv_partition_owner(xkv_partition(hash), cfg->workers);
-	if (cfg->policy == XKV_POLICY_CREW && op == XKV_OP_GET)
+	/* dcrew's writes start at the owner too: xkv_ewt_claim balances them, with the EWT */
+	if ((cfg->policy == XKV_POLICY_CREW || cfg->policy == XKV_POLICY_DCREW) && op == XKV_OP_GET)
 		return xkv_less_loaded(owner, cfg->workers);
 	return owner;
+}
+
+/*
+ * The XSKMAP slot of worker on this rx queue, or why the packet can't go there: a
+ * worker beyond the count, or no socket (the redirect would fail silently).
+ */
+static __always_inline __u32 xkv_socket_of(const struct xkv_config *cfg, __u32 rx_queue,
+					   __u32 worker, __u32 *xsk)
+{
+	if (worker >= cfg->workers)
+		return XKV_R_BAD_CONFIG;
+	*xsk = rx_queue * cfg->workers + worker;
+	if (!bpf_map_lookup_elem(&xkv_xsks, xsk))
+		return XKV_R_NO_SOCKET;
+	return XKV_R_OK;
+}
+
+/*
+ * dcrew's write (include/xkv/ewt.h), *worker its partition's static owner: joins the
+ * owner of the partition's EWT slot, or takes the free slot for the less loaded of
+ * *worker and another; *worker becomes the one it goes to and *xsk its socket.
+ * XKV_R_OK, or the reason to drop it. Every check that can drop comes before the
+ * CAS: a slot that counts the write must see the packet reach the worker that will
+ * release it, so after a won CAS the caller only redirects.
+ *
+ * Ordering: the BPF CAS is fully ordered, and the owner releases by a C11 release
+ * CAS on the same word, so a CAS that hands a free slot to a new owner comes after
+ * the old owner's last release in the word's modification order: the old owner has
+ * applied and answered every write before the partition is anyone else's. The
+ * redirect then carries the packet to the new owner.
+ */
+static __always_inline __u32 xkv_ewt_claim(const struct xkv_config *cfg, __u32 rx_queue,
+					   __u32 partition, __u32 *worker, __u32 *xsk)
+{
+	__u32 index = xkv_ewt_slot_of(partition), zero = 0, candidate, target, reason;
+	struct xkv_ewt_slot *slot = bpf_map_lookup_elem(&xkv_ewt, &index);
+	struct xkv_ewt_counters *count = bpf_map_lookup_elem(&xkv_ewt_stats, &zero);
+	__u64 old, new;
+
+	if (!slot || !count) /* never: both arrays hold the index */
+		return XKV_R_BAD_CONFIG;
+	/* once, outside the loop: the verifier walks the choice once */
+	candidate = xkv_less_loaded(*worker, cfg->workers);
+	for (int try = 0; try < XKV_EWT_TRIES; try++) {
+		old = *(volatile __u64 *)slot; /* a stale word only fails the CAS */
+		target = xkv_ewt_target(old, candidate);
+		reason = xkv_socket_of(cfg, rx_queue, target, xsk);
+		if (reason != XKV_R_OK)
+			return reason;
+		new = xkv_ewt_joined(old, candidate);
+		if (!new) /* full: a failed try, in case releases make room */
+			continue;
+		if (__sync_val_compare_and_swap((__u64 *)slot, old, new) == old) {
+			/* per-CPU counters: no other writer */
+			if (xkv_ewt_writes(old))
+				count->joined++;
+			else
+				count->taken++;
+			*worker = target;
+			return XKV_R_OK;
+		}
+		count->cas_retry++;
+	}
+	count->dropped++;
+	return XKV_R_EWT_BUSY;
 }
 
 /* Counts the request on its worker's queue depth; the worker subtracts it when done. */

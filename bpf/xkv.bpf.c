@@ -36,7 +36,7 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	__u64 key_off;
-	__u32 key_len, value_len, worker, slot;
+	__u32 key_len, value_len, worker, slot, drop;
 	__u8 op;
 	enum xkv_reason reason;
 	__u64 *steered, hash;
@@ -70,12 +70,13 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 		return xkv_drop(XKV_R_TRUNCATED);
 
 	worker = xkv_choose_worker(cfg, op, value_len, hash);
-	if (worker >= cfg->workers)
-		return xkv_drop(XKV_R_BAD_CONFIG);
-	slot = ctx->rx_queue_index * cfg->workers + worker;
-	/* an empty slot would make the redirect fail silently: count it instead */
-	if (!bpf_map_lookup_elem(&xkv_xsks, &slot))
-		return xkv_drop(XKV_R_NO_SOCKET);
+	if (cfg->policy == XKV_POLICY_DCREW && op != XKV_OP_GET)
+		drop = xkv_ewt_claim(cfg, ctx->rx_queue_index, xkv_partition(hash), &worker, &slot);
+	else
+		drop = xkv_socket_of(cfg, ctx->rx_queue_index, worker, &slot);
+	if (drop != XKV_R_OK)
+		return xkv_drop(drop);
+	/* from here on only the redirect: a claimed EWT slot counts this packet */
 	xkv_depth_add(worker);
 	steered = bpf_map_lookup_elem(&xkv_steered, &worker);
 	if (steered)
