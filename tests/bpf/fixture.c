@@ -117,3 +117,36 @@ __u64 fixture_depth(struct fixture *f, __u32 worker)
 	bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.xkv_qdepth), &worker, &qd);
 	return qd.depth;
 }
+
+int fixture_ewt_set(struct fixture *f, __u32 partition, __u64 word)
+{
+	__u32 slot = xkv_ewt_slot_of(partition);
+
+	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_ewt), &slot, &word, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+__u64 fixture_ewt_word(struct fixture *f, __u32 partition)
+{
+	__u32 slot = xkv_ewt_slot_of(partition);
+	__u64 word = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.xkv_ewt), &slot, &word);
+	return word;
+}
+
+int fixture_ewt_reset(struct fixture *f)
+{
+	int err = 0;
+
+	for (__u32 p = 0; p < XKV_EWT_SLOTS && !err; p++)
+		err = fixture_ewt_set(f, p, 0);
+	return err;
+}
+
+int fixture_ewt(struct fixture *f, struct bpfctl_ewt *ewt)
+{
+	return bpfctl_ewt_read(bpf_map__fd(f->skel->maps.xkv_ewt),
+			       bpf_map__fd(f->skel->maps.xkv_ewt_stats), ewt);
+}

@@ -31,4 +31,10 @@ int fixture_stats(struct fixture *f, struct bpfctl_stats *stats);
 
 __u64 fixture_depth(struct fixture *f, __u32 worker);
 
+/* dcrew's EWT: the slot word of a partition, written or read; reset empties every slot. */
+int fixture_ewt_set(struct fixture *f, __u32 partition, __u64 word);
+__u64 fixture_ewt_word(struct fixture *f, __u32 partition);
+int fixture_ewt_reset(struct fixture *f);
+int fixture_ewt(struct fixture *f, struct bpfctl_ewt *ewt);
+
 #endif /* XKV_TEST_FIXTURE_H */

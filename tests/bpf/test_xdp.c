@@ -623,3 +623,219 @@ Test(xdp, minos_roles_slots_and_bad_roles)
 	expect_packet(&f, "no small worker", &put, XDP_DROP, XKV_R_BAD_CONFIG);
 	fixture_close(&f);
 }
+
+/*
+ * dcrew (include/xkv/ewt.h): reads as crew; a write joins the owner of its
+ * partition's EWT slot, or takes the free slot for the less loaded of two workers.
+ * Each test loads the program afresh, so its EWT starts empty.
+ */
+static const struct xkv_config dcrew = {
+	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_DCREW};
+static const struct pkt_spec put = {.op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY};
+
+static __u32 partition_of(const struct pkt_spec *spec)
+{
+	return xkv_partition(key_hash(spec));
+}
+
+static void set_depth(struct fixture *f, __u32 worker, __u64 depth)
+{
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_qdepth), &worker,
+					 &(struct xkv_qdepth){.depth = depth}, BPF_ANY),
+		     0, "set worker %u's depth", worker);
+}
+
+/* Only worker is busy: the less loaded of two is never it. */
+static void make_busy(struct fixture *f, __u32 worker)
+{
+	for (__u32 w = 0; w < WORKERS; w++)
+		set_depth(f, w, w == worker ? 1000 : 0);
+}
+
+/* The partition's slot word and XDP's counters of the table are what the test expects. */
+static void expect_ewt(struct fixture *f, const char *name, __u32 partition, __u64 word,
+		       struct xkv_ewt_counters want)
+{
+	__u64 now = fixture_ewt_word(f, partition);
+	struct bpfctl_ewt got;
+
+	cr_expect_eq(now, word, "%s: slot holds owner %u writes %u, expected owner %u writes %u",
+		     name, xkv_ewt_owner(now), xkv_ewt_writes(now), xkv_ewt_owner(word),
+		     xkv_ewt_writes(word));
+	cr_assert_eq(fixture_ewt(f, &got), 0);
+	cr_expect(!memcmp(&got.counters, &want, sizeof(want)),
+		  "%s: taken %llu joined %llu cas_retry %llu dropped %llu, expected %llu %llu %llu "
+		  "%llu",
+		  name, (unsigned long long)got.counters.taken,
+		  (unsigned long long)got.counters.joined,
+		  (unsigned long long)got.counters.cas_retry,
+		  (unsigned long long)got.counters.dropped, (unsigned long long)want.taken,
+		  (unsigned long long)want.joined, (unsigned long long)want.cas_retry,
+		  (unsigned long long)want.dropped);
+}
+
+/* A write to a free slot takes it for the less loaded worker, not the busy static owner. */
+Test(xdp, dcrew_write_takes_a_free_slot)
+{
+	struct fixture f;
+	int w;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	make_busy(&f, owner_of(&put, WORKERS));
+	w = expect_packet(&f, "PUT", &put, XDP_REDIRECT, STEERED);
+	cr_expect_neq(w, (int)owner_of(&put, WORKERS), "the write went to the busy owner");
+	expect_ewt(&f, "PUT", partition_of(&put), xkv_ewt_word(w, 1),
+		   (struct xkv_ewt_counters){.taken = 1});
+	cr_expect_eq(fixture_depth(&f, w), 1, "the write adds to its worker's depth");
+	fixture_close(&f);
+}
+
+/* Further writes join the owner however busy it is; each adds one write to the slot. */
+Test(xdp, dcrew_second_write_joins_the_owner)
+{
+	struct fixture f;
+	int w;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	w = expect_packet(&f, "first PUT", &put, XDP_REDIRECT, STEERED);
+	make_busy(&f, w);
+	for (int n = 2; n <= 10; n++)
+		cr_expect_eq(expect_packet(&f, "next PUT", &put, XDP_REDIRECT, STEERED), w,
+			     "write %d left the owner", n);
+	expect_ewt(&f, "10 PUTs", partition_of(&put), xkv_ewt_word(w, 10),
+		   (struct xkv_ewt_counters){.taken = 1, .joined = 9});
+	fixture_close(&f);
+}
+
+/* GETs ignore a held slot and leave it alone: balanced as crew, away from a busy owner. */
+Test(xdp, dcrew_get_leaves_the_slot_and_is_balanced_as_crew)
+{
+	const struct pkt_spec hot = {.key = "hot"};
+	const __u32 owner = owner_of(&hot, WORKERS), holder = (owner + 1) % WORKERS;
+	const __u64 held = xkv_ewt_word(holder, 5);
+	__u32 per_worker[WORKERS], used = 0;
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	cr_assert_eq(fixture_ewt_set(&f, partition_of(&hot), held), 0);
+	make_busy(&f, owner);
+	count_reads(&f, 50, per_worker);
+	cr_expect_eq(per_worker[owner], 0, "a read went to the busy owner");
+	for (__u32 w = 0; w < WORKERS; w++)
+		set_depth(&f, w, 0);
+	count_reads(&f, 400, per_worker);
+	for (int w = 0; w < WORKERS; w++)
+		used += per_worker[w] > 0;
+	cr_expect_geq(used, 3, "dcrew reads reached only %u workers", used);
+	expect_ewt(&f, "450 GETs", partition_of(&hot), held, (struct xkv_ewt_counters){0});
+	fixture_close(&f);
+}
+
+/* A slot at XKV_EWT_WRITES_MAX takes no more writes: after the tries, a counted drop. */
+Test(xdp, dcrew_full_slot_is_an_ewt_busy_drop)
+{
+	const __u64 full = xkv_ewt_word(1, XKV_EWT_WRITES_MAX);
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	cr_assert_eq(fixture_ewt_set(&f, partition_of(&put), full), 0);
+	expect_packet(&f, "PUT to a full slot", &put, XDP_DROP, XKV_R_EWT_BUSY);
+	expect_ewt(&f, "PUT to a full slot", partition_of(&put), full,
+		   (struct xkv_ewt_counters){.dropped = 1});
+	cr_expect_eq(fixture_depth(&f, 1), 0, "a dropped write added to the owner's depth");
+	fixture_close(&f);
+}
+
+/* A slot held by a worker beyond the count is refused as bad_config, the slot unchanged. */
+Test(xdp, dcrew_owner_beyond_the_workers_is_bad_config)
+{
+	const __u64 held = xkv_ewt_word(WORKERS, 2);
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	cr_assert_eq(fixture_ewt_set(&f, partition_of(&put), held), 0);
+	expect_packet(&f, "PUT, owner beyond the count", &put, XDP_DROP, XKV_R_BAD_CONFIG);
+	expect_ewt(&f, "PUT, owner beyond the count", partition_of(&put), held,
+		   (struct xkv_ewt_counters){0});
+	fixture_close(&f);
+}
+
+/* No socket for the write's worker, free slot or held: no_socket, and the slot unchanged. */
+Test(xdp, dcrew_missing_socket_is_no_socket)
+{
+	const struct xkv_config cfg = {.port = PKT_PORT, .workers = 8, .policy = XKV_POLICY_DCREW};
+	struct pkt_spec spec = put;
+	struct fixture f;
+	__u32 p;
+
+	cr_assert_eq(fixture_open(&f, &cfg, 4), 0);
+	/* an owner without a socket, and every worker with one busy: the owner is the choice */
+	for (int i = 0; owner_of(&spec, cfg.workers) < 4; i++)
+		snprintf(spec.key, sizeof(spec.key), "k%d", i);
+	for (__u32 w = 0; w < 4; w++)
+		set_depth(&f, w, 1000);
+	p = partition_of(&spec);
+	expect_packet(&f, "PUT, free slot", &spec, XDP_DROP, XKV_R_NO_SOCKET);
+	expect_ewt(&f, "PUT, free slot", p, 0, (struct xkv_ewt_counters){0});
+
+	cr_assert_eq(fixture_ewt_set(&f, p, xkv_ewt_word(6, 3)), 0);
+	for (__u32 w = 0; w < 4; w++)
+		set_depth(&f, w, 0);
+	expect_packet(&f, "PUT, slot held", &spec, XDP_DROP, XKV_R_NO_SOCKET);
+	expect_ewt(&f, "PUT, slot held", p, xkv_ewt_word(6, 3), (struct xkv_ewt_counters){0});
+	fixture_close(&f);
+}
+
+/* A DELETE is a write: it takes a free slot and joins a held one, as a PUT does. */
+Test(xdp, dcrew_delete_takes_and_joins_like_a_put)
+{
+	const struct pkt_spec del = {.op = XKV_OP_DELETE};
+	struct fixture f;
+	int w;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	w = expect_packet(&f, "DELETE", &del, XDP_REDIRECT, STEERED);
+	expect_ewt(&f, "DELETE", partition_of(&del), xkv_ewt_word(w, 1),
+		   (struct xkv_ewt_counters){.taken = 1});
+	make_busy(&f, w);
+	cr_expect_eq(expect_packet(&f, "DELETE again", &del, XDP_REDIRECT, STEERED), w);
+	cr_expect_eq(expect_packet(&f, "PUT", &put, XDP_REDIRECT, STEERED), w);
+	expect_ewt(&f, "DELETE, DELETE, PUT", partition_of(&del), xkv_ewt_word(w, 3),
+		   (struct xkv_ewt_counters){.taken = 1, .joined = 2});
+	fixture_close(&f);
+}
+
+/* Every piece of a value in pieces joins the owner the first piece chose. */
+Test(xdp, dcrew_pieces_of_one_put_join_one_owner)
+{
+	const __u32 value_len = 5000, piece = 1400, pieces = 4;
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	for (int k = 0; k < 8; k++) {
+		struct pkt_spec spec = {.op = XKV_OP_PUT, .value_len = value_len};
+		int first = -1;
+
+		/* keys may share a partition: each starts from an empty table */
+		cr_assert_eq(fixture_ewt_reset(&f), 0);
+		snprintf(spec.key, sizeof(spec.key), "big:%d", k);
+		for (__u32 off = 0; off < value_len; off += piece) {
+			int w;
+
+			spec.frag_offset = off;
+			spec.frag_len = value_len - off < piece ? value_len - off : piece;
+			w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+			/* the first piece took the slot: the others' candidate is elsewhere */
+			if (first < 0) {
+				first = w;
+				make_busy(&f, w);
+			}
+			cr_expect_eq(w, first, "%s: piece at %u went to %d, not %d", spec.key, off,
+				     w, first);
+		}
+		expect_ewt(&f, spec.key, partition_of(&spec), xkv_ewt_word(first, pieces),
+			   (struct xkv_ewt_counters){.taken = k + 1,
+						     .joined = (k + 1) * (pieces - 1)});
+	}
+	fixture_close(&f);
+}

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
+#include "xkv/ewt.h"
 #include "xkv/maps.h"
 
 #define BPFCTL_BPFFS	 "/sys/fs/bpf"
@@ -57,6 +58,12 @@ struct bpfctl_stats {
 	__u64 steered[XKV_WORKERS_MAX]; /* packets redirected to each worker */
 };
 
+/* dcrew's Exclusive Writer Table (include/xkv/ewt.h) as XDP and the workers leave it. */
+struct bpfctl_ewt {
+	struct xkv_ewt_counters counters; /* xkv_ewt_stats, summed over CPUs */
+	__u32 active;			  /* slots with writes outstanding now */
+};
+
 /* Loads, pins, configures and attaches; if xkv is already attached, updates its config. */
 int bpfctl_attach(const struct bpfctl_attach_opts *opts);
 
@@ -72,6 +79,11 @@ int bpfctl_stats(const char *ifname, struct bpfctl_stats *stats);
 
 /* Sums the per-CPU counters of the two stats maps. */
 int bpfctl_stats_read(int stats_fd, int steered_fd, struct bpfctl_stats *stats);
+
+int bpfctl_ewt(const char *ifname, struct bpfctl_ewt *ewt);
+
+/* Scans the table's slots and sums its per-CPU counters. */
+int bpfctl_ewt_read(int ewt_fd, int ewt_stats_fd, struct bpfctl_ewt *ewt);
 
 /* Writes the config map, checking the values first. */
 int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
