@@ -107,23 +107,41 @@ static __u32 median(__u32 *ns)
 	return ns[ROUNDS / 2];
 }
 
+/*
+ * Nothing releases EWT slots here, so a dcrew write row runs in calls of as many
+ * packets as a slot takes, each from an empty table: the first takes the slot, the
+ * others join. About REPEAT packets in all, like the other rows.
+ */
+#define EWT_REPEAT XKV_EWT_WRITES_MAX
+#define EWT_CALLS  (REPEAT / EWT_REPEAT)
+
 /* One round of one row: its time goes to row->ns[round]. */
 static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int round)
 {
 	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy};
 	int prog_fd = row->prog == PROG_PASS ? pass_fd : bpf_program__fd(f->skel->progs.xkv_xdp);
+	bool ewt = row->policy == XKV_POLICY_DCREW && row->pkt.op != XKV_OP_GET;
+	int calls = ewt ? EWT_CALLS : 1;
 	struct pkt_layout layout;
 	__u8 pkt[PKT_SIZE_MAX];
-	__u32 got;
+	__u32 got, ns;
+	__u64 sum = 0;
 	int err;
 
 	err = fixture_config(f, &cfg);
 	if (err)
 		return err;
 	pkt_build(&row->pkt, pkt, &layout);
-	err = xdp_run(prog_fd, pkt, layout.len, REPEAT, &got, &row->ns[round]);
-	if (err)
-		return err;
+	for (int call = 0; call < calls; call++) {
+		err = ewt ? fixture_ewt_reset(f) : 0;
+		if (!err)
+			err = xdp_run(prog_fd, pkt, layout.len, ewt ? EWT_REPEAT : REPEAT, &got,
+				      &ns);
+		if (err)
+			return err;
+		sum += ns;
+	}
+	row->ns[round] = sum / calls;
 	if (got != row->verdict) {
 		fprintf(stderr, "bench-xdp: %s: verdict %u, expected %u\n", row->name, got,
 			row->verdict);
@@ -168,8 +186,9 @@ int main(void)
 	}
 	fprintf(stderr, "\n");
 	parse_ns = median(rows[PARSE_ONLY].ns);
-	printf("BPF_PROG_RUN, %d workers, median of %d interleaved rounds x %d packets\n",
-	       WORKERS, ROUNDS, REPEAT);
+	printf("BPF_PROG_RUN, %d workers, median of %d interleaved rounds x %d packets "
+	       "(dcrew writes: %d x %d)\n",
+	       WORKERS, ROUNDS, REPEAT, EWT_CALLS, EWT_REPEAT);
 	printf("%-38s %8s %9s\n", "packet", "ns", "x parse");
 	for (size_t i = 0; i < nrows; i++) {
 		__u32 ns = median(rows[i].ns);
