@@ -47,8 +47,8 @@ static const struct xkv_opt attach_opts[] = {
 	{"port", 'p', "PORT", "UDP port of xkv requests (default 7411)"},
 	{"workers", 'w', "N", "worker threads per rx queue, 1..64 (default 1)"},
 	{"policy", 'P', "NAME",
-	 "erew (default), crew or minos (whose roles a running xkv-server --policy minos "
-	 "writes)"},
+	 "erew (default), crew, minos (whose roles a running xkv-server --policy minos "
+	 "writes) or dcrew"},
 	{"allow", 'a', "CIDR",
 	 "client network allowed to send requests; repeatable. Without any, all xkv requests are "
 	 "dropped."},
@@ -183,7 +183,7 @@ static int take_attach_option(struct xkv_opts *p, char letter, void *args)
 	case 'P':
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew, crew or minos");
+			return xkv_opts_bad_value(p, "erew, crew, minos or dcrew");
 		opts->config.policy = policy;
 		return 0;
 	case 'a':
@@ -369,15 +369,50 @@ static int cmd_status(const struct command *cmd, int argc, char **argv)
 	return err ? EXIT_FAILED : EXIT_OK;
 }
 
-static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
-			     const struct live_counters *live)
+/* One figure of stats' EWT section. */
+struct ewt_field {
+	const char *name;
+	__u64 value;
+};
+
+#define EWT_FIELDS_MAX 6
+
+/*
+ * dcrew's EWT as stats shows it, in text and JSON alike: slots held now, the most a
+ * running server saw held at once (it samples them), and what XDP did with writes.
+ */
+static size_t ewt_fields(const struct bpfctl_ewt *ewt, const struct live_counters *live,
+			 struct ewt_field out[EWT_FIELDS_MAX])
 {
+	size_t n = 0;
+
+	out[n++] = (struct ewt_field){"active", ewt->active};
+	if (live)
+		out[n++] = (struct ewt_field){"active_max", live->server.ewt_active_max};
+	out[n++] = (struct ewt_field){"taken", ewt->counters.taken};
+	out[n++] = (struct ewt_field){"conflicts", ewt->counters.joined};
+	out[n++] = (struct ewt_field){"cas_retries", ewt->counters.cas_retry};
+	out[n++] = (struct ewt_field){"dropped", ewt->counters.dropped};
+	return n;
+}
+
+static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
+			     const struct bpfctl_ewt *ewt, const struct live_counters *live)
+{
+	struct ewt_field fields[EWT_FIELDS_MAX];
+
 	printf("passed %llu\ndropped:\n", (unsigned long long)stats->slots[XKV_STAT_PASSED]);
 	for (__u32 r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
 		printf("  %-16s %llu\n", xkv_reason_name(r), (unsigned long long)stats->slots[r]);
 	printf("steered:\n");
 	for (__u32 w = 0; w < workers; w++)
 		printf("  worker %-9u %llu\n", w, (unsigned long long)stats->steered[w]);
+	if (ewt) {
+		printf("ewt:\n");
+		for (size_t i = 0, n = ewt_fields(ewt, live, fields); i < n; i++)
+			printf("  %-16s %llu\n", fields[i].name,
+			       (unsigned long long)fields[i].value);
+	}
 	if (live)
 		live_counters_print_text(live, stdout);
 	else
@@ -385,8 +420,9 @@ static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
 }
 
 static int print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
-			    const struct live_counters *live)
+			    const struct bpfctl_ewt *ewt, const struct live_counters *live)
 {
+	struct ewt_field fields[EWT_FIELDS_MAX];
 	struct xkv_json w;
 
 	xkv_json_init(&w, stdout);
@@ -402,6 +438,13 @@ static int print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
 	for (__u32 i = 0; i < workers; i++)
 		xkv_json_uint(&w, stats->steered[i]);
 	xkv_json_array_end(&w);
+	if (ewt) {
+		xkv_json_key(&w, "ewt");
+		xkv_json_object_start(&w);
+		for (size_t i = 0, n = ewt_fields(ewt, live, fields); i < n; i++)
+			xkv_json_uint_field(&w, fields[i].name, fields[i].value);
+		xkv_json_object_end(&w);
+	}
 	if (live)
 		live_counters_json(live, &w);
 	xkv_json_object_end(&w);
@@ -414,7 +457,8 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 	static struct live_counters live;
 	struct bpfctl_stats stats;
 	struct bpfctl_status st;
-	bool have_live;
+	struct bpfctl_ewt ewt;
+	bool have_live, dcrew;
 	__u32 workers;
 	int ret;
 
@@ -427,15 +471,21 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 		return EXIT_FAILED;
 	/* every worker slot when the config is unreadable, so no count hides */
 	workers = st.has_config ? st.config.workers : XKV_WORKERS_MAX;
+	/* the EWT section only under the policy that uses it, as status shows minos's roles */
+	dcrew = st.has_config && st.config.policy == XKV_POLICY_DCREW;
+	if (dcrew && bpfctl_ewt(args.ifname, &ewt))
+		return EXIT_FAILED;
 	/* a server publishes its own counters beside the maps; an attachment alone has none */
 	ret = live_counters_read(args.ifname, &live);
 	have_live = ret == 0;
 	if (ret && ret != -ENODATA)
 		pr_warn("xkv-loader: reading the server's counters: %s\n", strerror(-ret));
 	if (args.json)
-		return print_stats_json(&stats, workers, have_live ? &live : NULL) ? EXIT_FAILED
-										   : EXIT_OK;
-	print_stats_text(&stats, workers, have_live ? &live : NULL);
+		return print_stats_json(&stats, workers, dcrew ? &ewt : NULL,
+					have_live ? &live : NULL)
+			   ? EXIT_FAILED
+			   : EXIT_OK;
+	print_stats_text(&stats, workers, dcrew ? &ewt : NULL, have_live ? &live : NULL);
 	return EXIT_OK;
 }
 
@@ -477,8 +527,9 @@ static const struct command commands[] = {
 		.summary = "show the program's and a running server's counters",
 		.synopsis = "Usage: xkv-loader stats --iface IF [--json]\n"
 			    "Show packets dropped per reason, passed to the stack and steered "
-			    "per worker,\nthen the counters a running xkv-server publishes: per "
-			    "worker (requests by op,\nreplies by status, drops by reason, "
+			    "per worker,\nunder dcrew the Exclusive Writer Table's slots and "
+			    "counters, then the counters\na running xkv-server publishes: per "
+			    "worker (requests by op, replies by status,\ndrops by reason, "
 			    "reassembly, sockets) and the store's.\n",
 		.opts = stats_opts,
 		.n_opts = XKV_OPTS_COUNT(stats_opts),

@@ -132,7 +132,7 @@ check "interface down" expect_fail "is down" loader attach --iface "$SRV_IF" --a
 ip -n "$SRV_NS" link set dev "$SRV_IF" up
 check "native mode unsupported (lo)" expect_fail "does not support native mode" \
 	loader attach --iface lo --allow "$CLI_IP"
-check "bad option value" expect_fail "--policy x: expected erew, crew or minos" \
+check "bad option value" expect_fail "--policy x: expected erew, crew, minos or dcrew" \
 	loader attach --iface "$SRV_IF" --policy x
 check "help" expect_out "Usage: xkv-loader attach" "$LOADER" attach --help
 
@@ -182,6 +182,39 @@ xkv_before=$(stat_of not_allowed)
 check "send GETs to the old port" send 2 $PORT
 check "... passed" grows_by passed "$before" 2
 check "... and not taken for xkv" test "$(stat_of not_allowed)" = "$xkv_before"
+
+echo "-- dcrew's Exclusive Writer Table"
+# ewt_holds EXPR: EXPR holds of e, the "ewt" object of stats --json
+ewt_holds() {
+	loader stats --iface "$SRV_IF" --json |
+		python3 -c 'import json, sys
+e = json.load(sys.stdin)["ewt"]
+sys.exit(not eval(sys.argv[1]))' "$1"
+}
+no_ewt_section() { ! loader stats --iface "$SRV_IF" --json | grep -q '"ewt"'; }
+check "attach --policy dcrew" loader attach --iface "$SRV_IF" --policy dcrew --workers 4 \
+	--allow "$CLI_IP/32"
+check "status shows policy dcrew" expect_out "policy dcrew, workers 4" \
+	loader status --iface "$SRV_IF"
+check "bpftool: EWT slot fields by name" expect_out '"writes": 0' \
+	bpftool map dump pinned "$PINS/xkv_ewt"
+check "bpftool: EWT counters by name" expect_out '"cas_retry": 0' \
+	bpftool map dump pinned "$PINS/xkv_ewt_stats"
+check "hold slot 7 for worker 2 with 3 writes, as XDP would" \
+	bpftool map update pinned "$PINS/xkv_ewt" key 7 0 0 0 value 2 0 0 0 3 0 0 0
+check "bpftool shows the slot's owner and writes" expect_out '"owner": 2' \
+	bpftool map dump pinned "$PINS/xkv_ewt"
+check "stats --json: one EWT slot active, no most-seen without a server" \
+	ewt_holds 'e["active"] == 1 and "active_max" not in e'
+check "stats --json: the EWT's counters" \
+	ewt_holds 'all(type(e[k]) is int for k in ("taken", "conflicts", "cas_retries", "dropped"))'
+check "stats: the EWT section in text" expect_out "active           1" \
+	loader stats --iface "$SRV_IF"
+check "stats: ewt_busy among the drop reasons" expect_out "ewt_busy         0" \
+	loader stats --iface "$SRV_IF"
+check "re-attach under crew" loader attach --iface "$SRV_IF" --policy crew --workers 4 \
+	--allow "$CLI_IP/32"
+check "... stats has no EWT section" no_ewt_section
 
 echo "-- JSON of names that need escaping"
 # a quote, a backslash and a control character: all allowed in an interface name
