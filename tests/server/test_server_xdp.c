@@ -17,6 +17,7 @@
 
 #include "client/client.h"
 #include "proto/codec.h"
+#include "xkv/ewt.h"
 #include "server_proc.h"
 #include "workloads.h"
 
@@ -332,6 +333,35 @@ Test(server_xdp, live_counters_move_while_it_runs)
 		     server_counter(&srv, "worker 0 rx_packets") +
 			     server_counter(&srv, "worker 1 rx_packets"),
 		     "the queue's packets are its sockets'");
+}
+
+/*
+ * dcrew end to end: XDP takes or joins a slot for every write, the workers release
+ * each one, and xkv-loader stats shows the table empty again with every write counted.
+ */
+Test(server_xdp, dcrew_writes_take_and_release_their_slots)
+{
+	static const char *const extra[] = {"--policy", "dcrew", NULL};
+	static const char check[] =
+		"d[\"ewt\"][\"taken\"] + d[\"ewt\"][\"conflicts\"] == 100 and "
+		"d[\"ewt\"][\"active\"] == 0 and d[\"ewt\"][\"dropped\"] == 0 and "
+		"d[\"ewt\"][\"active_max\"] >= 0";
+	char cmd[512];
+
+	start_xdp("2", extra);
+	put_keys(0, 100);
+	cr_assert_eq(live_counter_reaching("ewt_released", 100), 100, "every write released");
+	cr_assert(loader_json_holds("stats", check), "stats --json: %s", check);
+	/* and bpftool, by the fields' names: every slot free */
+	snprintf(cmd, sizeof(cmd),
+		 "bpftool -j map dump pinned /sys/fs/bpf/xkv/%s/xkv_ewt | python3 -c '"
+		 "import json, sys; d = json.load(sys.stdin); "
+		 "sys.exit(len(d) != %d or "
+		 "any(e[\"formatted\"][\"value\"][\"writes\"] for e in d))'",
+		 netns_env("XKV_IFACE"), XKV_EWT_SLOTS);
+	cr_assert_eq(system(cmd), 0, "bpftool map dump: %s", cmd);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "ewt_not_owner"), 0, "a write came without its slot");
 }
 
 /*
