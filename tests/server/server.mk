@@ -4,7 +4,7 @@
 
 SERVER_TESTS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/test_server_xdp \
 		$(BUILD)/tests/test_server_minos $(BUILD)/tests/test_server_requeue \
-		$(BUILD)/tests/test_server_multiqueue
+		$(BUILD)/tests/test_server_multiqueue $(BUILD)/tests/test_server_dcrew
 
 $(BUILD)/tests/server/%.o: XKV_CFLAGS += -Itests/server \
 	-DXKV_SERVER_BIN='"$(abspath $(BUILD))/xkv-server"' \
@@ -36,6 +36,10 @@ $(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp \
 $(BUILD)/tests/run-server-minos: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_minos
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_minos)
 
+# 8 workers on one queue: many more than the cores, for correctness
+$(BUILD)/tests/run-server-dcrew: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_dcrew
+	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_dcrew)
+
 # its own veth pair, with queues to change, in the namespaces the script makes
 $(BUILD)/tests/run-server-requeue: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_requeue
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_requeue)
@@ -46,6 +50,7 @@ $(BUILD)/tests/run-server-mq%: tests/server/run-in-netns.sh $(BUILD)/tests/test_
 
 SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp \
 	       $(BUILD)/tests/run-server-minos $(BUILD)/tests/run-server-requeue \
-	       $(BUILD)/tests/run-server-mq2 $(BUILD)/tests/run-server-mq4
+	       $(BUILD)/tests/run-server-mq2 $(BUILD)/tests/run-server-mq4 \
+	       $(BUILD)/tests/run-server-dcrew
 TESTS += $(SERVER_RUNS)
 ASAN_TESTS += $(SERVER_RUNS)

@@ -269,6 +269,18 @@ Test(server_multiqueue, minos_serves_every_queue)
 	cr_assert_eq(server_counter(&srv, "handoffs_refused"), 0);
 }
 
+Test(server_multiqueue, dcrew_serves_every_queue)
+{
+	start_policy("dcrew");
+	run_clients();
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	assert_every_socket_served("dcrew");
+	cr_assert_eq(server_counter(&srv, "put"), KEYS);
+	/* each queue's XDP takes slots for the same workers: one writer still */
+	cr_assert_eq(server_counter(&srv, "ewt_not_owner"), 0);
+	cr_assert_gt(server_counter(&srv, "ewt_released"), KEYS, "every piece was held");
+}
+
 /* Whether python's check holds of d, the JSON of `xkv-loader stats --iface IF --json`. */
 static bool stats_json_holds(const char *check)
 {

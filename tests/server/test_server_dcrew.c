@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcrew end to end: 8 workers on this 2-core machine (for correctness, not speed),
+ * many clients writing a few keys of two partitions as fast as they can, so that
+ * writes of one partition are outstanding at once on the EWT all the time. Every
+ * write must go to the worker holding its partition; afterwards every slot must be
+ * empty (no lost release), XDP's takes and joins must equal the workers' releases,
+ * and every value must be the last one written, byte for byte.
+ *
+ * The checked build (the ASan pass, -DXKV_CHECKS) also marks the partition each
+ * worker writes and aborts on any overlap: the storm then proves invariant 1 under
+ * dcrew, and a second test, with workers that let their slot go before writing
+ * (XKV_CHECK_EARLY_RELEASE), proves that the check can fail.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xkv/ewt.h>
+#include <xkv/hash.h>
+#include "client/client.h"
+#include "server_proc.h"
+#include "workloads.h"
+
+#define WORKERS	       "8"
+#define THREADS	       8
+#define KEYS_PER_THREAD 2 /* one in each of the two partitions */
+#define ROUNDS	       4000
+#define PIECES_EVERY   16   /* one write in PIECES_EVERY is a value in pieces */
+#define VALUE_MAX      5000 /* ... of 2 to 4 datagrams */
+
+static struct server_proc srv;
+static char allow[64];
+static char keys[THREADS * KEYS_PER_THREAD][32];
+
+static void setup(void)
+{
+	netns_test_setup(&srv, allow);
+}
+
+static void teardown(void)
+{
+	server_stop(&srv);
+	unlink(srv.out_path);
+}
+
+TestSuite(server_dcrew, .init = setup, .fini = teardown, .timeout = 240);
+
+/* Keys whose hashes fall in two partitions, half in each: every write contends. */
+static void keys_pick(void)
+{
+	uint32_t parts[2], found[2] = {0, 0};
+	const uint32_t per_part = THREADS * KEYS_PER_THREAD / 2;
+	char key[32];
+
+	snprintf(key, sizeof(key), "dcrew:0");
+	parts[0] = xkv_partition(xkv_hash(key, strlen(key)));
+	parts[1] = (parts[0] + 1) % XKV_PARTITIONS;
+	for (uint32_t n = 0; found[0] < per_part || found[1] < per_part; n++) {
+		uint32_t p;
+
+		snprintf(key, sizeof(key), "dcrew:%u", n);
+		p = xkv_partition(xkv_hash(key, strlen(key)));
+		for (int i = 0; i < 2; i++) {
+			if (p != parts[i] || found[i] == per_part)
+				continue;
+			/* thread t gets keys 2t (first partition) and 2t + 1 (second) */
+			strcpy(keys[found[i] * 2 + i], key);
+			found[i]++;
+		}
+	}
+}
+
+/* Most values fit a datagram; one in PIECES_EVERY takes 2 to 4. */
+static uint32_t value_len(uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u;
+
+	return x % PIECES_EVERY == 0 ? 1500 + (x >> 8) % (VALUE_MAX - 1500) : (x >> 8) % 1200;
+}
+
+struct storm_thread {
+	pthread_t thread;
+	const char *server;
+	int id;
+	int failed, first_err;
+	uint32_t last_seed[KEYS_PER_THREAD]; /* of the value each key must hold; 0: deleted */
+	atomic_bool *stop;
+};
+
+/* Thread t writes its own keys, round after round; every 10th round deletes one first. */
+static void *storm_run(void *arg)
+{
+	struct storm_thread *t = arg;
+	static _Thread_local uint8_t value[VALUE_MAX];
+	const struct xkv_client_opts opts = {.timeout_ms = 200, .retries = 5};
+	struct xkv_client *c = xkv_client_open(t->server, &opts);
+
+	if (!c) {
+		t->failed++;
+		t->first_err = -errno;
+		return NULL;
+	}
+	for (uint32_t r = 1; r <= ROUNDS && !atomic_load(t->stop); r++) {
+		for (int k = 0; k < KEYS_PER_THREAD; k++) {
+			const char *key = keys[t->id * KEYS_PER_THREAD + k];
+			uint32_t seed = (uint32_t)t->id << 24 | r << 1 | (uint32_t)k;
+			int err = 0;
+
+			if (r % 10 == 0) {
+				err = xkv_client_delete(c, key, strlen(key));
+				if (err == -ENOENT)
+					err = 0;
+			}
+			if (!err) {
+				workload_fill(value, value_len(seed), seed);
+				err = xkv_client_put(c, key, strlen(key), value, value_len(seed));
+			}
+			if (err) {
+				if (!t->failed++)
+					t->first_err = err;
+				atomic_store(t->stop, true); /* one failure says it all */
+				break;
+			}
+			t->last_seed[k] = seed;
+		}
+	}
+	xkv_client_close(c);
+	return NULL;
+}
+
+/* THREADS clients at once; returns the failed requests, the first error in *first_err. */
+static int storm(struct storm_thread *t, int *first_err)
+{
+	atomic_bool stop = false;
+	int failed = 0;
+
+	keys_pick();
+	for (int i = 0; i < THREADS; i++) {
+		t[i] = (struct storm_thread){.server = server_addr(&srv), .id = i, .stop = &stop};
+		cr_assert_eq(pthread_create(&t[i].thread, NULL, storm_run, &t[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i].thread, NULL);
+		if (t[i].failed && !failed)
+			*first_err = t[i].first_err;
+		failed += t[i].failed;
+	}
+	return failed;
+}
+
+static int pinned_map(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/fs/bpf/xkv/%s/%s", netns_env("XKV_IFACE"), name);
+	fd = bpf_obj_get(path);
+	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Slots still held; a reply may overtake its release, so it waits a little for them. */
+static int ewt_held(void)
+{
+	int fd = pinned_map("xkv_ewt"), held = 0;
+
+	for (int tries = 0; tries < 100; tries++, usleep(10000)) {
+		held = 0;
+		for (uint32_t i = 0; i < XKV_EWT_SLOTS; i++) {
+			struct xkv_ewt_slot slot;
+
+			cr_assert_eq(bpf_map_lookup_elem(fd, &i, &slot), 0);
+			if (slot.writes || slot.owner) {
+				cr_log_info("slot %u: owner %u writes %u", i, slot.owner,
+					    slot.writes);
+				held++;
+			}
+		}
+		if (!held)
+			break;
+	}
+	close(fd);
+	return held;
+}
+
+/* XDP's counters of the table, summed over the CPUs. */
+static struct xkv_ewt_counters ewt_counters(void)
+{
+	int fd = pinned_map("xkv_ewt_stats"), ncpus = libbpf_num_possible_cpus();
+	struct xkv_ewt_counters *per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu)), sum = {0};
+	uint32_t zero = 0;
+
+	cr_assert_not_null(per_cpu);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &zero, per_cpu), 0);
+	for (int c = 0; c < ncpus; c++) {
+		sum.taken += per_cpu[c].taken;
+		sum.joined += per_cpu[c].joined;
+		sum.cas_retry += per_cpu[c].cas_retry;
+		sum.dropped += per_cpu[c].dropped;
+	}
+	free(per_cpu);
+	close(fd);
+	return sum;
+}
+
+static void start_dcrew(void)
+{
+	const char *args[] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"),
+			      "--workers", WORKERS, "--allow", allow, "--policy", "dcrew",
+			      "--memory", "64M", NULL};
+	int err = server_start(&srv, args);
+
+	cr_assert_eq(err, 0, "dcrew server did not start: %s", strerror(-err));
+}
+
+Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
+{
+	struct storm_thread t[THREADS];
+	struct xkv_client *c;
+	struct xkv_ewt_counters ewt, before;
+	static uint8_t want[VALUE_MAX];
+	int first_err = 0, failed;
+
+	start_dcrew();
+	/* a server killed before us (the next test's) leaves its pins, and XDP's counts */
+	before = ewt_counters();
+	failed = storm(t, &first_err);
+	cr_assert_eq(failed, 0, "%d writes failed, the first: %s", failed, strerror(-first_err));
+
+	cr_assert_eq(ewt_held(), 0, "EWT slots still held after every write was answered");
+	c = xkv_client_open(server_addr(&srv), NULL);
+	cr_assert_not_null(c);
+	for (int i = 0; i < THREADS; i++) {
+		for (int k = 0; k < KEYS_PER_THREAD; k++) {
+			const char *key = keys[i * KEYS_PER_THREAD + k];
+			uint32_t seed = t[i].last_seed[k], len = 0;
+			void *got = NULL;
+
+			workload_fill(want, value_len(seed), seed);
+			cr_assert_eq(xkv_client_get(c, key, strlen(key), &got, &len), 0, "%s", key);
+			cr_assert(len == value_len(seed) && !memcmp(got, want, len),
+				  "%s: not the last value written (%u bytes, want %u)", key, len,
+				  value_len(seed));
+			free(got);
+		}
+	}
+	xkv_client_close(c);
+	ewt = ewt_counters();
+	ewt.taken -= before.taken;
+	ewt.joined -= before.joined;
+	cr_log_info("EWT: taken %llu joined %llu cas_retry %llu dropped %llu",
+		    (unsigned long long)ewt.taken, (unsigned long long)ewt.joined,
+		    (unsigned long long)ewt.cas_retry, (unsigned long long)ewt.dropped);
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	cr_assert_eq(server_counter(&srv, "ewt_not_owner"), 0,
+		     "a write came to a worker that did not hold its slot");
+	cr_assert_eq((long)(ewt.taken + ewt.joined), server_counter(&srv, "ewt_released"),
+		     "every write XDP counted on a slot was released once");
+	cr_assert_gt(ewt.joined, 0, "no write ever found its partition held: nothing contended");
+	cr_assert_eq(server_counter(&srv, "frames_unaccounted"), 0, "a UMEM frame leaked");
+}
+
+#ifdef XKV_CHECKS
+/* Workers that let the slot go before writing: two of them must meet in a partition. */
+Test(server_dcrew, early_release_is_caught_by_the_overlap_check)
+{
+	struct storm_thread t[THREADS];
+	int first_err = 0;
+
+	setenv("XKV_CHECK_EARLY_RELEASE", "1", 1);
+	start_dcrew();
+	unsetenv("XKV_CHECK_EARLY_RELEASE");
+	storm(t, &first_err);
+	cr_assert_eq(server_stop(&srv), -1, "the server survived overlapping writers");
+	cr_assert_eq(srv.term_signal, SIGABRT, "it died of signal %d, not the check's abort",
+		     srv.term_signal);
+}
+#endif
