@@ -37,7 +37,7 @@ BENCHES	:=
 
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
-.PHONY: all deps test check test-asan asan-suites bench bench-minos demo clean
+.PHONY: all deps test check test-asan asan-suites bench bench-minos bench-dcrew demo clean
 
 include userspace/userspace.mk
 include tests/tests.mk
@@ -95,6 +95,12 @@ bench: deps
 bench-minos: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/bench-minos.sh $(BUILD)
+
+# d-CREW against crew at 50 % and 85 % writes, 2 workers, ~5 minutes
+# (tools/bench/bench-dcrew.sh; docs/BENCH.md). Run it on an idle machine.
+bench-dcrew: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/bench-dcrew.sh $(BUILD)
 
 clean:
 	$(Q)rm -rf $(BUILD)
