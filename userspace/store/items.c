@@ -96,9 +96,12 @@ uint64_t xkv_store_reclaimed(void)
 /*
  * Takes bytes from the shared budget. In cache mode a full budget makes the
  * partition's own CLOCK hand evict: a writer only ever unlinks items of the
- * partition it owns, so eviction keeps the single-writer rule. A partition with
- * nothing left to evict may borrow up to 1/XKV_CACHE_SLACK of the limit; writers of
- * other partitions pay it back (memory_repay) on their next writes.
+ * partition it writes, so eviction is part of that partition's write and needs no
+ * more than the contract's hand-over (store.h) to see the hand and counters the
+ * previous writer left. A partition with nothing left to evict may borrow up to
+ * 1/XKV_CACHE_SLACK of the limit; writers of other partitions pay it back
+ * (memory_repay) on their next writes, each evicting in its own partition. The
+ * budget itself is the one word all partitions share: a CAS.
  */
 int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes)
 {

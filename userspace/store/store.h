@@ -3,9 +3,16 @@
  * The xkv store: MICA-style partitions of cache-line buckets.
  *
  * Concurrency contract (docs/DESIGN.md invariants 1 and 2):
- *  - At most one thread at a time calls put/delete for keys of one partition
- *    (xkv_partition(hash)). The caller guarantees it: steering sends every write of
- *    a partition to its one writer. The store does not lock.
+ *  - At most one thread at a time writes a partition (xkv_partition(hash)): calls
+ *    put, install or delete for its keys. The writer may change (dcrew moves a
+ *    partition between workers), but a new writer must happen-after the previous
+ *    writer's last call: a release by the one paired with an acquire by the other
+ *    (static steering is the trivial case). The store does not lock; the caller
+ *    guarantees it. That order alone covers the partition's writer state, all read
+ *    and written with plain or relaxed accesses: the bucket versions (begin/end are
+ *    a load then a store), the table's next spare and a spare's head, the CLOCK hand,
+ *    the items and evictions counters, and everything a put does in the partition
+ *    on its way: eviction, repaying a loan, growing the table.
  *  - Any thread may call get at any time. Readers never block and never see a torn
  *    value: each bucket has a version that writers make odd while they change it,
  *    and readers retry when it moved.

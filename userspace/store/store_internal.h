@@ -52,13 +52,16 @@ struct xkv_table {
 	uint32_t bits;		/* log2 of the heads */
 	uint32_t mask;		/* heads - 1 */
 	uint32_t nbuckets;	/* heads + spares */
-	uint32_t overflow_next; /* next spare to hand out: the writer's */
+	uint32_t overflow_next; /* next spare to hand out: the writer's (store.h) */
 	uint32_t clock_hand;	/* flat slot index of the CLOCK hand: the writer's */
 	size_t bytes;		/* of the mapping, this header included */
 	alignas(XKV_CACHE_LINE) struct xkv_bucket buckets[];
 };
 
-/* State only a partition's writer changes; one line each so writers never share. */
+/*
+ * State only a partition's writer changes, whichever thread that is now (store.h);
+ * one line each so writers never share.
+ */
 struct xkv_partition {
 	alignas(XKV_CACHE_LINE) _Atomic(struct xkv_table *) table; /* readers load it */
 	_Atomic uint64_t items;					     /* read by stats */
@@ -123,12 +126,18 @@ static inline uint8_t *item_value(struct xkv_item *item)
 
 static inline void counter_add(_Atomic uint64_t *c, int64_t delta)
 {
-	/* single writer: a plain load and store, atomic only so stats may read it */
+	/* one writer, ordered after the last (store.h): atomic only so stats may read it */
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
 			      memory_order_relaxed);
 }
 
-/* Writer side of the seqlock: the version is odd between begin and end. */
+/*
+ * Writer side of the seqlock: the version is odd between begin and end. A load then a
+ * store, not an atomic increment: the one writer of the partition happens-after the
+ * previous one (store.h), so it always sees the last end. An atomic RMW would not
+ * make two overlapping writers safe either: each would still change slots the
+ * other's readers trust, and the second begin would make the version even.
+ */
 static inline void bucket_write_begin(struct xkv_bucket *head)
 {
 	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
@@ -168,7 +177,7 @@ void retire_flush(void);
 int clock_evict(struct xkv_store *s, uint32_t partition);
 _Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head);
 
-/* The partition's table, as its writer sees it (it alone replaces it). */
+/* The partition's table, as its writer sees it (writers alone replace it, in turn). */
 static inline struct xkv_table *partition_table(struct xkv_partition *p)
 {
 	return atomic_load_explicit(&p->table, memory_order_relaxed);
