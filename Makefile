@@ -73,9 +73,11 @@ check: $(TESTS)
 	$(Q)tests/run-tests.sh $(TESTS)
 	$(Q)$(MAKE) --no-print-directory test-asan
 
+# The ASan build is also the checked build: -DXKV_CHECKS turns on the store's
+# assertions (a second writer in a partition aborts) and the tests of them.
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
-		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -DXKV_CHECKS" \
 		LDFLAGS="-fsanitize=address,undefined" asan-suites
 	$(Q)tests/run-tests.sh $(ASAN_TESTS:$(BUILD)/%=$(BUILD)/asan/%)
 

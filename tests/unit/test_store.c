@@ -9,6 +9,11 @@
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#ifdef XKV_CHECKS
+#include <signal.h>
+
+#include "store/store_internal.h"
+#endif
 
 static struct xkv_store *s;
 static uint8_t out[XKV_VALUE_MAX + 1];
@@ -126,6 +131,21 @@ Test(store, put_get_overwrite_delete)
 	cr_assert_eq(stats().items, 0);
 	cr_assert_eq(stats().bytes_used, 0, "every byte returns to the budget");
 }
+
+#ifdef XKV_CHECKS
+/* The checked build (make test-asan): a write that finds another writer in its chain aborts. */
+Test(store, second_writer_in_a_chain_aborts, .signal = SIGABRT)
+{
+	uint64_t hash = xkv_hash("k", 1);
+	struct xkv_table *table = partition_table(&s->part[xkv_partition(hash)]);
+
+	cr_assert_eq(put("k", "one", 3), 0);
+	/* a writer that began in k's chain and has not ended: no hand-over ordered us after it */
+	bucket_write_begin(&table->buckets[hash & table->mask]);
+	put("k", "two", 3);
+	cr_assert_fail("the second writer went on");
+}
+#endif
 
 Test(store, many_keys)
 {

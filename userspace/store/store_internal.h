@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <urcu/urcu-qsbr.h>
+#ifdef XKV_CHECKS
+#include <stdio.h>
+#include <stdlib.h>
+#endif
 
 #include <xkv/hash.h>
 #include "store/store.h"
@@ -142,6 +146,16 @@ static inline void bucket_write_begin(struct xkv_bucket *head)
 {
 	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
 
+#ifdef XKV_CHECKS
+	/* the checked build: odd here means a second writer in the chain, which we cannot undo */
+	if (v & 1) {
+		fprintf(stderr,
+			"xkv store: bucket version %u is odd as a write begins: two writers in "
+			"one partition (see the contract in store.h)\n",
+			v);
+		abort();
+	}
+#endif
 	atomic_store_explicit(&head->version, v + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 }
