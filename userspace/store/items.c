@@ -13,15 +13,20 @@ uint32_t item_capacity_for(uint32_t value_len)
 
 size_t item_bytes(uint16_t key_len, uint32_t capacity)
 {
-	return sizeof(struct xkv_item) + key_len + capacity;
+	return sizeof(struct xkv_item) + item_key_space(key_len) + capacity;
 }
 
-/* Rewriting in place saves an allocation, unless it would strand much of the old space. */
+/*
+ * Rewriting in place saves an allocation, unless it would strand much of the old
+ * space, or the item is large: its readers copy it plainly (XKV_REWRITE_MAX), and a
+ * long copy would hold the bucket's version odd.
+ */
 bool item_fits(const struct xkv_item *item, uint32_t value_len)
 {
 	uint32_t capacity = item_capacity(item);
 
-	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4;
+	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4 &&
+	       capacity <= XKV_REWRITE_MAX;
 }
 
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
@@ -44,8 +49,9 @@ struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 	item->capacity[2] = (uint8_t)(capacity >> 16);
 	atomic_init(&item->referenced, 0);
 	memcpy(item->data, key, key_len);
+	/* not published yet: plain copies, ordered before readers by the slot's release */
 	if (value_len)
-		memcpy(item->data + key_len, value, value_len);
+		memcpy(item_value(item), value, value_len);
 	return item;
 }
 

@@ -29,7 +29,7 @@ struct xkv_item {
 	_Atomic uint32_t lengths;   /* key_len << 24 | value_len; rewritten in place */
 	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
 	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
-	uint8_t data[] __attribute__((aligned(8))); /* key, then value */
+	uint8_t data[] __attribute__((aligned(8))); /* key, padded to 8, then value */
 };
 
 _Static_assert(sizeof(struct xkv_item) == 8, "the item header packs into 8 bytes");
@@ -123,10 +123,22 @@ static inline const uint8_t *item_key(const struct xkv_item *item)
 	return item->data;
 }
 
+/* The key's bytes padded to a multiple of 8, so that the value is 8-byte aligned. */
+static inline uint32_t item_key_space(uint16_t key_len)
+{
+	return (key_len + 7u) & ~7u;
+}
+
 static inline uint8_t *item_value(struct xkv_item *item)
 {
-	return item->data + item_key_len(item);
+	return item->data + item_key_space(item_key_len(item));
 }
+
+/*
+ * Above this capacity an item is never rewritten in place (item_fits): a new value
+ * goes into a new item, so a reader may copy such a value with plain memcpy.
+ */
+#define XKV_REWRITE_MAX 4096
 
 static inline void counter_add(_Atomic uint64_t *c, int64_t delta)
 {

@@ -111,6 +111,42 @@ chain_find(struct xkv_bucket *buckets, struct xkv_bucket *head, uint16_t tag, co
 }
 
 /*
+ * A value a writer may rewrite in place while readers copy it: relaxed atomics on
+ * the item's side, 8 bytes at a time (values are 8-byte aligned), so that a torn
+ * copy is one the version rejects rather than a data race. The buffer's side is plain.
+ */
+static inline void value_load(void *buf, const uint8_t *value, uint32_t len)
+{
+	uint8_t *to = buf;
+	uint32_t i = 0;
+
+#pragma GCC unroll 4 /* a 64-byte value in two rounds: as few instructions as memcpy's */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t word = __atomic_load_n((const uint64_t *)(value + i), __ATOMIC_RELAXED);
+
+		memcpy(to + i, &word, 8);
+	}
+	for (; i < len; i++)
+		to[i] = __atomic_load_n(value + i, __ATOMIC_RELAXED);
+}
+
+static inline void value_store(uint8_t *value, const void *buf, uint32_t len)
+{
+	const uint8_t *from = buf;
+	uint32_t i = 0;
+
+#pragma GCC unroll 4
+	for (; i + 8 <= len; i += 8) {
+		uint64_t word;
+
+		memcpy(&word, from + i, 8);
+		__atomic_store_n((uint64_t *)(value + i), word, __ATOMIC_RELAXED);
+	}
+	for (; i < len; i++)
+		__atomic_store_n(value + i, from[i], __ATOMIC_RELAXED);
+}
+
+/*
  * get, and with copy false value_len: the same seqlock read, less the copy. Inlined,
  * so that get's copy is a constant.
  */
@@ -158,7 +194,11 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 			err = -ENOBUFS;
 			goto validate;
 		}
-		memcpy(buf, item_value(item), len);
+		/* too large to be rewritten in place: immutable since its slot's release */
+		if (item_capacity(item) > XKV_REWRITE_MAX)
+			memcpy(buf, item_value(item), len);
+		else
+			value_load(buf, item_value(item), len);
 		if (s->mode == XKV_MODE_CACHE &&
 		    !atomic_load_explicit(&item->referenced, memory_order_relaxed))
 			atomic_store_explicit(&item->referenced, 1, memory_order_relaxed);
@@ -285,7 +325,8 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	}
 
 	bucket_write_begin(head);
-	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_relaxed);
+	/* release: a reader that finds the item sees it whole (item_new's plain copies) */
+	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_release);
 	bucket_write_end(head);
 	counter_add(&p->items, 1);
 	if (old)
@@ -319,7 +360,7 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 
 		if (item_fits(old, value_len)) {
 			bucket_write_begin(head);
-			memcpy(item_value(old), value, value_len);
+			value_store(item_value(old), value, value_len);
 			item_set_lengths(old, key_len, value_len);
 			bucket_write_end(head);
 			return 0;
