@@ -73,6 +73,10 @@ struct retire_batch {
 	struct xkv_item *items[XKV_RETIRE_BATCH];
 };
 
+#ifdef __SANITIZE_THREAD__
+char grace_period_token;
+#endif
+
 static _Thread_local struct retire_batch *retiring;
 static _Atomic uint64_t reclaimed; /* items freed so far */
 
@@ -80,6 +84,7 @@ static void batch_free_rcu(struct rcu_head *head)
 {
 	struct retire_batch *b = caa_container_of(head, struct retire_batch, rcu);
 
+	tsan_grace_period_ended();
 	for (uint32_t i = 0; i < b->n; i++)
 		item_free(b->items[i]);
 	atomic_fetch_add_explicit(&reclaimed, b->n, memory_order_relaxed);
@@ -156,7 +161,7 @@ void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 	if (!retiring) {
 		retiring = malloc(sizeof(*retiring));
 		if (!retiring) { /* no batch to wait in: wait here */
-			urcu_qsbr_synchronize_rcu();
+			grace_period_wait();
 			item_free(item);
 			atomic_fetch_add_explicit(&reclaimed, 1, memory_order_relaxed);
 			return;

@@ -179,6 +179,42 @@ static inline void bucket_write_end(struct xkv_bucket *head)
 	atomic_store_explicit(&head->version, v + 1, memory_order_release);
 }
 
+/*
+ * ThreadSanitizer cannot see that a grace period orders every access made before
+ * a thread's quiescent state before the frees that follow it: liburcu is not
+ * instrumented. So each quiescent state releases a token, and whatever frees after
+ * a grace period acquires it first.
+ */
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+extern char grace_period_token;
+static inline void tsan_quiescent_state(void)
+{
+	__tsan_release(&grace_period_token);
+}
+
+static inline void tsan_grace_period_ended(void)
+{
+	__tsan_acquire(&grace_period_token);
+}
+#else
+static inline void tsan_quiescent_state(void)
+{
+}
+
+static inline void tsan_grace_period_ended(void)
+{
+}
+#endif
+
+/* Waits for a grace period: the caller is quiescent meanwhile, as liburcu makes it. */
+static inline void grace_period_wait(void)
+{
+	tsan_quiescent_state();
+	urcu_qsbr_synchronize_rcu();
+	tsan_grace_period_ended();
+}
+
 /* items.c: allocation, accounting and deferred reclamation */
 size_t item_bytes(uint16_t key_len, uint32_t capacity);
 uint32_t item_capacity_for(uint32_t value_len);

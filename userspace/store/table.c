@@ -456,17 +456,20 @@ void xkv_store_thread_online(void)
 void xkv_store_thread_offline(void)
 {
 	retire_flush();
+	tsan_quiescent_state();
 	urcu_qsbr_unregister_thread();
 }
 
 void xkv_store_quiescent(void)
 {
+	tsan_quiescent_state();
 	urcu_qsbr_quiescent_state();
 }
 
 void xkv_store_thread_sleep(void)
 {
 	retire_flush();
+	tsan_quiescent_state();
 	urcu_qsbr_thread_offline();
 }
 
