@@ -629,6 +629,48 @@ Test(store_growth, no_larger_than_configured)
 	close_store();
 }
 
+/*
+ * The fraction of puts cache mode refuses: random keys, values of 16 B to 1 KiB
+ * (items of ~530 bytes on average), into a store limited to limit bytes.
+ */
+static double cache_refusals(size_t limit)
+{
+	static uint8_t val[1024];
+	uint64_t rng = 88172645463325252ULL;
+	const int puts = 50000;
+	int refused = 0;
+
+	open_store(limit, XKV_MODE_CACHE, 6, 16);
+	for (int i = 0; i < puts; i++) {
+		char key[24];
+		int err;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		snprintf(key, sizeof(key), "key:%u", (uint32_t)(rng % 100000));
+		err = put(key, val, 16 + (uint32_t)(rng >> 32) % 1000);
+		cr_assert(err == 0 || err == -ENOMEM, "put: %d", err);
+		refused += err == -ENOMEM;
+		if (i % 64 == 0)
+			xkv_store_quiescent();
+	}
+	close_store();
+	return (double)refused / puts;
+}
+
+/* store.h's sizing rule: a partition's share of the limit must hold a few items. */
+Test(store_modes, cache_mode_refuses_puts_only_when_partitions_hold_under_two_items)
+{
+	double small = cache_refusals(96 << 10), sized = cache_refusals(256 << 10);
+
+	cr_log_info("cache mode refused %.2f %% of puts in 96 KiB, %.2f %% in 256 KiB",
+		    100 * small, 100 * sized);
+	cr_assert_gt(small, 0.05, "96 KiB is 384 bytes a partition, under one item: %.3f refused",
+		     small);
+	cr_assert_eq(sized, 0, "256 KiB is 1 KiB a partition, two items: %.3f refused", sized);
+}
+
 Test(store_modes, bad_config)
 {
 	struct xkv_store_config cfg = {.memory_limit = 1 << 20, .bucket_bits = 30};

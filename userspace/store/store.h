@@ -79,7 +79,14 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
  * Cache mode evicts only within the key's partition (the writer owns no other).
  * A write to a partition with nothing left to evict borrows up to 1/8 of the
  * limit; while the store is over its limit, every write evicts items of its own
- * partition to pay it back. Only a write that fits neither gets -ENOMEM.
+ * partition to pay it back. Only a write that fits neither gets -ENOMEM: its
+ * partition, emptied, cannot hold the new item, and the loans outstanding already
+ * reach limit / 8. So size the limit against the 256 partitions: a partition's share,
+ * limit / 256, should hold two items of the mean size (8 bytes, the key padded to 8,
+ * the value rounded up to 8) and the largest item should be well under limit / 8.
+ * Below one item a share, puts are refused often: values of 16 B to 1 KiB
+ * (~530-byte items) got -ENOMEM on 15 % of puts in 96 KiB, none in 256 KiB
+ * (test_store.c, cache_mode_refuses_puts_only_when_partitions_hold_under_two_items).
  *
  * A new key may first double the partition's table (once it holds 5 items per head
  * bucket, or its chain is full), up to 2^bucket_bits heads: the table is rehashed
