@@ -21,6 +21,7 @@ static struct {
 	struct tsan_test_options options;
 } tests[TESTS_MAX];
 static int ntests;
+struct tsan_criterion_options criterion_options; /* suites may set it; we run one at a time */
 
 void tsan_test_register(const char *name, void (*run)(void), struct tsan_test_options options)
 {

@@ -29,6 +29,14 @@ void tsan_assert(bool ok, const char *expr, const char *file, int line, const ch
 	}                                                                                          \
 	static void suite##_##name(void)
 
+/* The runner runs one test at a time: a hook that would say so is left unused. */
+struct criterion_test_set;
+struct tsan_criterion_options {
+	unsigned jobs;
+};
+extern struct tsan_criterion_options criterion_options;
+#define ReportHook(kind) __attribute__((unused)) static void tsan_report_hook_##kind
+
 /* The message, if any, is a format and its arguments, as Criterion's; " " keeps it non-empty. */
 #define cr_assert(cond, ...) tsan_assert((cond), #cond, __FILE__, __LINE__, " " __VA_ARGS__)
 #define cr_assert_not(cond, ...) cr_assert(!(cond), __VA_ARGS__)
