@@ -159,7 +159,7 @@ static inline void bucket_write_begin(struct xkv_bucket *head)
 	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
 
 #ifdef XKV_CHECKS
-	/* the checked build: odd here means a second writer in the chain, which we cannot undo */
+	/* the checked build: odd here means another writer is between its begin and end */
 	if (v & 1) {
 		fprintf(stderr,
 			"xkv store: bucket version %u is odd as a write begins: two writers in "
