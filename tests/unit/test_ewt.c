@@ -6,8 +6,10 @@
  * XDP does; worker threads check that they hold the slot, write, and release it.
  * No worker may ever write a partition another is writing (each marks it with an
  * atomic exchange), no release may be lost or refused, and every slot must be empty
- * at the end. Each partition's data is a plain counter: under ThreadSanitizer a
- * hand-over without a release/acquire pair would show as a race on it.
+ * at the end. Each partition's data is a plain counter: under ThreadSanitizer (make
+ * test-tsan) a hand-over without its release/acquire pair shows as a race on it, so
+ * nothing else here may order the threads: the marks and counts are relaxed or each
+ * thread's own.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -34,7 +36,14 @@ static struct write writes[STEERS][WRITES];
 static _Atomic uint32_t writing[PARTITIONS]; /* worker + 1 inside a write, 0: none */
 static uint64_t data[PARTITIONS];	      /* written only by the slot's holder */
 static atomic_int steers_done;
-static atomic_ulong joined, busy, overlaps, not_held, refused_releases, applied;
+
+/* Each thread's counts, read once it has been joined. */
+static struct {
+	unsigned long joined, busy;
+} steer_counts[STEERS];
+static struct {
+	unsigned long overlaps, not_held, refused_releases, applied;
+} worker_counts[WORKERS];
 
 static void *steer_run(void *arg)
 {
@@ -50,10 +59,10 @@ static void *steer_run(void *arg)
 		w->partition = x % PARTITIONS;
 		to = xkv_ewt_join(ewt, w->partition, (x >> 8) % WORKERS, XKV_EWT_TRIES);
 		if (to < 0) {
-			atomic_fetch_add(&busy, 1);
+			steer_counts[id].busy++;
 			continue;
 		}
-		atomic_fetch_add(&joined, 1);
+		steer_counts[id].joined++;
 		/* the write is the worker's now: it may not be dropped, so wait for room */
 		while (!xkv_spsc_push(&rings[id][to], w))
 			sched_yield();
@@ -64,18 +73,17 @@ static void *steer_run(void *arg)
 
 static void worker_write(uint32_t me, const struct write *w)
 {
-	uint32_t other;
+	_Atomic uint32_t *mark = &writing[w->partition];
 
 	if (!xkv_ewt_holds(ewt, w->partition, me))
-		atomic_fetch_add(&not_held, 1);
-	other = atomic_exchange(&writing[w->partition], me + 1);
-	if (other)
-		atomic_fetch_add(&overlaps, 1);
+		worker_counts[me].not_held++;
+	if (atomic_exchange_explicit(mark, me + 1, memory_order_relaxed))
+		worker_counts[me].overlaps++;
 	data[w->partition]++;
-	atomic_store(&writing[w->partition], 0);
+	atomic_store_explicit(mark, 0, memory_order_relaxed);
 	if (xkv_ewt_release(ewt, w->partition, me, 1))
-		atomic_fetch_add(&refused_releases, 1);
-	atomic_fetch_add(&applied, 1);
+		worker_counts[me].refused_releases++;
+	worker_counts[me].applied++;
 }
 
 static void *worker_run(void *arg)
@@ -103,6 +111,7 @@ static void *worker_run(void *arg)
 Test(ewt, steering_and_workers_keep_one_writer_and_lose_no_release, .timeout = 120)
 {
 	pthread_t steers[STEERS], workers[WORKERS];
+	unsigned long joined = 0, busy = 0, overlaps = 0, not_held = 0, refused = 0, applied = 0;
 	uint64_t total = 0;
 
 	for (int s = 0; s < STEERS; s++)
@@ -116,18 +125,28 @@ Test(ewt, steering_and_workers_keep_one_writer_and_lose_no_release, .timeout = 1
 		pthread_join(steers[s], NULL);
 	for (int w = 0; w < WORKERS; w++)
 		pthread_join(workers[w], NULL);
+	for (int s = 0; s < STEERS; s++) {
+		joined += steer_counts[s].joined;
+		busy += steer_counts[s].busy;
+	}
+	for (int w = 0; w < WORKERS; w++) {
+		overlaps += worker_counts[w].overlaps;
+		not_held += worker_counts[w].not_held;
+		refused += worker_counts[w].refused_releases;
+		applied += worker_counts[w].applied;
+	}
 
-	cr_assert_eq(atomic_load(&overlaps), 0, "two workers wrote one partition at once");
-	cr_assert_eq(atomic_load(&not_held), 0, "a worker got a write without the slot");
-	cr_assert_eq(atomic_load(&refused_releases), 0, "a release was refused");
-	cr_assert_eq(atomic_load(&applied), atomic_load(&joined));
+	cr_assert_eq(overlaps, 0, "two workers wrote one partition at once");
+	cr_assert_eq(not_held, 0, "a worker got a write without the slot");
+	cr_assert_eq(refused, 0, "a release was refused");
+	cr_assert_eq(applied, joined);
 	for (int p = 0; p < PARTITIONS; p++)
 		total += data[p];
-	cr_assert_eq(total, atomic_load(&joined), "a write was lost or applied twice");
+	cr_assert_eq(total, joined, "a write was lost or applied twice");
 	for (uint32_t i = 0; i < XKV_EWT_SLOTS; i++)
 		cr_assert(!ewt[i].owner && !ewt[i].writes, "slot %u: owner %u writes %u", i,
 			  ewt[i].owner, ewt[i].writes);
-	cr_log_info("joined %lu, busy %lu", atomic_load(&joined), atomic_load(&busy));
+	cr_log_info("joined %lu, busy %lu", joined, busy);
 	for (int s = 0; s < STEERS; s++)
 		for (int w = 0; w < WORKERS; w++)
 			xkv_spsc_fini(&rings[s][w]);

@@ -9,6 +9,11 @@
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#ifdef XKV_CHECKS
+#include <signal.h>
+
+#include "store/store_internal.h"
+#endif
 
 static struct xkv_store *s;
 static uint8_t out[XKV_VALUE_MAX + 1];
@@ -126,6 +131,21 @@ Test(store, put_get_overwrite_delete)
 	cr_assert_eq(stats().items, 0);
 	cr_assert_eq(stats().bytes_used, 0, "every byte returns to the budget");
 }
+
+#ifdef XKV_CHECKS
+/* The checked build (make test-asan): a write that finds another writer in its chain aborts. */
+Test(store, second_writer_in_a_chain_aborts, .signal = SIGABRT)
+{
+	uint64_t hash = xkv_hash("k", 1);
+	struct xkv_table *table = partition_table(&s->part[xkv_partition(hash)]);
+
+	cr_assert_eq(put("k", "one", 3), 0);
+	/* a writer that began in k's chain and has not ended: no hand-over ordered us after it */
+	bucket_write_begin(&table->buckets[hash & table->mask]);
+	put("k", "two", 3);
+	cr_assert_fail("the second writer went on");
+}
+#endif
 
 Test(store, many_keys)
 {
@@ -252,18 +272,18 @@ Test(store, install_replaces_and_accounts_the_old_item)
 	cr_assert_eq(old_len, 5);
 	assert_value("k", v, sizeof(v));
 	cr_assert_eq(stats().items, 1);
-	/* 8-byte header, 1-byte key, 3000 bytes (a multiple of 8) */
-	cr_assert_eq(stats().bytes_used, 8 + 1 + 3000, "%lu", stats().bytes_used);
+	/* 8-byte header, 1-byte key padded to 8, 3000 bytes (a multiple of 8) */
+	cr_assert_eq(stats().bytes_used, 8 + 8 + 3000, "%lu", stats().bytes_used);
 	/* the same length again, which put would rewrite in place */
 	v[0] = 'y';
 	cr_assert_eq(install("k", v, sizeof(v), &old_len), 0);
 	cr_assert_eq(old_len, 3000);
 	assert_value("k", v, sizeof(v));
-	cr_assert_eq(stats().bytes_used, 8 + 1 + 3000);
+	cr_assert_eq(stats().bytes_used, 8 + 8 + 3000);
 	cr_assert_eq(install("k", "s", 1, &old_len), 0, "shrinks");
 	cr_assert_eq(old_len, 3000);
 	assert_value("k", "s", 1);
-	cr_assert_eq(stats().bytes_used, 8 + 1 + 8);
+	cr_assert_eq(stats().bytes_used, 8 + 8 + 8);
 	cr_assert_eq(del("k"), 0);
 	cr_assert_eq(stats().bytes_used, 0, "every byte returns to the budget");
 	cr_assert_eq(stats().items, 0);
@@ -366,7 +386,8 @@ Test(store_modes, store_mode_answers_no_memory)
 		snprintf(key, sizeof(key), "m%d", i);
 		assert_value(key, val, sizeof(val));
 	}
-	cr_assert_eq(put("m0", val, 8), 0, "an overwrite that shrinks frees room");
+	/* 1040-byte items leave 16 bytes, which an empty value's new item (16 bytes) takes */
+	cr_assert_eq(put("m0", val, 0), 0, "an overwrite that shrinks frees room");
 	snprintf(key, sizeof(key), "m%d", stored);
 	cr_assert_eq(put(key, val, sizeof(val)), 0, "... for one more");
 	close_store();
@@ -606,6 +627,48 @@ Test(store_growth, no_larger_than_configured)
 	xkv_store_get_stats(s, &st);
 	cr_assert_leq(st.bucket_bytes, 256 * (32 + 4 + 1) * 64, "%lu", st.bucket_bytes);
 	close_store();
+}
+
+/*
+ * The fraction of puts cache mode refuses: random keys, values of 16 B to 1 KiB
+ * (items of ~530 bytes on average), into a store limited to limit bytes.
+ */
+static double cache_refusals(size_t limit)
+{
+	static uint8_t val[1024];
+	uint64_t rng = 88172645463325252ULL;
+	const int puts = 50000;
+	int refused = 0;
+
+	open_store(limit, XKV_MODE_CACHE, 6, 16);
+	for (int i = 0; i < puts; i++) {
+		char key[24];
+		int err;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		snprintf(key, sizeof(key), "key:%u", (uint32_t)(rng % 100000));
+		err = put(key, val, 16 + (uint32_t)(rng >> 32) % 1000);
+		cr_assert(err == 0 || err == -ENOMEM, "put: %d", err);
+		refused += err == -ENOMEM;
+		if (i % 64 == 0)
+			xkv_store_quiescent();
+	}
+	close_store();
+	return (double)refused / puts;
+}
+
+/* store.h's sizing rule: a partition's share of the limit must hold a few items. */
+Test(store_modes, cache_mode_refuses_puts_only_when_partitions_hold_under_two_items)
+{
+	double small = cache_refusals(96 << 10), sized = cache_refusals(256 << 10);
+
+	cr_log_info("cache mode refused %.2f %% of puts in 96 KiB, %.2f %% in 256 KiB",
+		    100 * small, 100 * sized);
+	cr_assert_gt(small, 0.05, "96 KiB is 384 bytes a partition, under one item: %.3f refused",
+		     small);
+	cr_assert_eq(sized, 0, "256 KiB is 1 KiB a partition, two items: %.3f refused", sized);
 }
 
 Test(store_modes, bad_config)

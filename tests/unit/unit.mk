@@ -2,9 +2,31 @@
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-$(UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
+# The suites that also run under ThreadSanitizer (make test-tsan): the store's
+# concurrency suite and the EWT's protocol. They link the store and util alone, so
+# that TSan builds no more than that.
+TSAN_UNIT_TESTS := $(BUILD)/tests/test_store_concurrency $(BUILD)/tests/test_ewt
+
+$(filter-out $(TSAN_UNIT_TESTS),$(UNIT_TESTS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o \
+						       $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS) -lxxhash
 
+# Under ThreadSanitizer (TSAN=1) Criterion cannot run (Snaipe/Criterion#274): those
+# suites compile against tests/unit/tsan/criterion/criterion.h and link its runner.
+ifeq ($(TSAN),1)
+$(TSAN_UNIT_TESTS:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.o): XKV_CFLAGS += -Itests/unit/tsan
+TSAN_UNIT_RUNNER := $(BUILD)/tests/unit/tsan/runner.o
+else
+TSAN_UNIT_RUNNER :=
+TSAN_UNIT_LDLIBS := -lcriterion
+endif
+
+$(TSAN_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TSAN_UNIT_RUNNER) $(LIBXKV_STORE) \
+		    $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(TSAN_UNIT_LDLIBS) $(XKV_LDLIBS) -lxxhash
+
 TESTS += $(UNIT_TESTS)
 ASAN_TESTS += $(UNIT_TESTS)
+TSAN_TESTS += $(TSAN_UNIT_TESTS)

@@ -87,7 +87,7 @@ int table_grow(struct xkv_store *s, struct xkv_partition *p)
 	 * next quiescent state; an item rewritten in place now would tear under a
 	 * version they do not watch, so wait for them before going on.
 	 */
-	urcu_qsbr_synchronize_rcu();
+	grace_period_wait();
 	table_free(old);
 	return 0;
 }

@@ -13,15 +13,20 @@ uint32_t item_capacity_for(uint32_t value_len)
 
 size_t item_bytes(uint16_t key_len, uint32_t capacity)
 {
-	return sizeof(struct xkv_item) + key_len + capacity;
+	return sizeof(struct xkv_item) + item_key_space(key_len) + capacity;
 }
 
-/* Rewriting in place saves an allocation, unless it would strand much of the old space. */
+/*
+ * Rewriting in place saves an allocation, unless it would strand much of the old
+ * space, or the item is large: its readers copy it plainly (XKV_REWRITE_MAX), and a
+ * long copy would hold the bucket's version odd.
+ */
 bool item_fits(const struct xkv_item *item, uint32_t value_len)
 {
 	uint32_t capacity = item_capacity(item);
 
-	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4;
+	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4 &&
+	       capacity <= XKV_REWRITE_MAX;
 }
 
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
@@ -44,8 +49,9 @@ struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 	item->capacity[2] = (uint8_t)(capacity >> 16);
 	atomic_init(&item->referenced, 0);
 	memcpy(item->data, key, key_len);
+	/* not published yet: plain copies, ordered before readers by the slot's release */
 	if (value_len)
-		memcpy(item->data + key_len, value, value_len);
+		memcpy(item_value(item), value, value_len);
 	return item;
 }
 
@@ -67,6 +73,10 @@ struct retire_batch {
 	struct xkv_item *items[XKV_RETIRE_BATCH];
 };
 
+#ifdef __SANITIZE_THREAD__
+char grace_period_token;
+#endif
+
 static _Thread_local struct retire_batch *retiring;
 static _Atomic uint64_t reclaimed; /* items freed so far */
 
@@ -74,6 +84,7 @@ static void batch_free_rcu(struct rcu_head *head)
 {
 	struct retire_batch *b = caa_container_of(head, struct retire_batch, rcu);
 
+	tsan_grace_period_ended();
 	for (uint32_t i = 0; i < b->n; i++)
 		item_free(b->items[i]);
 	atomic_fetch_add_explicit(&reclaimed, b->n, memory_order_relaxed);
@@ -96,9 +107,12 @@ uint64_t xkv_store_reclaimed(void)
 /*
  * Takes bytes from the shared budget. In cache mode a full budget makes the
  * partition's own CLOCK hand evict: a writer only ever unlinks items of the
- * partition it owns, so eviction keeps the single-writer rule. A partition with
- * nothing left to evict may borrow up to 1/XKV_CACHE_SLACK of the limit; writers of
- * other partitions pay it back (memory_repay) on their next writes.
+ * partition it writes, so eviction is part of that partition's write and needs no
+ * more than the contract's hand-over (store.h) to see the hand and counters the
+ * previous writer left. A partition with nothing left to evict may borrow up to
+ * 1/XKV_CACHE_SLACK of the limit; writers of other partitions pay it back
+ * (memory_repay) on their next writes, each evicting in its own partition. The
+ * budget itself is the one word all partitions share: a CAS.
  */
 int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes)
 {
@@ -147,7 +161,7 @@ void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 	if (!retiring) {
 		retiring = malloc(sizeof(*retiring));
 		if (!retiring) { /* no batch to wait in: wait here */
-			urcu_qsbr_synchronize_rcu();
+			grace_period_wait();
 			item_free(item);
 			atomic_fetch_add_explicit(&reclaimed, 1, memory_order_relaxed);
 			return;

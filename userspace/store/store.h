@@ -3,9 +3,16 @@
  * The xkv store: MICA-style partitions of cache-line buckets.
  *
  * Concurrency contract (docs/DESIGN.md invariants 1 and 2):
- *  - At most one thread at a time calls put/delete for keys of one partition
- *    (xkv_partition(hash)). The caller guarantees it: steering sends every write of
- *    a partition to its one writer. The store does not lock.
+ *  - At most one thread at a time writes a partition (xkv_partition(hash)): calls
+ *    put, install or delete for its keys. The writer may change (dcrew moves a
+ *    partition between workers), but a new writer must happen-after the previous
+ *    writer's last call: a release by the one paired with an acquire by the other
+ *    (static steering is the trivial case). The store does not lock; the caller
+ *    guarantees it. That order alone covers the partition's writer state, all read
+ *    and written with plain or relaxed accesses: the bucket versions (begin/end are
+ *    a load then a store), the table's next spare and a spare's head, the CLOCK hand,
+ *    the items and evictions counters, and everything a put does in the partition
+ *    on its way: eviction, repaying a loan, growing the table.
  *  - Any thread may call get at any time. Readers never block and never see a torn
  *    value: each bucket has a version that writers make odd while they change it,
  *    and readers retry when it moved.
@@ -72,7 +79,14 @@ int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64
  * Cache mode evicts only within the key's partition (the writer owns no other).
  * A write to a partition with nothing left to evict borrows up to 1/8 of the
  * limit; while the store is over its limit, every write evicts items of its own
- * partition to pay it back. Only a write that fits neither gets -ENOMEM.
+ * partition to pay it back. Only a write that fits neither gets -ENOMEM: its
+ * partition, emptied, cannot hold the new item, and the loans outstanding already
+ * reach limit / 8. So size the limit against the 256 partitions: a partition's share,
+ * limit / 256, should hold two items of the mean size (8 bytes, the key padded to 8,
+ * the value rounded up to 8) and the largest item should be well under limit / 8.
+ * Below one item a share, puts are refused often: values of 16 B to 1 KiB
+ * (~530-byte items) got -ENOMEM on 15 % of puts in 96 KiB, none in 256 KiB
+ * (test_store.c, cache_mode_refuses_puts_only_when_partitions_hold_under_two_items).
  *
  * A new key may first double the partition's table (once it holds 5 items per head
  * bucket, or its chain is full), up to 2^bucket_bits heads: the table is rehashed

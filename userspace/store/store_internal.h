@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <urcu/urcu-qsbr.h>
+#ifdef XKV_CHECKS
+#include <stdio.h>
+#include <stdlib.h>
+#endif
 
 #include <xkv/hash.h>
 #include "store/store.h"
@@ -25,7 +29,7 @@ struct xkv_item {
 	_Atomic uint32_t lengths;   /* key_len << 24 | value_len; rewritten in place */
 	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
 	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
-	uint8_t data[] __attribute__((aligned(8))); /* key, then value */
+	uint8_t data[] __attribute__((aligned(8))); /* key, padded to 8, then value */
 };
 
 _Static_assert(sizeof(struct xkv_item) == 8, "the item header packs into 8 bytes");
@@ -52,13 +56,16 @@ struct xkv_table {
 	uint32_t bits;		/* log2 of the heads */
 	uint32_t mask;		/* heads - 1 */
 	uint32_t nbuckets;	/* heads + spares */
-	uint32_t overflow_next; /* next spare to hand out: the writer's */
+	uint32_t overflow_next; /* next spare to hand out: the writer's (store.h) */
 	uint32_t clock_hand;	/* flat slot index of the CLOCK hand: the writer's */
 	size_t bytes;		/* of the mapping, this header included */
 	alignas(XKV_CACHE_LINE) struct xkv_bucket buckets[];
 };
 
-/* State only a partition's writer changes; one line each so writers never share. */
+/*
+ * State only a partition's writer changes, whichever thread that is now (store.h);
+ * one line each so writers never share.
+ */
 struct xkv_partition {
 	alignas(XKV_CACHE_LINE) _Atomic(struct xkv_table *) table; /* readers load it */
 	_Atomic uint64_t items;					     /* read by stats */
@@ -116,23 +123,51 @@ static inline const uint8_t *item_key(const struct xkv_item *item)
 	return item->data;
 }
 
+/* The key's bytes padded to a multiple of 8, so that the value is 8-byte aligned. */
+static inline uint32_t item_key_space(uint16_t key_len)
+{
+	return (key_len + 7u) & ~7u;
+}
+
 static inline uint8_t *item_value(struct xkv_item *item)
 {
-	return item->data + item_key_len(item);
+	return item->data + item_key_space(item_key_len(item));
 }
+
+/*
+ * Above this capacity an item is never rewritten in place (item_fits): a new value
+ * goes into a new item, so a reader may copy such a value with plain memcpy.
+ */
+#define XKV_REWRITE_MAX 4096
 
 static inline void counter_add(_Atomic uint64_t *c, int64_t delta)
 {
-	/* single writer: a plain load and store, atomic only so stats may read it */
+	/* one writer, ordered after the last (store.h): atomic only so stats may read it */
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
 			      memory_order_relaxed);
 }
 
-/* Writer side of the seqlock: the version is odd between begin and end. */
+/*
+ * Writer side of the seqlock: the version is odd between begin and end. A load then a
+ * store, not an atomic increment: the one writer of the partition happens-after the
+ * previous one (store.h), so it always sees the last end. An atomic RMW would not
+ * make two overlapping writers safe either: each would still change slots the
+ * other's readers trust, and the second begin would make the version even.
+ */
 static inline void bucket_write_begin(struct xkv_bucket *head)
 {
 	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
 
+#ifdef XKV_CHECKS
+	/* the checked build: odd here means another writer is between its begin and end */
+	if (v & 1) {
+		fprintf(stderr,
+			"xkv store: bucket version %u is odd as a write begins: two writers in "
+			"one partition (see the contract in store.h)\n",
+			v);
+		abort();
+	}
+#endif
 	atomic_store_explicit(&head->version, v + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 }
@@ -142,6 +177,42 @@ static inline void bucket_write_end(struct xkv_bucket *head)
 	uint32_t v = atomic_load_explicit(&head->version, memory_order_relaxed);
 
 	atomic_store_explicit(&head->version, v + 1, memory_order_release);
+}
+
+/*
+ * ThreadSanitizer cannot see that a grace period orders every access made before
+ * a thread's quiescent state before the frees that follow it: liburcu is not
+ * instrumented. So each quiescent state releases a token, and whatever frees after
+ * a grace period acquires it first.
+ */
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+extern char grace_period_token;
+static inline void tsan_quiescent_state(void)
+{
+	__tsan_release(&grace_period_token);
+}
+
+static inline void tsan_grace_period_ended(void)
+{
+	__tsan_acquire(&grace_period_token);
+}
+#else
+static inline void tsan_quiescent_state(void)
+{
+}
+
+static inline void tsan_grace_period_ended(void)
+{
+}
+#endif
+
+/* Waits for a grace period: the caller is quiescent meanwhile, as liburcu makes it. */
+static inline void grace_period_wait(void)
+{
+	tsan_quiescent_state();
+	urcu_qsbr_synchronize_rcu();
+	tsan_grace_period_ended();
 }
 
 /* items.c: allocation, accounting and deferred reclamation */
@@ -168,7 +239,7 @@ void retire_flush(void);
 int clock_evict(struct xkv_store *s, uint32_t partition);
 _Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head);
 
-/* The partition's table, as its writer sees it (it alone replaces it). */
+/* The partition's table, as its writer sees it (writers alone replace it, in turn). */
 static inline struct xkv_table *partition_table(struct xkv_partition *p)
 {
 	return atomic_load_explicit(&p->table, memory_order_relaxed);

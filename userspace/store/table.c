@@ -111,6 +111,46 @@ chain_find(struct xkv_bucket *buckets, struct xkv_bucket *head, uint16_t tag, co
 }
 
 /*
+ * A value a writer may rewrite in place while readers copy it: relaxed atomics on
+ * the item's side, 8 bytes at a time (values are 8-byte aligned), so that a torn
+ * copy is one the version rejects rather than a data race. The buffer's side is
+ * plain. into_item is a constant wherever this is inlined.
+ */
+static inline void word_copy(uint8_t *item, uint8_t *buf, bool into_item)
+{
+	uint64_t w;
+
+	if (into_item) {
+		memcpy(&w, buf, 8);
+		__atomic_store_n((uint64_t *)item, w, __ATOMIC_RELAXED);
+	} else {
+		w = __atomic_load_n((const uint64_t *)item, __ATOMIC_RELAXED);
+		memcpy(buf, &w, 8);
+	}
+}
+
+static inline void value_copy(uint8_t *value, uint8_t *buf, uint32_t len, bool into_item)
+{
+	uint8_t *end = value + len;
+
+	/* four words a round: a 64-byte value in two, not far from memcpy's instructions */
+	for (; end - value >= 32; value += 32, buf += 32) {
+		word_copy(value, buf, into_item);
+		word_copy(value + 8, buf + 8, into_item);
+		word_copy(value + 16, buf + 16, into_item);
+		word_copy(value + 24, buf + 24, into_item);
+	}
+	for (; end - value >= 8; value += 8, buf += 8)
+		word_copy(value, buf, into_item);
+	for (; value < end; value++, buf++) {
+		if (into_item)
+			__atomic_store_n(value, *buf, __ATOMIC_RELAXED);
+		else
+			*buf = __atomic_load_n(value, __ATOMIC_RELAXED);
+	}
+}
+
+/*
  * get, and with copy false value_len: the same seqlock read, less the copy. Inlined,
  * so that get's copy is a constant.
  */
@@ -158,7 +198,11 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 			err = -ENOBUFS;
 			goto validate;
 		}
-		memcpy(buf, item_value(item), len);
+		/* too large to be rewritten in place: immutable since its slot's release */
+		if (item_capacity(item) > XKV_REWRITE_MAX)
+			memcpy(buf, item_value(item), len);
+		else
+			value_copy(item_value(item), buf, len, false);
 		if (s->mode == XKV_MODE_CACHE &&
 		    !atomic_load_explicit(&item->referenced, memory_order_relaxed))
 			atomic_store_explicit(&item->referenced, 1, memory_order_relaxed);
@@ -285,7 +329,8 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	}
 
 	bucket_write_begin(head);
-	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_relaxed);
+	/* release: a reader that finds the item sees it whole (item_new's plain copies) */
+	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_release);
 	bucket_write_end(head);
 	counter_add(&p->items, 1);
 	if (old)
@@ -319,7 +364,8 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 
 		if (item_fits(old, value_len)) {
 			bucket_write_begin(head);
-			memcpy(item_value(old), value, value_len);
+			/* the caller's value is only read: into_item copies from it */
+			value_copy(item_value(old), (uint8_t *)value, value_len, true);
 			item_set_lengths(old, key_len, value_len);
 			bucket_write_end(head);
 			return 0;
@@ -415,17 +461,20 @@ void xkv_store_thread_online(void)
 void xkv_store_thread_offline(void)
 {
 	retire_flush();
+	tsan_quiescent_state();
 	urcu_qsbr_unregister_thread();
 }
 
 void xkv_store_quiescent(void)
 {
+	tsan_quiescent_state();
 	urcu_qsbr_quiescent_state();
 }
 
 void xkv_store_thread_sleep(void)
 {
 	retire_flush();
+	tsan_quiescent_state();
 	urcu_qsbr_thread_offline();
 }
 
