@@ -320,3 +320,119 @@ Test(execute, look_ahead_hashes_serve_their_own_keys)
 	}
 	xkv_worker_fini(&w);
 }
+
+/* dcrew: a worker of 2 (id 1) on an EWT of its own, and a frame of req to feed it. */
+static struct xkv_ewt_slot ewt[XKV_EWT_SLOTS];
+
+static void dcrew_worker(struct xkv_worker *w, uint64_t timeout_ns)
+{
+	struct xkv_reasm_config reasm = {
+		.memory_limit = 1 << 20, .max_messages = 4, .timeout_ns = timeout_ns};
+
+	memset(ewt, 0, sizeof(ewt));
+	cr_assert_eq(xkv_worker_init(w, 1, 2, store, &cap->tx, &reasm), 0);
+	xkv_worker_dcrew(w, ewt);
+	cap->reserved = cap->sent = 0;
+}
+
+static struct xkv_ewt_slot *slot_of(const char *key)
+{
+	return &ewt[xkv_ewt_slot_of(xkv_partition(xkv_hash(key, strlen(key))))];
+}
+
+static void feed(struct xkv_worker *w, const struct xkv_msg *req)
+{
+	static uint8_t frame[FRAME];
+
+	xkv_worker_datagram(w, &peer, frame, encode(frame, sizeof(frame), req));
+}
+
+/* A write is executed only while the EWT gives its slot to the worker, and let go after. */
+Test(execute, dcrew_worker_writes_only_with_its_slot_and_releases_it)
+{
+	struct xkv_worker w;
+	struct xkv_msg req, reply;
+
+	dcrew_worker(&w, 0);
+	req = request(XKV_OP_PUT, "k", "v", 1);
+	feed(&w, &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_BUSY, "no slot: refused");
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed(&w, &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_BUSY, "worker 0's slot: refused");
+	cr_assert_eq(slot_of("k")->writes, 1, "another's slot is left alone");
+	cr_assert_eq(w.exec.stats.ewt_not_owner, 2);
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 0, "not executed");
+
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 2};
+	feed(&w, &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(slot_of("k")->writes, 1, "one of its two writes released");
+	req = request(XKV_OP_DELETE, "k", NULL, 0);
+	feed(&w, &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert(!slot_of("k")->writes && !slot_of("k")->owner, "the last one empties it");
+	cr_assert_eq(w.exec.stats.ewt_released, 2);
+
+	req = request(XKV_OP_GET, "k", NULL, 0);
+	feed(&w, &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_NOT_FOUND, "a read needs no slot");
+	xkv_worker_fini(&w);
+}
+
+#define PIECE_LEN 1000
+
+/* Pieces of put, PIECE_LEN bytes each, the pieces' indices in order[]. */
+static void feed_pieces(struct xkv_worker *w, struct xkv_msg put, const int *order, int n)
+{
+	const uint8_t *value = put.frag;
+
+	for (int i = 0; i < n; i++) {
+		uint32_t off = (uint32_t)order[i] * PIECE_LEN;
+
+		put.frag_offset = off;
+		put.frag_len = put.value_len - off < PIECE_LEN ? put.value_len - off : PIECE_LEN;
+		put.frag = value + off;
+		feed(w, &put);
+	}
+}
+
+/* Every piece (a duplicate too) holds the slot until the whole PUT is answered. */
+Test(execute, dcrew_pieces_hold_their_slot_until_the_reply)
+{
+	static const int order[] = {0, 2, 0, 1};
+	static uint8_t value[3 * PIECE_LEN];
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 0);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 1, .writes = 4}; /* XDP, per piece */
+	feed_pieces(&w, put, order, 3);
+	cr_assert_eq(cap->sent, 0, "incomplete: no reply yet");
+	cr_assert_eq(slot_of("big")->writes, 4, "held while pieces are missing");
+	feed_pieces(&w, put, order + 3, 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(slot_of("big")->writes, 0, "all four let go with the reply");
+	cr_assert_eq(w.exec.stats.ewt_released, 4);
+	xkv_worker_fini(&w);
+}
+
+/* A PUT whose pieces stop coming lets its slot go when reassembly drops it. */
+Test(execute, dcrew_pieces_dropped_unfinished_release_their_slot)
+{
+	static const int order[] = {0, 1};
+	static uint8_t value[3 * PIECE_LEN];
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value));
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 1000000);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 1, .writes = 2};
+	xkv_worker_tick(&w, 1);
+	feed_pieces(&w, put, order, 2);
+	cr_assert_eq(slot_of("big")->writes, 2);
+	xkv_worker_tick(&w, 1 + 1000000000ULL); /* past the timeout and the next look at it */
+	cr_assert_eq(slot_of("big")->writes, 0, "the dropped message's pieces let go");
+	cr_assert_eq(w.exec.stats.ewt_released, 2);
+	cr_assert_eq(cap->sent, 0, "nothing to answer: the client retries");
+	xkv_worker_fini(&w);
+}
