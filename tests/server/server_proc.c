@@ -29,10 +29,7 @@ static void sleep_ms(int ms)
 
 const char *server_addr(const struct server_proc *s)
 {
-	static char addr[64];
-
-	snprintf(addr, sizeof(addr), "%s:%u", s->host ? s->host : "127.0.0.1", s->port);
-	return addr;
+	return s->addr;
 }
 
 int netns_enter(const char *name)
@@ -88,6 +85,8 @@ int server_start(struct server_proc *s, const char *const *args)
 	if (!s->port)
 		s->port = (uint16_t)(20000 + (getpid() * 7 + time(NULL)) % 30000);
 	snprintf(port, sizeof(port), "%u", s->port);
+	/* written once here: client threads read it while the test starts more of them */
+	snprintf(s->addr, sizeof(s->addr), "%s:%u", s->host ? s->host : "127.0.0.1", s->port);
 	snprintf(s->out_path, sizeof(s->out_path), "/tmp/xkv-test-server-%d.out", getpid());
 	while (args && *args && n < 28)
 		argv[n++] = *args++;

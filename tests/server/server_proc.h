@@ -14,6 +14,7 @@ struct server_proc {
 	pid_t pid;
 	int term_signal;   /* after stop: the signal that ended it, 0 if it exited */
 	char out_path[64]; /* its stdout: the counters it prints when it stops */
+	char addr[64];	   /* "HOST:PORT", set by start: server_addr */
 };
 
 /*
@@ -56,7 +57,7 @@ long server_counter(const struct server_proc *s, const char *what);
 long server_live_counter(const struct server_proc *s, const char *loader, const char *iface,
 			 const char *what);
 
-/* "HOST:PORT" */
+/* "HOST:PORT" of a started server; it stays put, so threads may share it. */
 const char *server_addr(const struct server_proc *s);
 
 #endif /* XKV_TEST_SERVER_PROC_H */
