@@ -59,6 +59,15 @@ struct xkv_udp_view {
 	struct xkv_allow_key src; /* source address as an allowlist key, prefix 128 */
 };
 
+/* An IPv4 address as an allowlist key's address: IPv4-mapped, ::ffff:a.b.c.d. */
+static __always_inline void xkv_v4mapped(__u8 addr[16], const void *v4)
+{
+	__builtin_memset(addr, 0, 10);
+	addr[10] = 0xff;
+	addr[11] = 0xff;
+	__builtin_memcpy(&addr[12], v4, 4);
+}
+
 /* IPv4 header with options; false when it can't carry a UDP header we can read. */
 static __always_inline bool xkv_parse_ipv4(void *pos, void *end, struct xkv_udp_view *v)
 {
@@ -80,10 +89,7 @@ static __always_inline bool xkv_parse_ipv4(void *pos, void *end, struct xkv_udp_
 	v->ip_len_bad = tot_len < hdr_len + sizeof(struct udphdr) || tot_len > end - pos;
 	v->ip_payload_len = tot_len - hdr_len;
 	v->fragment = frag & XKV_IP_MF;
-	__builtin_memset(v->src.addr, 0, 10);
-	v->src.addr[10] = 0xff;
-	v->src.addr[11] = 0xff;
-	__builtin_memcpy(&v->src.addr[12], &ip->saddr, 4);
+	xkv_v4mapped(v->src.addr, &ip->saddr);
 	return true;
 }
 

@@ -3,12 +3,14 @@
  * Steering for the io_uring backend: an SK_REUSEPORT program on the group of UDP
  * sockets the workers bind to the xkv port. It picks the worker's socket with the
  * same policy code as the XDP program (steer.h), so writes to a partition reach
- * only its owner (docs/DESIGN.md invariant 1) without XDP. Malformed requests are dropped and
- * counted under the same reasons.
+ * only its owner (docs/DESIGN.md invariant 1) without XDP. Requests from sources outside
+ * the allowlist (xkv_allow, as XDP's) and malformed ones are dropped and counted under the
+ * same reasons.
  */
+#include <stddef.h>
 #include "maps.bpf.h"
+#include "parse.h"
 #include "steer.h"
-#include <linux/udp.h>
 
 /* The workers' sockets, by worker index: written by the server at start. */
 struct {
@@ -27,11 +29,28 @@ static __always_inline int reuse_drop(__u32 reason)
 	return SK_DROP;
 }
 
+/* The source address as an allowlist key; md->data is past the IP header, so read relative. */
+static __always_inline int reuse_source(struct sk_reuseport_md *md, struct xkv_allow_key *src)
+{
+	__be32 v4;
+
+	src->prefixlen = 128;
+	if (md->eth_protocol == bpf_htons(ETH_P_IPV6))
+		return bpf_skb_load_bytes_relative(md, offsetof(struct ipv6hdr, saddr), src->addr,
+						   sizeof(src->addr), BPF_HDR_START_NET);
+	if (bpf_skb_load_bytes_relative(md, offsetof(struct iphdr, saddr), &v4, sizeof(v4),
+					BPF_HDR_START_NET))
+		return -1;
+	xkv_v4mapped(src->addr, &v4);
+	return 0;
+}
+
 SEC("sk_reuseport")
 int xkv_reuseport(struct sk_reuseport_md *md)
 {
 	__u8 key[XKV_KEY_MAX + 6] __attribute__((aligned(8))); /* whole words for the hash */
 	const struct xkv_config *shared;
+	struct xkv_allow_key src;
 	struct xkv_config cfg;
 	enum xkv_reason reason;
 	struct xkv_hdr hdr;
@@ -44,6 +63,8 @@ int xkv_reuseport(struct sk_reuseport_md *md)
 	cfg = *(volatile const struct xkv_config *)shared;
 	if (cfg.workers < 1 || cfg.workers > XKV_WORKERS_MAX || cfg.policy >= XKV_POLICY_END)
 		return reuse_drop(XKV_R_BAD_CONFIG);
+	if (reuse_source(md, &src) || !bpf_map_lookup_elem(&xkv_allow, &src))
+		return reuse_drop(XKV_R_NOT_ALLOWED);
 
 	/* md->data is the UDP header; the kernel checked its length against the IP header */
 	if (bpf_skb_load_bytes(md, 0, &udp, sizeof(udp)))

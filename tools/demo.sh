@@ -60,7 +60,8 @@ in_server "$build/xkv-loader" status --iface "$if_s"
 drive xkv-xdp
 server_stop
 say "xkv-server --backend uring: kernel UDP sockets, io_uring, SK_REUSEPORT steering"
-server_run xkv-uring xkv "$build/xkv-server" --backend uring --workers 1
+server_run xkv-uring xkv "$build/xkv-server" --backend uring --workers 1 \
+	--allow "$ip_c/32"
 drive xkv-uring
 server_stop
 

@@ -5,14 +5,17 @@
  * limits, restart and a clean stop. Each test starts its own server and stops it
  * by PID, also when an assertion fails.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "client/client.h"
@@ -199,4 +202,76 @@ Test(server_uring, restart_serves_again_and_stop_is_clean)
 	cr_assert_eq(xkv_client_get(cli, "k", 1, &got, &len), 0);
 	cr_assert_eq(memcmp(got, "v2", 2), 0);
 	free(got);
+}
+
+/* A network namespace of this test's own whose loopback also has 192.0.2.1, a source
+ * outside loopback's networks; the server started after runs in it too. */
+static void own_netns_with_foreign_source(void)
+{
+	cr_assert_eq(unshare(CLONE_NEWNET), 0, "unshare: %s", strerror(errno));
+	cr_assert_eq(system("ip link set lo up && ip addr add 192.0.2.1/32 dev lo"), 0);
+}
+
+/* Whether a PUT sent from source src (an IPv4 address of this host) is answered. */
+static bool answered_from(const char *src)
+{
+	struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+	struct timeval wait = {.tv_usec = 300000};
+	uint8_t buf[2048];
+	size_t len = workload_put_datagram(buf, "from", 1, 2, 2);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ssize_t got;
+
+	inet_pton(AF_INET, src, &from.sin_addr);
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	to.sin_port = htons(srv.port);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0, "bind %s", src);
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)), 0);
+	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
+	got = recv(fd, buf, sizeof(buf), 0);
+	close(fd);
+	return got > 0;
+}
+
+/* Whether the server's stdout so far has a line holding text. */
+static bool said(const char *text)
+{
+	char line[512];
+	FILE *f = fopen(srv.out_path, "r");
+	bool found = false;
+
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Without --allow the io_uring backend, listening on every address, serves loopback only. */
+Test(server_uring, without_allow_only_loopback_is_served)
+{
+	static const char *const args[] = {"--workers", "1", NULL};
+
+	own_netns_with_foreign_source();
+	start(args);
+	cr_assert(said("serving clients from 127.0.0.0/8, ::1/128"), "the start line says whom");
+	cr_assert(answered_from("127.0.0.2"));
+	cr_assert_not(answered_from("192.0.2.1"), "a source outside loopback is answered");
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "steering dropped not_allowed"), 1);
+}
+
+/* --allow replaces the loopback default: exactly its networks are served. */
+Test(server_uring, allow_is_enforced)
+{
+	static const char *const args[] = {"--workers", "2", "--allow", "192.0.2.0/24", "--allow",
+					   "127.0.0.1", NULL};
+
+	own_netns_with_foreign_source();
+	start(args);
+	cr_assert(said("serving clients from 192.0.2.0/24, 127.0.0.1/32"));
+	cr_assert(answered_from("192.0.2.1"));
+	cr_assert_not(answered_from("127.0.0.2"), "outside --allow, yet answered");
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "steering dropped not_allowed"), 1);
 }

@@ -192,7 +192,8 @@ Test(server_xdp, xdp_and_uring_backends_answer_alike)
 	enum { COUNT = 200 };
 	static uint8_t xdp[COUNT][2048], uring[COUNT][2048];
 	static ssize_t xdp_len[COUNT], uring_len[COUNT];
-	const char *uring_args[] = {"--backend", "uring", "--workers", "1", NULL};
+	/* reached from the client host: not loopback, so it needs the allowlist too */
+	const char *uring_args[] = {"--backend", "uring", "--workers", "1", "--allow", allow, NULL};
 
 	start_xdp("1", NULL);
 	other.port = srv.port + 1;

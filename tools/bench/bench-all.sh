@@ -109,7 +109,7 @@ for run in $(seq "$runs"); do
 	run_server "$run" xkv-xdp xkv 7411 "udp xdp xdp-2t" "${xdp_server[@]}"
 	run_server_2q "$run" xkv-2q xkv 7411 xdp-2q "${xdp_server_2q[@]}"
 	run_server "$run" xkv-uring xkv 7411 "udp xdp" "$build/xkv-server" --backend uring \
-		--workers 1
+		--workers 1 --allow "$ip_c/32"
 	run_server "$run" memcached memcached 11211 "udp xdp" "$memcached" -u root -U 11211 -p 0 \
 		-t 1 -l "$ip_s"
 done

@@ -375,6 +375,20 @@ out_invalid:
 	return -EINVAL;
 }
 
+int bpfctl_format_cidr(const struct xkv_allow_key *key, char *buf, size_t len)
+{
+	static const __u8 v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	bool v4 = key->prefixlen >= XKV_V4MAPPED_PREFIX && !memcmp(key->addr, v4mapped, 12);
+	char addr[INET6_ADDRSTRLEN];
+	int n;
+
+	if (!inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? &key->addr[12] : key->addr, addr,
+		       sizeof(addr)))
+		return -errno;
+	n = snprintf(buf, len, "%s/%u", addr, key->prefixlen - (v4 ? XKV_V4MAPPED_PREFIX : 0));
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
 int bpfctl_parse_policy(const char *name)
 {
 	for (int p = 0; p < XKV_POLICY_END; p++)

@@ -94,6 +94,9 @@ int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n)
 /* "10.0.0.0/8", "fd00::/8" or a plain address; IPv4 becomes IPv4-mapped. */
 int bpfctl_parse_cidr(const char *text, struct xkv_allow_key *key);
 
+/* The network of key as parse_cidr reads it, e.g. "10.0.0.0/8", into buf. 0 or -errno. */
+int bpfctl_format_cidr(const struct xkv_allow_key *key, char *buf, size_t len);
+
 /* The enum xkv_policy value of a name, or -EINVAL. */
 int bpfctl_parse_policy(const char *name);
 

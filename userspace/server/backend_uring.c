@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bpfctl/bpfctl.h"
 #include "net/reuseport.h"
 #include "net/udp_uring.h"
 #include "server/server.h"
@@ -16,6 +18,18 @@ struct uring_backend {
 	struct xkv_uring *socks; /* one per worker */
 	uint32_t opened;
 };
+
+/* The allowlist goes in before any socket binds: no datagram meets an empty one. */
+static int uring_allow(struct uring_backend *b, const struct server_opts *o)
+{
+	int fd = xkv_reuseport_map_fd(&b->steer, "xkv_allow"), err;
+
+	if (fd < 0)
+		return fd;
+	err = bpfctl_allow_write(fd, o->allow, o->n_allow);
+	close(fd);
+	return err;
+}
 
 static int uring_open(struct server *s)
 {
@@ -31,6 +45,11 @@ static int uring_open(struct server *s)
 	err = xkv_reuseport_load(&b->steer, s->o.port, s->o.workers, s->o.policy);
 	if (err) {
 		fprintf(stderr, "xkv-server: loading the steering program: %s\n", strerror(-err));
+		return err;
+	}
+	err = uring_allow(b, &s->o);
+	if (err) {
+		fprintf(stderr, "xkv-server: writing the allowlist: %s\n", strerror(-err));
 		return err;
 	}
 	for (; b->opened < s->o.workers; b->opened++) {

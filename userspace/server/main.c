@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <xkv/hash.h>
 #include "bpfctl/bpfctl.h"
@@ -48,7 +49,7 @@ static const struct xkv_opt options[] = {
 			 "or kernel UDP sockets with io_uring"},
 	[OPT_IFACE] = {"iface", 'i', "IF",
 		       "interface for the XDP backend (the io_uring backend listens on every "
-		       "address)"},
+		       "address, and serves the --allow networks)"},
 	[OPT_WORKERS] = {"workers", 'w', "N",
 			 "worker threads, one per core (default: cores online)"},
 	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
@@ -66,8 +67,9 @@ static const struct xkv_opt options[] = {
 	[OPT_MINOS_EPOCH] = {"minos-epoch-ms", 0, "MS",
 			     "minos: how often the roles are recomputed (1000)"},
 	[OPT_ALLOW] = {"allow", 'a', "CIDR",
-		       "XDP backend: a client network allowed to send requests (repeatable; none: "
-		       "every request dropped)"},
+		       "a client network allowed to send requests (repeatable; none: the XDP "
+		       "backend drops every request, the io_uring backend serves loopback only, "
+		       "127.0.0.0/8 and ::1)"},
 	[OPT_SKB] = {"skb", 0, NULL, "XDP backend: generic (skb) mode instead of native"},
 	[OPT_ECHO] = {"echo", 0, NULL,
 		      "answer without the store (GET: not found, PUT and DELETE: ok), through the "
@@ -180,6 +182,11 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 	}
 	if (!o->backend)
 		o->backend = o->iface ? &xkv_backend_xdp : &xkv_backend_uring;
+	/* listening on every address, uring must not serve the world by default */
+	if (o->backend == &xkv_backend_uring && !o->n_allow) {
+		bpfctl_parse_cidr("127.0.0.0/8", &o->allow[o->n_allow++]);
+		bpfctl_parse_cidr("::1", &o->allow[o->n_allow++]);
+	}
 	/* the SK_REUSEPORT program has neither the roles, nor the EWT, nor hand-offs */
 	if ((o->policy == XKV_POLICY_MINOS || o->policy == XKV_POLICY_DCREW) &&
 	    o->backend != &xkv_backend_xdp) {
@@ -188,6 +195,18 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The start line's end: which sources the server answers. */
+static void print_allowed(const struct server_opts *o)
+{
+	char net[INET6_ADDRSTRLEN + 5];
+
+	printf("xkv-server: serving clients from");
+	for (size_t i = 0; i < o->n_allow; i++)
+		if (!bpfctl_format_cidr(&o->allow[i], net, sizeof(net)))
+			printf("%s %s", i ? "," : "", net);
+	printf("%s\n", o->n_allow ? "" : " nowhere: every request dropped (see --allow)");
 }
 
 /* Enough head buckets for the items --memory can hold, at ~5 of 7 slots used. */
@@ -357,6 +376,7 @@ int main(int argc, char **argv)
 	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
 	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
 	       s.o.echo ? ", echo (no store)" : "");
+	print_allowed(&s.o);
 	fflush(stdout);
 
 	status = wait_publishing(&s, &stop_signals);
