@@ -39,7 +39,7 @@ static __always_inline bool from_server(const struct xkv_udp_view *v)
 {
 #pragma unroll
 	for (int i = 0; i < 16; i++)
-		if (v->src.addr[i] != server_addr[i])
+		if (v->addr.src.addr[i] != server_addr[i])
 			return false;
 	return v->udp->source == server_port;
 }

@@ -110,6 +110,18 @@ struct {
 	__type(value, __u8);
 } xkv_allow SEC(".maps");
 
+/*
+ * The interface's own MAC and IP addresses, and its IPv4 subnets' broadcast addresses:
+ * written by bpfctl (attach, from the interface and --listen). Only requests to them
+ * are served.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_LOCAL_MAX);
+	__type(key, struct xkv_local_key);
+	__type(value, __u8);
+} xkv_local SEC(".maps");
+
 /* AF_XDP socket of each (rx queue, worker): written by the server's workers. */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);

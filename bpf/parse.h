@@ -15,6 +15,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
+#include "xkv/addr.h"
 #include "xkv/maps.h"
 
 /*
@@ -50,13 +51,22 @@ struct xkv_ipv6_frag {
 	__be32 id;
 };
 
+/* A datagram's addresses, by value, so that a global function can check them. */
+struct xkv_addresses {
+	struct xkv_allow_key src; /* source IP as an allowlist key, prefix 128 */
+	__u8 dst[16];		  /* destination IP, IPv4-mapped as src */
+	__u8 mac_src[ETH_ALEN];
+	__u8 mac_dst[ETH_ALEN];
+	__u32 src_group; /* the source IP is multicast or broadcast */
+};
+
 /* A UDP datagram as its headers describe it. */
 struct xkv_udp_view {
 	struct udphdr *udp;	 /* wholly inside the packet */
 	__u32 ip_payload_len;	 /* bytes after the IP header(s) by the IP length field */
 	bool ip_len_bad;	 /* the IP length is beyond the packet or below the headers */
 	bool fragment;		 /* first fragment of a fragmented datagram */
-	struct xkv_allow_key src; /* source address as an allowlist key, prefix 128 */
+	struct xkv_addresses addr;
 };
 
 /* An IPv4 address as an allowlist key's address: IPv4-mapped, ::ffff:a.b.c.d. */
@@ -89,7 +99,9 @@ static __always_inline bool xkv_parse_ipv4(void *pos, void *end, struct xkv_udp_
 	v->ip_len_bad = tot_len < hdr_len + sizeof(struct udphdr) || tot_len > end - pos;
 	v->ip_payload_len = tot_len - hdr_len;
 	v->fragment = frag & XKV_IP_MF;
-	xkv_v4mapped(v->src.addr, &ip->saddr);
+	xkv_v4mapped(v->addr.src.addr, &ip->saddr);
+	xkv_v4mapped(v->addr.dst, &ip->daddr);
+	v->addr.src_group = xkv_ipv4_is_group((const __u8 *)&ip->saddr);
 	return true;
 }
 
@@ -139,7 +151,9 @@ static __always_inline bool xkv_parse_ipv6(void *pos, void *end, struct xkv_udp_
 	v->ip_len_bad = payload_len < ext_len + sizeof(struct udphdr) ||
 			payload_len > end - (void *)(ip6 + 1);
 	v->ip_payload_len = payload_len - ext_len;
-	__builtin_memcpy(v->src.addr, &ip6->saddr, 16);
+	__builtin_memcpy(v->addr.src.addr, &ip6->saddr, 16);
+	__builtin_memcpy(v->addr.dst, &ip6->daddr, 16);
+	v->addr.src_group = xkv_ipv6_is_group(ip6->saddr.in6_u.u6_addr8);
 	return true;
 }
 
@@ -161,7 +175,9 @@ static __always_inline bool xkv_parse_udp(void *data, void *end, struct xkv_udp_
 		proto = vlan->proto;
 		pos = vlan + 1;
 	}
-	v->src.prefixlen = 128;
+	v->addr.src.prefixlen = 128;
+	__builtin_memcpy(v->addr.mac_dst, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(v->addr.mac_src, eth->h_source, ETH_ALEN);
 	if (proto == bpf_htons(ETH_P_IP))
 		return xkv_parse_ipv4(pos, end, v);
 	if (proto == bpf_htons(ETH_P_IPV6))

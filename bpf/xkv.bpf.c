@@ -3,7 +3,8 @@
  * The xkv XDP program: parse -> validate -> steer. Traffic that is not UDP to the
  * configured port passes untouched; xkv requests go to the AF_XDP socket of the
  * chosen worker on this rx queue; anything else aimed at the port is dropped and
- * counted under a named reason (include/xkv/maps.h).
+ * counted under a named reason (include/xkv/maps.h), requests that are not addressed
+ * to the interface's own unicast MAC and IP (xkv_local) among them.
  */
 #include "maps.bpf.h"
 #include "parse.h"
@@ -27,6 +28,39 @@ static __always_inline int xkv_pass(void)
 {
 	xkv_count(XKV_STAT_PASSED);
 	return XDP_PASS;
+}
+
+/*
+ * XKV_R_OK when the request may be answered: from unicast addresses, to addresses of the
+ * interface's own, so that the reply, addresses swapped, is unicast and ours. A global
+ * function: the verifier walks it once, not once for each header layout that reaches it.
+ */
+__noinline int xkv_check_addresses(const struct xkv_addresses *a)
+{
+	struct xkv_local_key key;
+	__u8 *use;
+
+	if (!a) /* the verifier checks a global function for any argument, NULL too */
+		return XKV_R_BAD_CONFIG;
+	if (a->src_group || xkv_mac_is_group(a->mac_src))
+		return XKV_R_MULTICAST_SOURCE;
+	/* set field by field: an initializer would be a .rodata map, which pins refuse */
+	__builtin_memset(&key, 0, sizeof(key));
+	key.kind = XKV_LOCAL_MAC;
+	__builtin_memcpy(key.addr, a->mac_dst, ETH_ALEN);
+	if (!bpf_map_lookup_elem(&xkv_local, &key))
+		return XKV_R_BAD_DEST_MAC;
+	key.kind = XKV_LOCAL_IP;
+	__builtin_memcpy(key.addr, a->dst, sizeof(key.addr));
+	use = bpf_map_lookup_elem(&xkv_local, &key);
+	if (!use || *use != XKV_LOCAL_UNICAST)
+		return XKV_R_NOT_FOR_US;
+	/* a subnet's broadcast address looks like a unicast one: only the map knows it */
+	__builtin_memcpy(key.addr, a->src.addr, sizeof(key.addr));
+	use = bpf_map_lookup_elem(&xkv_local, &key);
+	if (use && *use == XKV_LOCAL_BROADCAST)
+		return XKV_R_MULTICAST_SOURCE;
+	return XKV_R_OK;
 }
 
 /* The UDP payload of a datagram whose IP and UDP lengths agree with each other and the packet. */
@@ -92,7 +126,7 @@ int xkv_xdp(struct xdp_md *ctx)
 	const struct xkv_config *shared;
 	struct xkv_config cfg;
 	struct xkv_udp_view v;
-	__u32 zero = 0;
+	__u32 zero = 0, drop;
 
 	shared = bpf_map_lookup_elem(&xkv_config, &zero);
 	if (!shared)
@@ -104,7 +138,10 @@ int xkv_xdp(struct xdp_md *ctx)
 
 	if (cfg.workers < 1 || cfg.workers > XKV_WORKERS_MAX || cfg.policy >= XKV_POLICY_END)
 		return xkv_drop(XKV_R_BAD_CONFIG);
-	if (!bpf_map_lookup_elem(&xkv_allow, &v.src))
+	drop = xkv_check_addresses(&v.addr);
+	if (drop != XKV_R_OK)
+		return xkv_drop(drop);
+	if (!bpf_map_lookup_elem(&xkv_allow, &v.addr.src))
 		return xkv_drop(XKV_R_NOT_ALLOWED);
 	if (v.ip_len_bad)
 		return xkv_drop(XKV_R_BAD_IP_LEN);

@@ -52,6 +52,9 @@ static const struct xkv_opt attach_opts[] = {
 	{"allow", 'a', "CIDR",
 	 "client network allowed to send requests; repeatable. Without any, all xkv requests are "
 	 "dropped."},
+	{"listen", 'l', "ADDR",
+	 "an IP address requests may be sent to besides IF's own (read at each attach); "
+	 "repeatable"},
 	FORCE_OPT("replace another XDP program attached to IF"),
 	VERBOSE_OPT,
 	HELP_OPT,
@@ -157,6 +160,7 @@ static int parse_mode(const char *text, enum bpfctl_mode *mode)
 struct attach_args {
 	struct bpfctl_attach_opts opts;
 	struct xkv_allow_key allow[XKV_ALLOW_MAX];
+	struct bpfctl_local listen;
 };
 
 static int take_attach_option(struct xkv_opts *p, char letter, void *args)
@@ -195,6 +199,10 @@ static int take_attach_option(struct xkv_opts *p, char letter, void *args)
 			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
 		opts->n_allow++;
 		return 0;
+	case 'l':
+		if (bpfctl_parse_local(p->arg, &attach->listen))
+			return xkv_opts_bad_value(p, "a unicast IP address such as 10.1.2.3 or fd00::1");
+		return 0;
 	case 'f':
 		opts->force = true;
 		return 0;
@@ -211,7 +219,9 @@ static int cmd_attach(const struct command *cmd, int argc, char **argv)
 		.mode = BPFCTL_MODE_NATIVE,
 		.config = {.port = XKV_DEFAULT_PORT, .workers = 1, .policy = XKV_POLICY_EREW},
 		.allow = args.allow,
+		.listen = &args.listen,
 	};
+	args.listen.n = 0;
 	ret = parse_options(cmd, argc, argv, take_attach_option, &args);
 	if (ret >= 0)
 		return ret;

@@ -16,6 +16,7 @@
 /* one socket per (rx queue, worker): index rx_queue * workers + worker */
 #define XKV_XSKS_MAX	(XKV_QUEUES_MAX * XKV_WORKERS_MAX)
 #define XKV_ALLOW_MAX	1024 /* client networks in the allowlist */
+#define XKV_LOCAL_MAX	64   /* the interface's own addresses, MAC and IP (xkv_local) */
 #define XKV_LARGE_KEYS_MAX 65536 /* keys of values in pieces that minos steers by (xkv_large_keys) */
 
 /*
@@ -23,6 +24,9 @@
  * numbered on from XKV_R_PROTO_END. X(enum suffix, name shown by the tools).
  */
 #define XKV_PKT_REASONS(X)                                                                         \
+	X(MULTICAST_SOURCE, "multicast_source") /* source MAC or IP multicast or broadcast */     \
+	X(BAD_DEST_MAC, "bad_dest_mac")       /* destination MAC not the interface's */            \
+	X(NOT_FOR_US, "not_for_us")           /* destination IP not the interface's (xkv_local) */ \
 	X(NOT_ALLOWED, "not_allowed")         /* source not in the allowlist */                    \
 	X(IP_FRAGMENT, "ip_fragment")         /* first fragment of a datagram to the port */       \
 	X(BAD_IP_LEN, "bad_ip_len")           /* IP length beyond the packet or below headers */   \
@@ -91,6 +95,26 @@ struct xkv_allow_key {
 _Static_assert(sizeof(struct xkv_allow_key) == 20, "LPM key: prefix length + IPv6 address");
 
 #define XKV_V4MAPPED_PREFIX 96 /* bits before the IPv4 address in ::ffff:a.b.c.d */
+
+/* What an xkv_local entry is. */
+enum xkv_local_kind {
+	XKV_LOCAL_MAC = 1, /* addr: the 6 bytes of a MAC, then zeros */
+	XKV_LOCAL_IP = 2,  /* addr: IPv6, or IPv4-mapped as in the allowlist */
+};
+
+/* The value of an IP entry of xkv_local (MAC entries are all unicast). */
+enum xkv_local_use {
+	XKV_LOCAL_UNICAST = 1,	 /* requests to it are served */
+	XKV_LOCAL_BROADCAST = 2, /* a subnet's broadcast address: neither source nor destination */
+};
+
+/* Key of xkv_local: one address of the interface that requests may be sent to. */
+struct xkv_local_key {
+	__u32 kind; /* enum xkv_local_kind */
+	__u8 addr[16];
+};
+
+_Static_assert(sizeof(struct xkv_local_key) == 20, "local address key layout is shared with BPF");
 
 #ifndef __bpf__
 /* Name of a stats slot, for the tools: both reason lists, then "passed" for slot 0. */

@@ -4,8 +4,8 @@
  * route parses (userspace/net/packet.c) as a request from the client to the
  * server, the server's reply to it parses back into the client's route, the
  * neighbour table is read right, the client XDP program passes what is not a
- * reply to a bench socket (BPF_PROG_RUN; needs root), and --queues spreads threads
- * over queues only as far as it can.
+ * reply to a bench socket (BPF_PROG_RUN; needs root), --queues spreads threads
+ * over queues only as far as it can, and no reply is built to or from a group address.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -130,6 +130,71 @@ Test(afxdp, the_servers_reply_parses_back_into_the_clients_route)
 	cr_assert_eq(reply.port_src, route.port_src);
 	cr_assert_eq(reply.port_dst, route.port_dst);
 	cr_assert_eq(len, payload_len);
+}
+
+/* Whether buf[0..len) still holds only byte b. */
+static bool untouched(const uint8_t *buf, size_t len, uint8_t b)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != b)
+			return false;
+	return true;
+}
+
+/*
+ * A request from or to a multicast or broadcast address is answered by no frame: the
+ * reply would go to a group, or claim a group's address as its source (the XDP program
+ * drops such requests first; packet.c is the last line).
+ */
+Test(afxdp, no_reply_goes_to_or_comes_from_a_group_address)
+{
+	static const struct {
+		const char *what;
+		int field; /* 0 eth_src, 1 eth_dst, 2 ip_src, 3 ip_dst */
+		const char *addr;
+	} cases[] = {
+		{"client MAC broadcast", 0, "\xff\xff\xff\xff\xff\xff"},
+		{"client MAC multicast", 0, "\x01\x00\x5e\x00\x00\x01"},
+		{"server MAC broadcast", 1, "\xff\xff\xff\xff\xff\xff"},
+		{"server MAC multicast", 1, "\x33\x33\x00\x00\x00\x01"},
+		{"client IP broadcast", 2, "255.255.255.255"},
+		{"client IP multicast", 2, "239.1.2.3"},
+		{"server IP broadcast", 3, "255.255.255.255"},
+		{"server IP multicast", 3, "224.0.0.1"},
+		{"client IPv6 multicast", 2, "ff02::1"},
+		{"server IPv6 multicast", 3, "ff05::2"},
+	};
+	struct afxdp_endpoint c, s;
+	struct xkv_route route, request, bad;
+	uint8_t frame[2048], answer[2048];
+	uint32_t payload_len, off, len;
+
+	endpoints(&c, &s);
+	afxdp_reply_route(&route, &c, &s);
+	cr_assert_eq(xkv_frame_parse(frame, request_frame(frame, &route, &payload_len), &request,
+				     &off, &len),
+		     0);
+	cr_assert_gt(xkv_reply_write_hdr(answer, &request, len), 0, "unicast both ways: sent");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool v6 = strchr(cases[i].addr, ':') != NULL;
+
+		bad = request;
+		if (cases[i].field < 2) {
+			memcpy(cases[i].field ? bad.eth_dst : bad.eth_src, cases[i].addr, 6);
+		} else {
+			bad.ip_version = v6 ? 6 : 4;
+			if (v6) /* an IPv6 request: the other side unicast too */
+				inet_pton(AF_INET6, "fd00::9", cases[i].field == 2 ? bad.ip_dst
+										  : bad.ip_src);
+			inet_pton(v6 ? AF_INET6 : AF_INET, cases[i].addr,
+				  cases[i].field == 2 ? bad.ip_src : bad.ip_dst);
+		}
+		memset(answer, 0xaa, sizeof(answer));
+		cr_expect_eq(xkv_reply_write_hdr(answer, &bad, len), 0, "%s: a reply was built",
+			     cases[i].what);
+		cr_expect(untouched(answer, sizeof(answer), 0xaa), "%s: bytes written",
+			  cases[i].what);
+	}
 }
 
 static const char arp_table[] =

@@ -7,6 +7,7 @@
 #include <net/if.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <linux/if_ether.h>
 #include <linux/if_xdp.h>
 #include <bpf/bpf.h>
 #include "bpfctl/log.h"
@@ -17,6 +18,25 @@
 #define RING_SIZE   16
 
 static const char *const allowed[] = {"10.0.0.0/8", "fd00::/16"};
+static const __u8 local_mac[ETH_ALEN] = {2, 0, 0, 0, 0, 2}; /* PKT_MAC_DST */
+static const __u8 local_broadcast[4] = {10, 255, 255, 255};  /* of 10.0.0.0/8 */
+
+/* packet.h's server: PKT_MAC_DST, 10.0.0.2 and fd00::2, on 10.0.0.0/8. */
+static int local_write(struct fixture *f)
+{
+	struct bpfctl_local local = {0};
+	int err;
+
+	err = bpfctl_local_add(&local, XKV_LOCAL_MAC, local_mac, ETH_ALEN, XKV_LOCAL_UNICAST);
+	if (!err)
+		err = bpfctl_parse_local("10.0.0.2", &local);
+	if (!err)
+		err = bpfctl_parse_local("fd00::2", &local);
+	if (!err)
+		err = bpfctl_local_add(&local, XKV_LOCAL_IP, local_broadcast, 4,
+				       XKV_LOCAL_BROADCAST);
+	return err ? err : bpfctl_local_write(bpf_map__fd(f->skel->maps.xkv_local), &local);
+}
 
 /* A copy-mode socket on lo queue 0: enough for the XSKMAP, never read. */
 static int xsk_open(struct fixture *f)
@@ -62,6 +82,8 @@ int fixture_open(struct fixture *f, const struct xkv_config *cfg, __u32 sockets)
 	}
 	err = bpfctl_allow_write(bpf_map__fd(f->skel->maps.xkv_allow), keys,
 				 sizeof(keys) / sizeof(keys[0]));
+	if (!err)
+		err = local_write(f);
 	if (!err)
 		err = fixture_config(f, cfg);
 	if (!err)

@@ -18,7 +18,11 @@ struct fixture {
 	void *umem;
 };
 
-/* Loads the program, allows 10.0.0.0/8 and fd00::/16, puts a socket in slots 0..sockets-1. */
+/*
+ * Loads the program, allows 10.0.0.0/8 and fd00::/16, makes packet.h's server addresses
+ * (PKT_MAC_DST, 10.0.0.2, fd00::2, broadcast 10.255.255.255) local, puts a socket in
+ * slots 0..sockets-1.
+ */
 int fixture_open(struct fixture *f, const struct xkv_config *cfg, __u32 sockets);
 void fixture_close(struct fixture *f);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -85,11 +86,20 @@ static size_t build_payload(const struct pkt_spec *s, __u8 *buf)
 	return s->payload && s->payload < w.pos ? s->payload : w.pos;
 }
 
-static void build_addr(const struct pkt_spec *s, __u8 *addr, const char *v4, const char *v6)
+/* The address text says, or v4 or v6 by the spec's family when it is "". */
+static void build_addr(const struct pkt_spec *s, __u8 *addr, const char *text, const char *v4,
+		       const char *v6)
 {
-	const char *text = s->src[0] ? s->src : s->ipv6 ? v6 : v4;
+	inet_pton(s->ipv6 ? AF_INET6 : AF_INET, text[0] ? text : s->ipv6 ? v6 : v4, addr);
+}
 
-	inet_pton(s->ipv6 ? AF_INET6 : AF_INET, text, addr);
+static void put_mac(struct writer *w, const char *text, const char *otherwise)
+{
+	__u8 *m = w->buf + w->pos;
+
+	sscanf(text[0] ? text : otherwise, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0], &m[1], &m[2],
+	       &m[3], &m[4], &m[5]);
+	w->pos += 6;
 }
 
 static __u16 ipv4_checksum(const __u8 *hdr, size_t len)
@@ -108,8 +118,8 @@ static void build_ipv4(const struct pkt_spec *s, struct writer *w, size_t l4_len
 	size_t start = w->pos, hdr_len = IPV4_HLEN + s->ip_opts;
 	__u8 src[4], dst[4];
 
-	build_addr(s, src, "10.0.0.1", NULL);
-	inet_pton(AF_INET, "10.0.0.2", dst);
+	build_addr(s, src, s->src, "10.0.0.1", NULL);
+	build_addr(s, dst, s->dst, "10.0.0.2", NULL);
 	put8(w, 0x40 | hdr_len / 4);
 	put8(w, 0);
 	put16(w, hdr_len + l4_len + s->ip_len_delta);
@@ -131,8 +141,8 @@ static void build_ipv6(const struct pkt_spec *s, struct writer *w, size_t l4_len
 	size_t ext_len = s->n_ext * IPV6_EXT_LEN;
 	__u8 src[16], dst[16], next = s->l4 ? s->l4 : IPPROTO_UDP;
 
-	build_addr(s, src, NULL, "fd00::1");
-	inet_pton(AF_INET6, "fd00::2", dst);
+	build_addr(s, src, s->src, NULL, "fd00::1");
+	build_addr(s, dst, s->dst, NULL, "fd00::2");
 	put32(w, 6u << 28);
 	put16(w, ext_len + l4_len + s->ip_len_delta);
 	put8(w, s->n_ext ? s->ext[0] : next);
@@ -156,13 +166,13 @@ static void build_ipv6(const struct pkt_spec *s, struct writer *w, size_t l4_len
 
 void pkt_build(const struct pkt_spec *s, __u8 *buf, struct pkt_layout *layout)
 {
-	static const __u8 macs[12] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
 	__u8 payload[PKT_SIZE_MAX];
 	size_t payload_len = build_payload(s, payload);
 	struct writer w = {.buf = buf};
 	__u16 ethertype = s->ethertype ?: (s->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 
-	put(&w, macs, sizeof(macs));
+	put_mac(&w, s->eth_dst, PKT_MAC_DST);
+	put_mac(&w, s->eth_src, PKT_MAC_SRC);
 	if (s->qinq) {
 		put16(&w, ETH_P_8021AD);
 		put16(&w, 100);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Crafted frames for the XDP tests and the benchmark. A spec left zero describes
- * a valid xkv GET of the key "key" from 10.0.0.1 over IPv4 to PKT_PORT; each
+ * a valid xkv GET of the key "key" from 10.0.0.1 (PKT_MAC_SRC) over IPv4 to PKT_PORT
+ * of 10.0.0.2 (PKT_MAC_DST), or fd00::1 to fd00::2 over IPv6; each
  * field changes one thing, so a table row reads as "valid, except ...".
  * Specs hold no pointers: Criterion runs each test in a freshly executed
  * process, where addresses differ.
@@ -15,6 +16,8 @@
 #include "xkv/proto.h"
 
 #define PKT_PORT     7411
+#define PKT_MAC_SRC  "02:00:00:00:00:01"
+#define PKT_MAC_DST  "02:00:00:00:00:02"
 #define PKT_SIZE_MAX 2048
 
 struct pkt_spec {
@@ -28,6 +31,9 @@ struct pkt_spec {
 	__u16 frag;	    /* IPv4 frag_off, or the IPv6 fragment header's offset|M, host order */
 	__u8 l4;	    /* IP protocol; 0: UDP */
 	char src[40];	    /* source address; "": 10.0.0.1 or fd00::1 */
+	char dst[40];	    /* destination address; "": 10.0.0.2 or fd00::2 */
+	char eth_src[18];   /* source MAC; "": PKT_MAC_SRC */
+	char eth_dst[18];   /* destination MAC; "": PKT_MAC_DST */
 	__u16 dport;	    /* 0: PKT_PORT */
 	int ip_len_delta;   /* lie of the IP length field */
 	int udp_len_delta;  /* lie of the UDP length field */

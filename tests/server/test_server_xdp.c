@@ -7,12 +7,14 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "client/client.h"
@@ -102,6 +104,56 @@ static void send_from(const char *src_ip, const void *buf, size_t len)
 	cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
 	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
 	close(fd);
+}
+
+/*
+ * Whether a PUT from the client's address to dst, on the server's link, is answered; the
+ * client host is told that dst is at the server's MAC, unless it is a broadcast address.
+ */
+static bool answered_at(const char *dst, bool broadcast)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(srv.port)};
+	struct timeval wait = {.tv_usec = 300000};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+	uint8_t buf[2048];
+	size_t len = workload_put_datagram(buf, "dst", 1, 2, 2);
+	char cmd[512];
+	ssize_t got;
+
+	if (!broadcast) {
+		snprintf(cmd, sizeof(cmd),
+			 "ip -n %s neigh replace %s dev %s lladdr $(ip -n %s -br link show %s | "
+			 "awk '{print $3}')",
+			 netns_env("XKV_NS_CLIENT"), dst, netns_env("XKV_IFACE_CLIENT"),
+			 netns_env("XKV_NS_SERVER"), netns_env("XKV_IFACE"));
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+	}
+	inet_pton(AF_INET, dst, &to.sin_addr);
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)), 0);
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)), 0);
+	cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
+	got = recv(fd, buf, sizeof(buf), 0);
+	close(fd);
+	return got > 0;
+}
+
+/*
+ * Invariant 4 area: only requests to the interface's own MAC and addresses (read at
+ * attach), or to a --listen address, are served; to another address on the link, or to
+ * the subnet's broadcast address, they are dropped under their reasons.
+ */
+Test(server_xdp, only_requests_to_its_own_addresses_are_served)
+{
+	static const char *const listen[] = {"--listen", "10.201.0.77", NULL};
+
+	start_xdp("1", listen);
+	cr_assert(answered_at(netns_env("XKV_SERVER_IP"), false));
+	cr_assert(answered_at("10.201.0.77", false), "a --listen address is served");
+	cr_assert_not(answered_at("10.201.0.55", false), "answered from another host's address");
+	cr_assert_not(answered_at("10.201.0.255", true), "answered a broadcast");
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "steering dropped not_for_us"), 1);
+	cr_assert_eq(server_counter(&srv, "steering dropped bad_dest_mac"), 1);
 }
 
 Test(server_xdp, hostile_traffic_while_valid_traffic_flows)

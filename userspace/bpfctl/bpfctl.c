@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <dirent.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/ethtool.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/sockios.h>
 #include <linux/magic.h>
@@ -22,6 +24,7 @@
 #include "xkv.skel.h"
 #include "bpfctl/bpfctl.h"
 #include "bpfctl/log.h"
+#include "xkv/addr.h"
 
 /* What is attached to an interface now. */
 struct xdp_state {
@@ -83,23 +86,34 @@ static int bpffs_ensure(void)
 	return 0;
 }
 
-static int iface_check_up(const char *ifname)
+/* An SIOCGIF* request about the interface into ifr; what names it for pr_warn. */
+static int iface_ioctl(const char *ifname, unsigned long request, struct ifreq *ifr,
+		       const char *what)
 {
-	struct ifreq ifr = {0};
 	int fd, err = 0;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strncpy(ifr.ifr_name, ifname, IFNAMSIZ - 1);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+	memset(ifr, 0, sizeof(*ifr));
+	strncpy(ifr->ifr_name, ifname, IFNAMSIZ - 1);
+	if (ioctl(fd, request, ifr)) {
 		err = -errno;
-		pr_warn("read the flags of %s: %s\n", ifname, strerror(-err));
-	} else if (!(ifr.ifr_flags & IFF_UP)) {
+		pr_warn("read the %s of %s: %s\n", what, ifname, strerror(-err));
+	}
+	close(fd);
+	return err;
+}
+
+static int iface_check_up(const char *ifname)
+{
+	struct ifreq ifr;
+	int err = iface_ioctl(ifname, SIOCGIFFLAGS, &ifr, "flags");
+
+	if (!err && !(ifr.ifr_flags & IFF_UP)) {
 		err = -ENETDOWN;
 		pr_warn("interface %s is down (ip link set dev %s up)\n", ifname, ifname);
 	}
-	close(fd);
 	return err;
 }
 
@@ -287,50 +301,151 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 	return err;
 }
 
-static bool allow_contains(const struct xkv_allow_key *keys, size_t n,
-			   const struct xkv_allow_key *key)
+/* Whether keys[0..n) of key_size bytes each holds key. */
+static bool keys_contain(const void *keys, size_t key_size, size_t n, const void *key)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!memcmp(&keys[i], key, sizeof(*key)))
+		if (!memcmp((const __u8 *)keys + i * key_size, key, key_size))
 			return true;
 	return false;
 }
 
-int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n)
+/*
+ * Makes the map (a hash or an LPM trie) hold exactly the n keys, key i with value
+ * values[i], or 1 without values. The new keys go in before stale ones go out, so
+ * that a key that stays is never missing meanwhile. what names the map for pr_warn.
+ */
+static int map_set_exactly(int fd, const void *keys, size_t key_size, const __u8 *values,
+			   size_t n, size_t max, const char *what)
 {
-	struct xkv_allow_key *stale, key, *prev = NULL;
+	__u8 key[32], *prev = NULL, *stale;
 	size_t n_stale = 0;
-	__u8 allowed = 1;
+	__u8 one = 1;
 	int err = 0;
 
-	if (n > XKV_ALLOW_MAX) {
-		pr_warn("allowlist: at most %d networks, not %zu\n", XKV_ALLOW_MAX, n);
+	if (n > max) {
+		pr_warn("%s: at most %zu entries, not %zu\n", what, max, n);
 		return -E2BIG;
 	}
-	/* add the new networks before removing old ones, so an allowed client is never refused */
 	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_update_elem(allow_fd, &keys[i], &allowed, BPF_ANY)) {
+		if (bpf_map_update_elem(fd, (const __u8 *)keys + i * key_size,
+					values ? &values[i] : &one, BPF_ANY)) {
 			err = -errno;
-			pr_warn("allowlist: add a network: %s\n", strerror(-err));
+			pr_warn("%s: add an entry: %s\n", what, strerror(-err));
 			return err;
 		}
 	}
-	stale = calloc(XKV_ALLOW_MAX, sizeof(*stale));
+	stale = calloc(max, key_size);
 	if (!stale)
 		return -ENOMEM;
-	while (n_stale < XKV_ALLOW_MAX && !bpf_map_get_next_key(allow_fd, prev, &key)) {
-		if (!allow_contains(keys, n, &key))
-			stale[n_stale++] = key;
-		prev = &key;
+	while (n_stale < max && !bpf_map_get_next_key(fd, prev, key)) {
+		if (!keys_contain(keys, key_size, n, key))
+			memcpy(stale + n_stale++ * key_size, key, key_size);
+		prev = key;
 	}
 	for (size_t i = 0; i < n_stale && !err; i++) {
-		if (bpf_map_delete_elem(allow_fd, &stale[i]) && errno != ENOENT) {
+		if (bpf_map_delete_elem(fd, stale + i * key_size) && errno != ENOENT) {
 			err = -errno;
-			pr_warn("allowlist: remove a network: %s\n", strerror(-err));
+			pr_warn("%s: remove an entry: %s\n", what, strerror(-err));
 		}
 	}
 	free(stale);
 	return err;
+}
+
+int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n)
+{
+	return map_set_exactly(allow_fd, keys, sizeof(*keys), NULL, n, XKV_ALLOW_MAX, "allowlist");
+}
+
+int bpfctl_local_write(int local_fd, const struct bpfctl_local *local)
+{
+	return map_set_exactly(local_fd, local->keys, sizeof(local->keys[0]), local->use,
+			       local->n, XKV_LOCAL_MAX, "local addresses");
+}
+
+int bpfctl_local_add(struct bpfctl_local *local, enum xkv_local_kind kind, const void *addr,
+		     size_t len, enum xkv_local_use use)
+{
+	struct xkv_local_key key = {.kind = kind};
+
+	memcpy(key.addr + (len == 4 ? 12 : 0), addr, len);
+	if (len == 4)
+		key.addr[10] = key.addr[11] = 0xff;
+	if (keys_contain(local->keys, sizeof(key), local->n, &key))
+		return 0;
+	if (local->n == XKV_LOCAL_MAX) {
+		pr_warn("local addresses: at most %d\n", XKV_LOCAL_MAX);
+		return -E2BIG;
+	}
+	local->keys[local->n] = key;
+	local->use[local->n++] = (__u8)use;
+	return 0;
+}
+
+int bpfctl_parse_local(const char *text, struct bpfctl_local *local)
+{
+	__u8 addr[16];
+
+	if (inet_pton(AF_INET, text, addr) == 1 && !xkv_ipv4_is_group(addr))
+		return bpfctl_local_add(local, XKV_LOCAL_IP, addr, 4, XKV_LOCAL_UNICAST);
+	if (inet_pton(AF_INET6, text, addr) == 1 && !xkv_ipv6_is_group(addr))
+		return bpfctl_local_add(local, XKV_LOCAL_IP, addr, 16, XKV_LOCAL_UNICAST);
+	pr_warn("not a unicast IP address: '%s' (expected e.g. 10.1.2.3 or fd00::1)\n", text);
+	return -EINVAL;
+}
+
+/* The interface's MAC: the one unicast MAC its requests come to. */
+static int local_learn_mac(const char *ifname, struct bpfctl_local *local)
+{
+	struct ifreq ifr;
+	int err = iface_ioctl(ifname, SIOCGIFHWADDR, &ifr, "MAC");
+
+	return err ? err
+		   : bpfctl_local_add(local, XKV_LOCAL_MAC, ifr.ifr_hwaddr.sa_data, ETH_ALEN,
+				      XKV_LOCAL_UNICAST);
+}
+
+/* The interface's IPv4 and IPv6 addresses, and its IPv4 subnets' broadcast addresses. */
+static int local_learn_ips(const char *ifname, struct bpfctl_local *local)
+{
+	struct ifaddrs *all, *ifa;
+	int err = 0;
+
+	if (getifaddrs(&all)) {
+		err = -errno;
+		pr_warn("read the addresses of %s: %s\n", ifname, strerror(-err));
+		return err;
+	}
+	for (ifa = all; ifa && !err; ifa = ifa->ifa_next) {
+		const struct sockaddr *sa = ifa->ifa_addr;
+
+		if (!sa || strcmp(ifa->ifa_name, ifname))
+			continue;
+		if (sa->sa_family == AF_INET) {
+			err = bpfctl_local_add(local, XKV_LOCAL_IP,
+					       &((const struct sockaddr_in *)sa)->sin_addr, 4,
+					       XKV_LOCAL_UNICAST);
+			if (!err && (ifa->ifa_flags & IFF_BROADCAST) && ifa->ifa_broadaddr)
+				err = bpfctl_local_add(
+				    local, XKV_LOCAL_IP,
+				    &((const struct sockaddr_in *)ifa->ifa_broadaddr)->sin_addr, 4,
+				    XKV_LOCAL_BROADCAST);
+		} else if (sa->sa_family == AF_INET6) {
+			err = bpfctl_local_add(local, XKV_LOCAL_IP,
+					       &((const struct sockaddr_in6 *)sa)->sin6_addr, 16,
+					       XKV_LOCAL_UNICAST);
+		}
+	}
+	freeifaddrs(all);
+	return err;
+}
+
+int bpfctl_local_learn(const char *ifname, struct bpfctl_local *local)
+{
+	int err = local_learn_mac(ifname, local);
+
+	return err ? err : local_learn_ips(ifname, local);
 }
 
 int bpfctl_parse_cidr(const char *text, struct xkv_allow_key *key)
@@ -398,10 +513,27 @@ int bpfctl_parse_policy(const char *name)
 	return -EINVAL;
 }
 
-/* Attached already: only the config and the allowlist change. */
+/* The interface's addresses as they are now, and --listen's, into the map. */
+static int local_update(const struct bpfctl_attach_opts *opts, int local_fd)
+{
+	struct bpfctl_local *local = calloc(1, sizeof(*local));
+	int err;
+
+	if (!local)
+		return -ENOMEM;
+	if (opts->listen)
+		*local = *opts->listen;
+	err = bpfctl_local_learn(opts->ifname, local);
+	if (!err)
+		err = bpfctl_local_write(local_fd, local);
+	free(local);
+	return err;
+}
+
+/* Attached already: only the config, the allowlist and the local addresses change. */
 static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp_state *cur)
 {
-	int config_fd, allow_fd, err;
+	int config_fd, allow_fd, local_fd, err;
 
 	config_fd = bpfctl_map_open(opts->ifname, "xkv_config");
 	if (config_fd < 0)
@@ -411,12 +543,21 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp
 		err = allow_fd;
 		goto out_close_config;
 	}
+	local_fd = bpfctl_map_open(opts->ifname, "xkv_local");
+	if (local_fd < 0) {
+		err = local_fd;
+		goto out_close_allow;
+	}
 	err = bpfctl_config_write(config_fd, &opts->config);
 	if (!err)
 		err = bpfctl_allow_write(allow_fd, opts->allow, opts->n_allow);
 	if (!err)
+		err = local_update(opts, local_fd);
+	if (!err)
 		pr_info("xkv already attached to %s (prog id %u): config updated\n", opts->ifname,
 			cur->prog_id);
+	close(local_fd);
+out_close_allow:
 	close(allow_fd);
 out_close_config:
 	close(config_fd);
@@ -517,6 +658,8 @@ int bpfctl_attach(const struct bpfctl_attach_opts *opts)
 	if (!err)
 		err = bpfctl_allow_write(bpf_map__fd(skel->maps.xkv_allow), opts->allow,
 					 opts->n_allow);
+	if (!err)
+		err = local_update(opts, bpf_map__fd(skel->maps.xkv_local));
 	if (!err)
 		err = attach_prog(opts, ifindex, &cur, bpf_program__fd(skel->progs.xkv_xdp));
 	if (!err)

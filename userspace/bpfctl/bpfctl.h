@@ -31,12 +31,21 @@ enum bpfctl_mode {
 	BPFCTL_MODE_OTHER,  /* offloaded or several programs: not ours to handle */
 };
 
+/* Addresses requests may be sent to (the xkv_local map): the key and use of each. */
+struct bpfctl_local {
+	struct xkv_local_key keys[XKV_LOCAL_MAX];
+	__u8 use[XKV_LOCAL_MAX]; /* enum xkv_local_use */
+	size_t n;
+};
+
 struct bpfctl_attach_opts {
 	const char *ifname;
 	enum bpfctl_mode mode; /* NATIVE or SKB */
 	struct xkv_config config;
 	const struct xkv_allow_key *allow; /* the whole allowlist; empty drops all xkv traffic */
 	size_t n_allow;
+	/* served besides the interface's own addresses, which attach reads each time; or NULL */
+	const struct bpfctl_local *listen;
 	bool force; /* replace another XDP program */
 };
 
@@ -90,6 +99,22 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
 
 /* Makes the allowlist map hold exactly these networks. */
 int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n);
+
+/* Makes the local addresses map hold exactly these addresses. */
+int bpfctl_local_write(int local_fd, const struct bpfctl_local *local);
+
+/*
+ * Adds an address to local unless there: a MAC (len 6), an IPv4 (4) or IPv6 (16) address.
+ * 0, or -E2BIG when it is full.
+ */
+int bpfctl_local_add(struct bpfctl_local *local, enum xkv_local_kind kind, const void *addr,
+		     size_t len, enum xkv_local_use use);
+
+/* Adds a unicast IPv4 or IPv6 address, "10.1.2.3" or "fd00::1", to local; or -EINVAL. */
+int bpfctl_parse_local(const char *text, struct bpfctl_local *local);
+
+/* Adds the interface's MAC, IPv4 and IPv6 addresses and IPv4 broadcast addresses to local. */
+int bpfctl_local_learn(const char *ifname, struct bpfctl_local *local);
 
 /* "10.0.0.0/8", "fd00::/8" or a plain address; IPv4 becomes IPv4-mapped. */
 int bpfctl_parse_cidr(const char *text, struct xkv_allow_key *key);

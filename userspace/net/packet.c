@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "net/packet.h"
+#include "xkv/addr.h"
 
 #define VLAN_HLEN     4
 #define IPV6_EXT_MAX  4 /* as the XDP program */
@@ -142,6 +143,16 @@ static uint16_t csum_fold(uint32_t sum)
 	return htons((uint16_t)~sum);
 }
 
+/* Whether a reply along r would go to, or come from, a multicast or broadcast address. */
+static bool route_has_group(const struct xkv_route *r)
+{
+	if (xkv_mac_is_group(r->eth_src) || xkv_mac_is_group(r->eth_dst))
+		return true;
+	if (r->ip_version == 4)
+		return xkv_ipv4_is_group(r->ip_src) || xkv_ipv4_is_group(r->ip_dst);
+	return xkv_ipv6_is_group(r->ip_src) || xkv_ipv6_is_group(r->ip_dst);
+}
+
 uint32_t xkv_reply_write_hdr(uint8_t *frame, const struct xkv_route *r, uint32_t payload_len)
 {
 	uint32_t off = ETH_HLEN, udp_len = sizeof(struct udphdr) + payload_len;
@@ -152,6 +163,9 @@ uint32_t xkv_reply_write_hdr(uint8_t *frame, const struct xkv_route *r, uint32_t
 		.len = htons((uint16_t)udp_len),
 	};
 
+	/* XDP lets no such request through; this is the last line should one come */
+	if (route_has_group(r))
+		return 0;
 	memcpy(frame, r->eth_src, 6);
 	memcpy(frame + 6, r->eth_dst, 6);
 	if (r->vlan_proto) {

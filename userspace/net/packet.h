@@ -39,7 +39,8 @@ uint32_t xkv_reply_hdr_len(const struct xkv_route *route);
  * Writes the headers of a reply to route's request in front of the payload_len
  * bytes already at frame + xkv_reply_hdr_len(route): addresses and ports swapped,
  * IPv4 header checksum, UDP checksum (0 over IPv4, computed over IPv6 where it is
- * mandatory). Returns the frame length.
+ * mandatory). Returns the frame length; 0, having written nothing, when the reply would go
+ * to or come from a multicast or broadcast MAC or IP address (include/xkv/addr.h).
  */
 uint32_t xkv_reply_write_hdr(uint8_t *frame, const struct xkv_route *route, uint32_t payload_len);
 

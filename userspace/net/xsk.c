@@ -257,9 +257,15 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	uint8_t *frame = (uint8_t *)buf - s->reply_hdr;
 	uint64_t addr = (uint64_t)(frame - s->q->area);
 	struct xdp_desc *desc;
-	uint32_t idx;
+	uint32_t idx, frame_len;
 
 	(void)peer; /* the reply goes back the way its request came: s->route */
+	frame_len = xkv_reply_write_hdr(frame, &s->route, (uint32_t)len);
+	if (!frame_len) {
+		s->tx_to_group++;
+		s->cache[s->ncache++] = addr;
+		return;
+	}
 	if (!tx_wait(s, tx_has_slot) || !xsk_ring_prod__reserve(&s->txr, 1, &idx)) {
 		s->tx_ring_full++;
 		s->cache[s->ncache++] = addr;
@@ -267,7 +273,7 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	}
 	desc = xsk_ring_prod__tx_desc(&s->txr, idx);
 	desc->addr = addr;
-	desc->len = xkv_reply_write_hdr(frame, &s->route, (uint32_t)len);
+	desc->len = frame_len;
 	desc->options = 0;
 	s->tx_packets++;
 	if (++s->tx_unsent == XKV_XSK_BATCH)
@@ -371,6 +377,7 @@ void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c
 	c->rx_unparsable += s->rx_unparsable;
 	c->tx_packets += s->tx_packets;
 	c->tx_ring_full += s->tx_ring_full;
+	c->tx_to_group += s->tx_to_group;
 	c->kicks += s->kicks;
 	/* a socket that is not bound (yet) has no kernel counters: zeros */
 	xkv_xsk_kernel_stats(s, &k);

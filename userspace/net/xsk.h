@@ -71,7 +71,7 @@ struct xkv_xsk {
 	struct xkv_route route; /* the request being answered */
 	struct xkv_parsed_frame parsed[XKV_XSK_BATCH]; /* the batch being handled */
 	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
-	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, kicks;
+	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, tx_to_group, kicks;
 };
 
 /* Creates the queue's UMEM. Returns 0 or -errno. */

@@ -59,6 +59,7 @@ static int attach(struct server *s, struct xdp_backend *b)
 			   .workers = s->o.workers, .owner = XKV_OWNER_SERVER},
 		.allow = s->o.allow,
 		.n_allow = s->o.n_allow,
+		.listen = &s->o.listen,
 	};
 	struct bpfctl_status st;
 	int err;

@@ -38,6 +38,7 @@ enum {
 	OPT_MINOS_PERCENTILE,
 	OPT_MINOS_EPOCH,
 	OPT_ALLOW,
+	OPT_LISTEN,
 	OPT_SKB,
 	OPT_ECHO,
 	OPT_HELP,
@@ -70,6 +71,9 @@ static const struct xkv_opt options[] = {
 		       "a client network allowed to send requests (repeatable; none: the XDP "
 		       "backend drops every request, the io_uring backend serves loopback only, "
 		       "127.0.0.0/8 and ::1)"},
+	[OPT_LISTEN] = {"listen", 'l', "ADDR",
+			"XDP backend: an IP address requests may be sent to besides the "
+			"interface's own (repeatable)"},
 	[OPT_SKB] = {"skb", 0, NULL, "XDP backend: generic (skb) mode instead of native"},
 	[OPT_ECHO] = {"echo", 0, NULL,
 		      "answer without the store (GET: not found, PUT and DELETE: ok), through the "
@@ -139,6 +143,10 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
 		o->n_allow++;
 		return 0;
+	case OPT_LISTEN:
+		if (bpfctl_parse_local(p->arg, &o->listen))
+			return xkv_opts_bad_value(p, "a unicast IP address such as 10.1.2.3 or fd00::1");
+		return 0;
 	case OPT_SKB:
 		o->skb_mode = true;
 		return 0;
@@ -182,6 +190,10 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 	}
 	if (!o->backend)
 		o->backend = o->iface ? &xkv_backend_xdp : &xkv_backend_uring;
+	if (o->listen.n && o->backend != &xkv_backend_xdp) {
+		fprintf(stderr, "xkv-server: --listen needs the xdp backend\n");
+		return -EINVAL;
+	}
 	/* listening on every address, uring must not serve the world by default */
 	if (o->backend == &xkv_backend_uring && !o->n_allow) {
 		bpfctl_parse_cidr("127.0.0.0/8", &o->allow[o->n_allow++]);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <xkv/maps.h>
 
+#include "bpfctl/bpfctl.h"
 #include "engine/worker.h"
 
 #define XKV_ALLOW_ARGS_MAX 64
@@ -39,6 +40,7 @@ struct server_opts {
 	bool echo;			/* answer without the store (the measuring ceiling) */
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
+	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */
 };
 
 struct server_worker {

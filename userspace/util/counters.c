@@ -124,6 +124,7 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 	fn(ctx, NULL, "rx_unparsable", c->rx_unparsable);
 	fn(ctx, NULL, "tx_packets", c->tx_packets);
 	fn(ctx, NULL, "tx_ring_full", c->tx_ring_full);
+	fn(ctx, NULL, "tx_to_group", c->tx_to_group);
 	fn(ctx, NULL, "kicks", c->kicks);
 	/* drops the kernel saw before any worker could: full RX ring, empty fill ring */
 	fn(ctx, "kernel", "rx_dropped", c->kernel_rx_dropped);
