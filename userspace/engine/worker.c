@@ -57,6 +57,8 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	xkv_reasm_get_stats(w->reasm, &rs);
 	out->reassembly_bytes = rs.bytes;
 	out->reassembly_timeouts = rs.timeouts;
+	out->reassembly_evicted = rs.evicted;
+	out->reassembly_late = rs.late;
 }
 
 void xkv_worker_look_ahead(void *ctx, const void *data, size_t len)
@@ -427,6 +429,11 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	}
 	if (ret == XKV_REASM_PENDING)
 		return;
+	if (ret == XKV_REASM_LATE) {
+		/* a retransmission of a value already stored and answered: its hold goes */
+		ewt_let_go(w, hash, 1);
+		return;
+	}
 	/* no room is passing (retry); a contradiction or a scattered message is not */
 	w->exec.stats.refused_pieces++;
 	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
