@@ -444,8 +444,11 @@ Test(reassembly_floods, a_late_piece_of_a_finished_message_opens_nothing)
 
 	cr_assert_eq(big_send(&alice, 7, 0, BIG, 0, &done), XKV_REASM_COMPLETE);
 	pieces = done->pieces;
+	cr_assert_eq(done->status, -1, "no status until the caller sets one");
+	done->status = XKV_S_NO_MEMORY;
 	xkv_reasm_release(big_r, done);
 	cr_assert_eq(big_add(&alice, 7, BIG, 0, SLICE, TIMEOUT - 1, &done), XKV_REASM_LATE);
+	cr_assert_eq(xkv_reasm_late_status(big_r), XKV_S_NO_MEMORY, "the reply to answer again");
 	cr_assert_eq(big_add(&alice, 7, BIG, BIG - 1, 1, TIMEOUT - 1, &done), XKV_REASM_LATE);
 	cr_assert_eq(big_stats().in_flight, 0, "no new message");
 	cr_assert_eq(big_stats().bytes, 0, "and no memory");

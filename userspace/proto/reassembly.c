@@ -34,6 +34,7 @@ struct source {
 struct finished {
 	struct xkv_peer peer;
 	uint32_t request_id;
+	int status; /* its reply's */
 	uint64_t at_ns;
 };
 
@@ -49,6 +50,7 @@ struct xkv_reasm {
 	uint32_t nsources;
 	struct finished *recent; /* a ring of max_messages */
 	uint32_t nrecent, next_recent;
+	int late_status; /* of the latest XKV_REASM_LATE piece's message */
 	struct xkv_reasm_stats stats;
 };
 
@@ -142,17 +144,19 @@ static struct pending *message_find(struct xkv_reasm *r, const struct xkv_peer *
 	return NULL;
 }
 
-static bool finished_lately(const struct xkv_reasm *r, const struct xkv_peer *peer,
-			    const struct xkv_msg *piece, uint64_t now_ns)
+/* The message piece belongs to if it completed less than the timeout ago, or NULL. */
+static const struct finished *finished_lately(const struct xkv_reasm *r,
+					      const struct xkv_peer *peer,
+					      const struct xkv_msg *piece, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < r->nrecent; i++) {
 		const struct finished *f = &r->recent[i];
 
 		if (f->request_id == piece->request_id && xkv_peer_equal(&f->peer, peer) &&
 		    now_ns - f->at_ns < r->cfg.timeout_ns)
-			return true;
+			return f;
 	}
-	return false;
+	return NULL;
 }
 
 /* Pages of [start, end) that no received byte touches yet: a mapped value's cost. */
@@ -319,6 +323,7 @@ static struct pending *message_open(struct xkv_reasm *r, const struct xkv_peer *
 	p->ngot = 0;
 	p->charged = 0;
 	p->msg.pieces = 0;
+	p->msg.status = -1;
 	r->stats.in_flight++;
 	return p;
 }
@@ -355,12 +360,14 @@ static int ranges_add(struct pending *p, uint32_t start, uint32_t end)
 	return 0;
 }
 
-static void remember_finished(struct xkv_reasm *r, const struct pending *p, uint64_t now_ns)
+/* Kept from its completion (its last piece) for the timeout. */
+static void remember_finished(struct xkv_reasm *r, const struct pending *p)
 {
 	r->recent[r->next_recent] = (struct finished){
 		.peer = p->msg.peer,
 		.request_id = p->msg.head.request_id,
-		.at_ns = now_ns,
+		.status = p->msg.status,
+		.at_ns = p->last_ns,
 	};
 	r->next_recent = (r->next_recent + 1) % r->cfg.max_messages;
 	if (r->nrecent < r->cfg.max_messages)
@@ -371,10 +378,12 @@ int xkv_reasm_add(struct xkv_reasm *r, const struct xkv_peer *peer, const struct
 		  uint64_t now_ns, struct xkv_reasm_msg **done)
 {
 	struct pending *p = message_find(r, peer, piece);
+	const struct finished *f = p ? NULL : finished_lately(r, peer, piece, now_ns);
 	uint64_t cost;
 	int dup;
 
-	if (!p && finished_lately(r, peer, piece, now_ns)) {
+	if (f) {
+		r->late_status = f->status;
 		r->stats.late++;
 		return XKV_REASM_LATE;
 	}
@@ -406,7 +415,6 @@ int xkv_reasm_add(struct xkv_reasm *r, const struct xkv_peer *peer, const struct
 		return XKV_REASM_PENDING;
 
 	message_unlist(r, p->pos);
-	remember_finished(r, p, now_ns);
 	r->stats.completed++;
 	*done = &p->msg;
 	return XKV_REASM_COMPLETE;
@@ -414,7 +422,13 @@ int xkv_reasm_add(struct xkv_reasm *r, const struct xkv_peer *peer, const struct
 
 void xkv_reasm_release(struct xkv_reasm *r, struct xkv_reasm_msg *msg)
 {
+	remember_finished(r, (struct pending *)msg);
 	message_free(r, (struct pending *)msg);
+}
+
+int xkv_reasm_late_status(const struct xkv_reasm *r)
+{
+	return r->late_status;
 }
 
 unsigned xkv_reasm_expire(struct xkv_reasm *r, uint64_t now_ns)

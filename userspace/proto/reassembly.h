@@ -11,7 +11,8 @@
  * share when memory or messages run short: a source holding more than the budget
  * divided among the sources present loses its oldest messages (`dropped` is told)
  * to a source under its share. Pieces of a message completed less than the
- * timeout ago are ignored (XKV_REASM_LATE), so a retransmission opens nothing.
+ * timeout ago are ignored (XKV_REASM_LATE), so a retransmission opens nothing; the
+ * status its reply had is kept for the caller to answer a resent PUT again.
  */
 #ifndef XKV_REASSEMBLY_H
 #define XKV_REASSEMBLY_H
@@ -54,6 +55,7 @@ struct xkv_reasm_msg {
 	struct xkv_peer peer;
 	struct xkv_msg head; /* the header fields; key points to a copy, frag to the value */
 	uint32_t pieces;     /* pieces it took, duplicates included: dcrew holds a write for each */
+	int status;	     /* set by the caller before release: its reply's, -1 if not its own */
 };
 
 enum xkv_reasm_result {
@@ -79,7 +81,11 @@ void xkv_reasm_destroy(struct xkv_reasm *r);
 int xkv_reasm_add(struct xkv_reasm *r, const struct xkv_peer *peer, const struct xkv_msg *piece,
 		  uint64_t now_ns, struct xkv_reasm_msg **done);
 
+/* Frees msg; its peer, request id and status are kept for the timeout (XKV_REASM_LATE). */
 void xkv_reasm_release(struct xkv_reasm *r, struct xkv_reasm_msg *msg);
+
+/* After XKV_REASM_LATE: the status of the late piece's message (-1: none kept). */
+int xkv_reasm_late_status(const struct xkv_reasm *r);
 
 /* Drops messages idle since before now_ns - timeout; returns how many. */
 unsigned xkv_reasm_expire(struct xkv_reasm *r, uint64_t now_ns);
