@@ -62,7 +62,7 @@ static const struct xkv_opt attach_opts[] = {
 
 static const struct xkv_opt detach_opts[] = {
 	IFACE_OPT("interface (required)"),
-	FORCE_OPT("also detach an XDP program that is not xkv's"),
+	FORCE_OPT("also detach a running xkv-server's attachment, or an XDP program not xkv's"),
 	VERBOSE_OPT,
 	HELP_OPT,
 };
@@ -259,6 +259,21 @@ static int take_simple_option(struct xkv_opts *p, char letter, void *args)
 	return -EINVAL;
 }
 
+/* Whether a live xkv-server serves ifname, which detach then leaves alone, saying so. */
+static bool server_left_running(const char *ifname)
+{
+	pid_t pid = 0;
+	int err = bpfctl_server_running(ifname, &pid);
+
+	if (err == -EBUSY)
+		pr_warn("xkv-server pid %d is serving %s: left attached (stop it, or --force "
+			"detaches it under the running server, which then receives nothing)\n",
+			(int)pid, ifname);
+	else if (err)
+		pr_warn("reading %s/%s.lock: %s\n", BPFCTL_LOCK_DIR, ifname, strerror(-err));
+	return err != 0;
+}
+
 static int cmd_detach(const struct command *cmd, int argc, char **argv)
 {
 	struct simple_args args = {0};
@@ -268,7 +283,11 @@ static int cmd_detach(const struct command *cmd, int argc, char **argv)
 		return ret;
 	if (!args.ifname)
 		return usage_error(cmd, "--iface IF is required");
-	return need_root() || bpfctl_detach(args.ifname, args.force) ? EXIT_FAILED : EXIT_OK;
+	if (need_root())
+		return EXIT_FAILED;
+	if (!args.force && server_left_running(args.ifname))
+		return EXIT_FAILED;
+	return bpfctl_detach(args.ifname, args.force) ? EXIT_FAILED : EXIT_OK;
 }
 
 /* The server publishing on an interface, as status shows it (too large for the stack). */

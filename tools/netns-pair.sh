@@ -35,4 +35,6 @@ netns_pair_down() {
 	done
 	rm -rf "/sys/fs/bpf/xkv/$if_s"
 	rmdir /sys/fs/bpf/xkv 2>/dev/null || true
+	rm -f "/run/xkv/$if_s.lock" # its server was killed above: nobody holds it
+	rmdir /run/xkv 2>/dev/null || true
 }

@@ -34,6 +34,8 @@ struct xkv_request_counters {
 	__u64 foreign_writes;		  /* writes for a partition it does not own: refused */
 	__u64 reassembly_bytes;		  /* held for values in pieces, now */
 	__u64 reassembly_timeouts;	  /* values dropped unfinished */
+	__u64 reassembly_evicted;	  /* ... for a source under its fair share */
+	__u64 reassembly_late;		  /* pieces of values completed lately: ignored */
 	/* by the size class of the value (GET hits, PUTs): Minos's control loop reads these */
 	__u64 size_classes[XKV_SIZE_CLASSES];
 	__u64 handoffs_sent;	/* minos: requests handed to the worker that must serve them */

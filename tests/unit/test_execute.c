@@ -436,3 +436,34 @@ Test(execute, dcrew_pieces_dropped_unfinished_release_their_slot)
 	cr_assert_eq(cap->sent, 0, "nothing to answer: the client retries");
 	xkv_worker_fini(&w);
 }
+
+/*
+ * Pieces of a PUT stored and answered, sent again, open nothing and let their slot go;
+ * the one that ends the value is answered again, as a client that lost the reply needs.
+ */
+Test(execute, dcrew_late_pieces_of_an_answered_put_let_their_slot_go)
+{
+	static const int order[] = {0, 1, 2, 1, 0, 2};
+	static uint8_t value[3 * PIECE_LEN];
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_request_counters c;
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 1000000);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 1, .writes = 6};
+	xkv_worker_tick(&w, 1);
+	feed_pieces(&w, put, order, 3);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	feed_pieces(&w, put, order + 3, 2);
+	cr_assert_eq(cap->sent, 0, "pieces in the middle get no reply");
+	feed_pieces(&w, put, order + 5, 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK, "the last piece gets the PUT's reply again");
+	cr_assert_eq(reply.request_id, put.request_id);
+	cr_assert_eq(slot_of("big")->writes, 0, "each late piece let its hold go");
+	cr_assert_eq(w.exec.stats.ewt_released, 6);
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 1, "and stored once");
+	xkv_worker_counters(&w, &c);
+	cr_assert_eq(c.reassembly_late, 3);
+	cr_assert_eq(c.reassembly_bytes, 0, "they opened nothing");
+	xkv_worker_fini(&w);
+}

@@ -14,12 +14,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <net/if.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "xkv/ewt.h"
 #include "xkv/maps.h"
 
 #define BPFCTL_BPFFS	 "/sys/fs/bpf"
 #define BPFCTL_PIN_ROOT	 BPFCTL_BPFFS "/xkv"
+#define BPFCTL_LOCK_DIR	 "/run/xkv" /* <iface>.lock: held by the server serving it */
 #define BPFCTL_PROG_NAME "xkv_xdp" /* how status recognises our program */
 #define BPFCTL_MAPS_MAX	 16	   /* maps of the program, with room to grow */
 #define BPFCTL_NAME_MAX	 16	   /* BPF object names, NUL included */
@@ -126,6 +128,19 @@ int bpfctl_format_cidr(const struct xkv_allow_key *key, char *buf, size_t len);
 int bpfctl_parse_policy(const char *name);
 
 const char *bpfctl_mode_name(enum bpfctl_mode mode);
+
+/*
+ * A running server holds BPFCTL_LOCK_DIR/<iface>.lock (flock, its pid written in it)
+ * for its whole life. The kernel lets go when the process ends, SIGKILL included:
+ * pins and an attachment whose lock nobody holds are a dead server's; a pid alone
+ * could have been reused. Takes the lock: an fd to keep open while serving, or
+ * -EBUSY with *holder the running server's pid (0 if it has not written it yet),
+ * or -errno.
+ */
+int bpfctl_server_lock(const char *ifname, pid_t *holder);
+
+/* 0 if no server holds ifname's lock; -EBUSY with *holder if one does; or -errno. */
+int bpfctl_server_running(const char *ifname, pid_t *holder);
 
 /* Opens a pinned map of the interface by name: an fd, or -errno. */
 int bpfctl_map_open(const char *ifname, const char *map_name);

@@ -57,6 +57,8 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	xkv_reasm_get_stats(w->reasm, &rs);
 	out->reassembly_bytes = rs.bytes;
 	out->reassembly_timeouts = rs.timeouts;
+	out->reassembly_evicted = rs.evicted;
+	out->reassembly_late = rs.late;
 }
 
 void xkv_worker_look_ahead(void *ctx, const void *data, size_t len)
@@ -233,9 +235,11 @@ static void large_keys_note(struct xkv_worker *w, uint64_t hash, int64_t new_len
 }
 
 /* A write this worker owns; under minos, xkv_large_keys follows what it did. */
-static void execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
-			  const struct xkv_msg *m, uint64_t hash)
+/* Returns the status it replied with. */
+static enum xkv_status execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
+				     const struct xkv_msg *m, uint64_t hash)
 {
+	enum xkv_status status;
 	bool was_large = false;
 	uint32_t old_len;
 
@@ -244,10 +248,12 @@ static void execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
 	if (w->sync && !w->exec.echo &&
 	    xkv_store_value_len(w->exec.store, m->key, m->key_len, hash, &old_len) == 0)
 		was_large = old_len > XKV_MINOS_PIECE_BYTES;
-	if (xkv_execute_write(&w->exec, peer, m, hash) == XKV_S_OK && w->sync && !w->exec.echo)
+	status = xkv_execute_write(&w->exec, peer, m, hash);
+	if (status == XKV_S_OK && w->sync && !w->exec.echo)
 		large_keys_note(w, hash, m->op == XKV_OP_PUT ? (int64_t)m->value_len : -1,
 				was_large);
 	partition_write_end(hash);
+	return status;
 }
 
 /* A large PUT for another's partition: the copy is made here, the owner links it in. */
@@ -265,20 +271,19 @@ static void build_large(struct xkv_worker *w, const struct xkv_peer *peer,
 	hand(w, XKV_HANDOFF_INSTALL, owner, peer, m, hash, item);
 }
 
-static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
-			    const struct xkv_msg *m, uint64_t hash)
+/* A write returns the status this worker replied with, -1 if another worker replies. */
+static int execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
+			   const struct xkv_msg *m, uint64_t hash)
 {
 	uint32_t owner;
 
 	if (m->op == XKV_OP_GET) {
 		xkv_execute(&w->exec, peer, m, hash);
-		return;
+		return -1;
 	}
 	owner = write_owner(w, hash);
-	if (owner == w->id) {
-		execute_write(w, peer, m, hash);
-		return;
-	}
+	if (owner == w->id)
+		return (int)execute_write(w, peer, m, hash);
 	/*
 	 * Invariant 1 (docs/DESIGN.md): a write is executed by its partition's owner only.
 	 * Under minos, steering may have used other roles than ours: the owner gets it.
@@ -288,12 +293,13 @@ static void execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 	if (!w->sync) {
 		w->exec.stats.foreign_writes++;
 		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
-	} else if (m->op == XKV_OP_PUT &&
-		   xkv_roles_is_large(&w->roles, xkv_size_class(m->value_len))) {
-		build_large(w, peer, m, hash, owner);
-	} else {
-		hand(w, XKV_HANDOFF_WRITE, owner, peer, m, hash, NULL);
+		return XKV_S_BUSY;
 	}
+	if (m->op == XKV_OP_PUT && xkv_roles_is_large(&w->roles, xkv_size_class(m->value_len)))
+		build_large(w, peer, m, hash, owner);
+	else
+		hand(w, XKV_HANDOFF_WRITE, owner, peer, m, hash, NULL);
+	return -1; /* the owner replies; or a hand-off failed here, and a resend should retry */
 }
 
 /* The owner links in an item another worker built, and answers its PUT. */
@@ -419,7 +425,7 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	int ret = xkv_reasm_add(w->reasm, peer, m, w->now_ns, &whole);
 
 	if (ret == XKV_REASM_COMPLETE) {
-		execute_request(w, &whole->peer, &whole->head, hash);
+		whole->status = execute_request(w, &whole->peer, &whole->head, hash);
 		/* dcrew: every piece held the slot from the first to the reply */
 		ewt_let_go(w, hash, whole->pieces);
 		xkv_reasm_release(w->reasm, whole);
@@ -427,6 +433,18 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	}
 	if (ret == XKV_REASM_PENDING)
 		return;
+	if (ret == XKV_REASM_LATE) {
+		/*
+		 * Sent again after it was stored and answered: the client likely lost the
+		 * reply, so the piece that ends the value gets it again; the rest nothing.
+		 */
+		if (m->frag_offset + m->frag_len == m->value_len &&
+		    xkv_reasm_late_status(w->reasm) >= 0)
+			xkv_reply_status(&w->exec, peer, m,
+					 (enum xkv_status)xkv_reasm_late_status(w->reasm));
+		ewt_let_go(w, hash, 1);
+		return;
+	}
 	/* no room is passing (retry); a contradiction or a scattered message is not */
 	w->exec.stats.refused_pieces++;
 	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);

@@ -25,6 +25,7 @@
 #define BIND_RETRY_US 20000
 
 struct xdp_backend {
+	int lock_fd;	    /* the interface's server lock (bpfctl_server_lock), held while we live */
 	bool attached_here; /* detach on exit: no xkv-loader attachment was there before us */
 	int xsks_fd;
 	/* steering's state, mmapped from the pinned maps */
@@ -66,7 +67,8 @@ static int attach(struct server *s, struct xdp_backend *b)
 
 	/*
 	 * An attachment made by xkv-loader is reused (its config rewritten) and left on
-	 * exit; one left by a killed server is taken over, and detached on exit.
+	 * exit; one left by a server is a killed server's (we hold the lock), taken over,
+	 * and detached on exit.
 	 */
 	b->attached_here = bpfctl_status(s->o.iface, &st) != 0 || !st.ours || !st.has_config ||
 			   st.config.owner == XKV_OWNER_SERVER;
@@ -186,13 +188,29 @@ static int xdp_open(struct server *s)
 	struct xdp_backend *b = calloc(1, sizeof(*b));
 	int err;
 
+	pid_t holder = 0;
+
 	if (!b)
 		return -ENOMEM;
 	s->net = b;
-	b->xsks_fd = -1;
+	b->xsks_fd = b->lock_fd = -1;
 	if (!s->o.iface) {
 		fprintf(stderr, "xkv-server: the XDP backend needs --iface\n");
 		return -EINVAL;
+	}
+	/* first of all: a live server's attachment, sockets and pins are not ours to touch */
+	b->lock_fd = bpfctl_server_lock(s->o.iface, &holder);
+	if (b->lock_fd == -EBUSY) {
+		fprintf(stderr,
+			"xkv-server: xkv-server pid %d is serving %s (it holds " BPFCTL_LOCK_DIR
+			"/%s.lock): stop it first; it was left alone\n",
+			(int)holder, s->o.iface, s->o.iface);
+		return -EBUSY;
+	}
+	if (b->lock_fd < 0) {
+		fprintf(stderr, "xkv-server: locking %s (" BPFCTL_LOCK_DIR "/%s.lock): %s\n",
+			s->o.iface, s->o.iface, strerror(-b->lock_fd));
+		return b->lock_fd;
 	}
 	b->ifindex = if_nametoindex(s->o.iface);
 	b->if_queues = bpfctl_rx_queues(s->o.iface);
@@ -409,6 +427,8 @@ static void xdp_close(struct server *s)
 		close(b->xsks_fd);
 	if (b->attached_here && s->o.iface)
 		bpfctl_detach(s->o.iface, false);
+	if (b->lock_fd >= 0)
+		close(b->lock_fd); /* last: the next server may take over from here */
 	free(b->socks);
 	free(b->queues);
 	free(b);

@@ -95,6 +95,8 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "foreign_writes", c->foreign_writes);
 	fn(ctx, NULL, "reassembly_bytes", c->reassembly_bytes);
 	fn(ctx, NULL, "reassembly_timeouts", c->reassembly_timeouts);
+	fn(ctx, NULL, "reassembly_evicted", c->reassembly_evicted);
+	fn(ctx, NULL, "reassembly_late", c->reassembly_late);
 	fn(ctx, NULL, "handoffs_sent", c->handoffs_sent);
 	fn(ctx, NULL, "handoffs_taken", c->handoffs_taken);
 	fn(ctx, NULL, "handoffs_refused", c->handoffs_refused);
