@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,4 +139,38 @@ size_t workload_put_datagram(uint8_t *buf, const char *key, uint32_t id, uint32_
 	};
 
 	return (size_t)xkv_encode(buf, 2048, &m);
+}
+
+uint64_t workload_unvalidated_get(struct xkv_client *c, const char *host, uint16_t port,
+				  uint64_t *sent)
+{
+	static uint8_t value[XKV_VALUE_MAX];
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct timeval tv = {.tv_sec = 1};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rcvbuf = 32 << 20;
+	struct xkv_msg m = {.op = XKV_OP_GET, .key = "amp", .key_len = 3, .request_id = 1};
+	uint8_t buf[2048];
+	uint64_t received = 0;
+	uint32_t got_len;
+	ssize_t len;
+	void *got;
+
+	workload_fill(value, sizeof(value), 42);
+	cr_assert_eq(xkv_client_put(c, "amp", 3, value, sizeof(value)), 0);
+	inet_pton(AF_INET, host, &to.sin_addr);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	len = xkv_encode(buf, sizeof(buf), &m);
+	cr_assert_eq(send(fd, buf, (size_t)len, 0), len);
+	*sent = (uint64_t)len;
+	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0)
+		received += (uint64_t)len;
+	close(fd);
+
+	cr_assert_eq(xkv_client_get(c, "amp", 3, &got, &got_len), 0, "the library asks again");
+	cr_assert_eq(got_len, sizeof(value));
+	cr_assert_eq(memcmp(got, value, sizeof(value)), 0, "and gets the whole value");
+	free(got);
+	return received;
 }

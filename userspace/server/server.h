@@ -39,6 +39,7 @@ struct server_opts {
 	bool echo;			/* answer without the store (the measuring ceiling) */
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
+	struct xkv_validate validate;	/* the token key, random at start, and --trust */
 };
 
 struct server_worker {
