@@ -76,6 +76,15 @@ Test(server_uring, unvalidated_source_is_not_amplified)
 	cr_assert_eq(server_counter(&srv, "validate"), 2, "the socket's GET and the library's");
 }
 
+/* The measured worst ratio that docs/PROTOCOL.md gives ("Amplification"). */
+Test(server_uring, worst_amplification_is_3x)
+{
+	static const char *const args[] = {"--workers", "1", NULL};
+
+	start(args);
+	cr_assert_leq(workload_worst_ratio(cli, "127.0.0.1", srv.port), XKV_AMPLIFY_MAX);
+}
+
 Test(server_uring, concurrent_clients)
 {
 	static const char *const args[] = {"--workers", "2", NULL};

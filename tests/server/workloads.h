@@ -35,4 +35,12 @@ size_t workload_put_datagram(uint8_t *buf, const char *key, uint32_t id, uint32_
 uint64_t workload_unvalidated_get(struct xkv_client *c, const char *host, uint16_t port,
 				  uint64_t *sent);
 
+/*
+ * The worst ratio of reply bytes to request bytes (UDP payloads) that a source
+ * without a token draws: GETs with 1- and 250-byte keys for values at each bound
+ * (exactly 3x the request, a byte over, one datagram, pieces, 1 MiB), a PUT and a
+ * DELETE, each from a socket that never echoes tokens. Prints each and the worst.
+ */
+double workload_worst_ratio(struct xkv_client *c, const char *host, uint16_t port);
+
 #endif /* XKV_TEST_WORKLOADS_H */
