@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libxdp-dev xdp-tools
 	liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind libtsan2
-	libxxhash-dev python3-matplotlib tcpreplay tcpdump memcached
+	libxxhash-dev libsodium-dev python3-matplotlib tcpreplay tcpdump memcached
 )
 
 missing=()

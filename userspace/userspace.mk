@@ -20,6 +20,8 @@ $(eval $(call layer_library,engine,ENGINE))
 
 # The engine and everything under it: what executes requests, without a transport.
 LIBXKV_EXEC := $(LIBXKV_ENGINE) $(LIBXKV_STORE) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+# the engine's validation tokens are SipHash-2-4 (crypto_shorthash)
+ENGINE_LDLIBS := -lsodium
 
 BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
@@ -35,7 +37,7 @@ $(BUILD)/userspace/net/reuseport.o: $(BUILD)/reuseport.skel.h
 $(BUILD)/xkv-server: $(SERVER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
 		     $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
 
 $(BUILD)/xkv-cli: $(BUILD)/tools/cli/xkv-cli.o $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)

@@ -20,7 +20,7 @@
 #endif
 
 #define XKV_MAGIC	 0x584b /* "XK" */
-#define XKV_VERSION	 1
+#define XKV_VERSION	 2 /* 2: the validation token (docs/PROTOCOL.md, "Amplification") */
 #define XKV_DEFAULT_PORT 7411
 
 #define XKV_KEY_MIN   1
@@ -41,7 +41,8 @@ enum xkv_op {
 	X(TOO_LARGE, "too_large")                                                                  \
 	X(NO_MEMORY, "no_memory")                                                                  \
 	X(BAD_REQUEST, "bad_request")                                                              \
-	X(BUSY, "busy")
+	X(BUSY, "busy")                                                                            \
+	X(VALIDATE, "validate")
 
 #define XKV_STATUS_ENUM(name, str) XKV_S_##name,
 enum xkv_status {
@@ -67,9 +68,16 @@ struct xkv_hdr {
 	__be32 frag_offset; /* where this datagram's value bytes start within the value */
 	__be32 frag_len;    /* value bytes in this datagram, after the key */
 	__be64 timestamp;   /* client clock, opaque to the server, echoed in the reply */
+	__be64 token;	    /* proof the sender receives at its address; 0: none */
 };
 
-_Static_assert(sizeof(struct xkv_hdr) == 32, "the wire header is 32 bytes");
+_Static_assert(sizeof(struct xkv_hdr) == 40, "the wire header is 40 bytes");
+
+/*
+ * The most reply bytes (UDP payload) a request of n bytes may draw from a source
+ * that has not shown a token: QUIC's anti-amplification factor.
+ */
+#define XKV_AMPLIFY_MAX 3
 
 /*
  * Why a datagram is rejected. The same list names the XDP program's protocol drop

@@ -75,6 +75,11 @@ static void fake_reply(struct fake_server *f, const struct xkv_msg *req, uint64_
 		reply.status = XKV_S_NOT_FOUND;
 		f->not_found++;
 		queue_reply(f, &reply, now);
+	} else if (req->token != f->faults.token) {
+		reply.status = XKV_S_VALIDATE;
+		reply.token = f->faults.token;
+		f->validated++;
+		queue_reply(f, &reply, now);
 	} else {
 		reply_value(f, &reply, key, now);
 	}

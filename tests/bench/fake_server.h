@@ -32,6 +32,7 @@ struct fake_faults {
 	unsigned drop_every, corrupt_every, restamp_every;
 	bool duplicate, reverse;
 	bool refuse_pieces;   /* a PUT in pieces: BUSY at its first piece, the rest ignored */
+	uint64_t token;	      /* a GET hit without this token: VALIDATE with it (0: none asked) */
 	unsigned send_max;    /* datagrams one send takes at most (0: as many as fit) */
 	uint64_t delay_ns;    /* a reply is ready this long after its request was sent */
 	uint64_t stall_ns;    /* one send call takes this long on the fake clock ... */
@@ -49,7 +50,7 @@ struct fake_server {
 	uint8_t *stored; /* per key: PUT seen */
 	struct fake_faults faults;
 	struct fake_clock *clock; /* NULL: CLOCK_MONOTONIC */
-	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied;
+	uint64_t requests, dropped, hits, corrupted, restamped, not_found, replied, validated;
 	uint64_t pieces;		  /* PUT datagrams that carried part of a value */
 	uint64_t refused, refused_pieces; /* PUTs refused, and the pieces of them that came */
 	uint64_t idle_waits;		  /* receives asked to wait with no reply on its way */

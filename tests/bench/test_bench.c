@@ -496,6 +496,21 @@ Test(closed_loop, a_clean_server_gives_only_right_answers)
 	fake_run_free(run);
 }
 
+/* A GET answered VALIDATE is no answer: it goes again with the token, and every one after. */
+Test(closed_loop, validations_are_asked_again_with_the_token)
+{
+	struct fake_run *run = fake_run_new(0.9);
+
+	fake_run(run, &(struct fake_faults){.token = 0x5eed});
+	cr_assert_gt(TOTAL(&run->measured, ok), 1000, "the loop ran");
+	cr_assert_eq(TOTAL(&run->measured, errors), 0, "VALIDATE is not an error");
+	cr_assert_eq(run->measured.validations, run->server->validated);
+	cr_assert(run->measured.validations >= 1 && run->measured.validations <= FAKE_DEPTH,
+		  "only the GETs sent before the token came: %llu",
+		  (unsigned long long)run->measured.validations);
+	fake_run_free(run);
+}
+
 Test(closed_loop, lost_requests_are_counted_once_and_not_retried)
 {
 	struct fake_run *run = fake_run_new(0.9);

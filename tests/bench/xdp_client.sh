@@ -51,8 +51,10 @@ assert r["xdp"]["redirected"] >= a["ops"], "answers the client XDP program did n
 if r["value_profile"] != "fixed":
     assert r["large"]["ops"] > 0 and r["large"]["errors"] == 0, r["large"]
     assert r["small"]["ops"] > 0, r
+    # a 100000-byte GET is over 3x its request: answered VALIDATE until the token came
+    assert r["validations"] > 0, "no large GET was asked again with the server's token"
 print(f"{r['label']}: {a['ops_per_s']:.0f} ops/s, p99 {a['p99_us']:.1f} us, "
-      f"lost {a['lost']}, {r['xdp']['mode']} mode")
+      f"lost {a['lost']}, {r['xdp']['mode']} mode, validations {r['validations']}")
 PY
 	! xdp_attached || fail "$name: the XDP program is still attached to $if_c"
 }

@@ -78,6 +78,8 @@ static size_t build_payload(const struct pkt_spec *s, __u8 *buf)
 	put32(&w, s->frag_len + s->frag_len_delta);
 	put32(&w, 0); /* timestamp */
 	put32(&w, 42);
+	put32(&w, 0); /* token */
+	put32(&w, 0);
 	put(&w, key, key_len);
 	memset(buf + w.pos, 'v', s->frag_len);
 	w.pos += s->frag_len;

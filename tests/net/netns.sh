@@ -72,8 +72,10 @@ expect_fail() { expect fail "$@"; }
 
 # send N PORT: N xkv GET datagrams of key "key" from the client
 send() {
-	local hdr='\x58\x4b\x01\x01\x00\x00\x00\x03\x00\x00\x00\x01'
+	# a GET of "key", protocol version 2: the 40-byte header, no token (docs/PROTOCOL.md)
+	local hdr='\x58\x4b\x02\x01\x00\x00\x00\x03\x00\x00\x00\x01'
 	hdr+='\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+	hdr+='\x00\x00\x00\x00\x00\x00\x00\x00'
 	ip netns exec "$CLI_NS" bash -c "for i in \$(seq $1); do
 		printf '${hdr}key' >/dev/udp/$SRV_IP/$2 || exit 1
 	done"

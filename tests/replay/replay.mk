@@ -15,7 +15,7 @@ $(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO) $(
 
 $(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(ENGINE_LDLIBS) $(TRACE_LDLIBS)
 
 # replay.sh makes its namespaces and removes them; it runs the binaries of this build
 $(BUILD)/tests/run-replay: tests/replay/replay.sh | $(BUILD)/xkv-trace $(BUILD)/xkv-server \

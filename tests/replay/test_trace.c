@@ -245,7 +245,8 @@ Test(check, unexpected)
 	expect_problems((uint64_t[TRACE_P_COUNT]){[TRACE_P_UNEXPECTED] = 3});
 }
 
-Test(check, timestamp_not_echoed)
+/* A GET answered NOT_FOUND with this timestamp and token: not its answer unless 1001 and 0. */
+static void get_answered(uint64_t timestamp, uint64_t token)
 {
 	struct xkv_msg m = msg(XKV_OP_GET | XKV_OP_REPLY, "", NULL);
 
@@ -253,9 +254,23 @@ Test(check, timestamp_not_echoed)
 	m.key_len = 0;
 	m.status = XKV_S_NOT_FOUND;
 	m.request_id = 1;
-	m.timestamp = 7;
+	m.timestamp = timestamp;
+	m.token = token;
 	cr_assert_eq(send_piece(&alice, m, true), 0);
 	expect_problems((uint64_t[TRACE_P_COUNT]){[TRACE_P_UNEXPECTED] = 1, [TRACE_P_MISSING] = 1});
+}
+
+Test(check, timestamp_not_echoed)
+{
+	get_answered(7, 0);
+}
+
+/* A trace cannot echo a token: a server that gives one does not trust the replay link. */
+Test(check, token_in_a_reply)
+{
+	get_answered(1001, 0x5eed);
+	cr_assert(strstr(report.first[TRACE_P_UNEXPECTED][0], "validation token"), "%s",
+		  report.first[TRACE_P_UNEXPECTED][0]);
 }
 
 Test(check, wrong_status)

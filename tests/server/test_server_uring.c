@@ -64,6 +64,30 @@ Test(server_uring, ten_thousand_keys_byte_for_byte)
 	cr_assert_eq(server_counter(&srv, "store items"), 10000 / 2);
 }
 
+/* The engine's bound holds on this backend too: 3x the bytes of a GET without a token. */
+Test(server_uring, unvalidated_source_is_not_amplified)
+{
+	static const char *const args[] = {"--workers", "1", NULL};
+	uint64_t sent, received;
+
+	start(args);
+	received = workload_unvalidated_get(cli, "127.0.0.1", srv.port, &sent);
+	cr_assert_gt(received, 0);
+	cr_assert_leq(received, XKV_AMPLIFY_MAX * sent, "%lu bytes for a %lu-byte GET", received,
+		      sent);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "validate"), 2, "the socket's GET and the library's");
+}
+
+/* The measured worst ratio that docs/PROTOCOL.md gives ("Amplification"). */
+Test(server_uring, worst_amplification_is_3x)
+{
+	static const char *const args[] = {"--workers", "1", NULL};
+
+	start(args);
+	cr_assert_leq(workload_worst_ratio(cli, "127.0.0.1", srv.port), XKV_AMPLIFY_MAX);
+}
+
 Test(server_uring, concurrent_clients)
 {
 	static const char *const args[] = {"--workers", "2", NULL};

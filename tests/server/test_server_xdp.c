@@ -204,6 +204,21 @@ Test(server_xdp, hostile_traffic_while_valid_traffic_flows)
 	assert_frames_idle();
 }
 
+/* A GET from a source that shows no token draws no more than 3x its bytes. */
+Test(server_xdp, unvalidated_source_is_not_amplified)
+{
+	uint64_t sent, received;
+
+	start_xdp("1", NULL);
+	received = workload_unvalidated_get(cli, srv.host, srv.port, &sent);
+	cr_assert_gt(received, 0, "answered: with a token to ask again with");
+	cr_assert_leq(received, XKV_AMPLIFY_MAX * sent, "%lu bytes for a %lu-byte GET", received,
+		      sent);
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_eq(server_counter(&srv, "validate"), 2, "the socket's GET and the library's");
+	assert_frames_idle();
+}
+
 /* The same bytes in, the same bytes out, whichever backend serves them. */
 static void replies_to_stream(const char *host, uint16_t port, uint8_t (*out)[2048],
 			      ssize_t *lens, int count)
@@ -616,9 +631,11 @@ Test(server_xdp, a_slow_receiver_still_gets_every_reply, .fini = slow_receiver_o
 	 * the receiver's veth ring holds, so the kernel makes it wait rather than drop.
 	 */
 	static const uint8_t value[1400];
+	/* its GETs show no token: 1440-byte replies to 41-byte GETs need a trusted link */
+	const char *const trust[] = {"--trust", allow, NULL};
 	int answered;
 
-	start_xdp("1", NULL);
+	start_xdp("1", trust);
 	slow_receiver_on();
 	cr_assert_eq(xkv_client_put(cli, "k", 1, value, sizeof(value)), 0);
 	answered = gets_in_flight("k", 5000, 2600);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,4 +139,101 @@ size_t workload_put_datagram(uint8_t *buf, const char *key, uint32_t id, uint32_
 	};
 
 	return (size_t)xkv_encode(buf, 2048, &m);
+}
+
+/* A socket of its own connected to host:port, whose receives give up after ms. */
+static int raw_socket(const char *host, uint16_t port, int ms)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rcvbuf = 32 << 20;
+
+	cr_assert_geq(fd, 0);
+	inet_pton(AF_INET, host, &to.sin_addr);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	/* without it a receive waits for ever */
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	return fd;
+}
+
+/* Sends m without a token on fd; returns the reply bytes that came until a receive gave up. */
+static uint64_t exchange(int fd, const struct xkv_msg *m, uint64_t *sent)
+{
+	static uint8_t buf[2048];
+	uint64_t received = 0;
+	ssize_t len = xkv_encode(buf, sizeof(buf), m);
+
+	cr_assert_gt(len, 0);
+	cr_assert_eq(send(fd, buf, (size_t)len, 0), len);
+	*sent = (uint64_t)len;
+	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0)
+		received += (uint64_t)len;
+	return received;
+}
+
+uint64_t workload_unvalidated_get(struct xkv_client *c, const char *host, uint16_t port,
+				  uint64_t *sent)
+{
+	static uint8_t value[XKV_VALUE_MAX];
+	struct xkv_msg m = {.op = XKV_OP_GET, .key = "amp", .key_len = 3, .request_id = 1};
+	int fd = raw_socket(host, port, 1000);
+	uint64_t received;
+	uint32_t got_len;
+	void *got;
+
+	workload_fill(value, sizeof(value), 42);
+	cr_assert_eq(xkv_client_put(c, "amp", 3, value, sizeof(value)), 0);
+	received = exchange(fd, &m, sent);
+	close(fd);
+
+	cr_assert_eq(xkv_client_get(c, "amp", 3, &got, &got_len), 0, "the library asks again");
+	cr_assert_eq(got_len, sizeof(value));
+	cr_assert_eq(memcmp(got, value, sizeof(value)), 0, "and gets the whole value");
+	free(got);
+	return received;
+}
+
+/* The ratio of one request without a token, printed; the worst so far in *worst. */
+static void ratio_of(int fd, const char *what, const struct xkv_msg *m, double *worst)
+{
+	uint64_t sent, received = exchange(fd, m, &sent);
+	double ratio = (double)received / (double)sent;
+
+	printf("amplification: %-28s %4lu bytes in, %8lu out: %.3f\n", what, sent, received,
+	       ratio);
+	if (ratio > *worst)
+		*worst = ratio;
+}
+
+double workload_worst_ratio(struct xkv_client *c, const char *host, uint16_t port)
+{
+	static uint8_t value[XKV_VALUE_MAX];
+	static const uint16_t key_lens[] = {1, XKV_KEY_MAX};
+	int fd = raw_socket(host, port, 100);
+	char key[XKV_KEY_MAX], what[64];
+	double worst = 0;
+
+	memset(key, 'a', sizeof(key));
+	for (size_t k = 0; k < sizeof(key_lens) / sizeof(key_lens[0]); k++) {
+		uint32_t at_3x = XKV_AMPLIFY_MAX * (sizeof(struct xkv_hdr) + key_lens[k]) -
+				 sizeof(struct xkv_hdr);
+		uint32_t sizes[] = {0, at_3x, at_3x + 1, 1400, 100000, XKV_VALUE_MAX};
+		struct xkv_msg m = {.op = XKV_OP_GET, .key = key, .key_len = key_lens[k]};
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			cr_assert_eq(xkv_client_put(c, key, key_lens[k], value, sizes[i]), 0);
+			snprintf(what, sizeof(what), "GET, %u B key, %u B value", key_lens[k],
+				 sizes[i]);
+			ratio_of(fd, what, &m, &worst);
+		}
+		m.op = XKV_OP_DELETE;
+		ratio_of(fd, "DELETE", &m, &worst);
+		m = (struct xkv_msg){.op = XKV_OP_PUT, .key = key, .key_len = key_lens[k],
+				     .frag = value, .value_len = 1, .frag_len = 1};
+		ratio_of(fd, "PUT", &m, &worst);
+	}
+	close(fd);
+	printf("amplification: worst ratio %.3f\n", worst);
+	return worst;
 }

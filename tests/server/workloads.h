@@ -25,4 +25,22 @@ int workload_concurrent_clients(const char *server, int nclients, int ops);
 size_t workload_put_datagram(uint8_t *buf, const char *key, uint32_t id, uint32_t value_len,
 			     uint32_t frag_len);
 
+/*
+ * Amplification (docs/PROTOCOL.md): PUTs a 1 MiB value through c, then sends one GET
+ * for it from a socket of its own that never echoes a token, as a spoofed source
+ * would, and counts what comes back to that socket for a second. Returns the UDP
+ * payload bytes received, *sent the request's. Then checks that c, which does echo
+ * tokens, still gets the whole value.
+ */
+uint64_t workload_unvalidated_get(struct xkv_client *c, const char *host, uint16_t port,
+				  uint64_t *sent);
+
+/*
+ * The worst ratio of reply bytes to request bytes (UDP payloads) that a source
+ * without a token draws: GETs with 1- and 250-byte keys for values at each bound
+ * (exactly 3x the request, a byte over, one datagram, pieces, 1 MiB), a PUT and a
+ * DELETE, each from a socket that never echoes tokens. Prints each and the worst.
+ */
+double workload_worst_ratio(struct xkv_client *c, const char *host, uint16_t port);
+
 #endif /* XKV_TEST_WORKLOADS_H */

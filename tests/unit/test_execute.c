@@ -11,6 +11,7 @@
 #include "engine/worker.h"
 
 #define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
+#define HDR	 ((uint32_t)sizeof(struct xkv_hdr))
 #define FRAMES_MAX 1024
 
 /* A transport that keeps what it is asked to send. */
@@ -145,7 +146,7 @@ Test(execute, empty_value)
 static void check_pieces(uint32_t len)
 {
 	static uint8_t value[XKV_VALUE_MAX], got[XKV_VALUE_MAX];
-	unsigned pieces = len <= FRAME - 32 ? 1 : (len + FRAME - 33) / (FRAME - 32);
+	unsigned pieces = len <= FRAME - HDR ? 1 : (len + FRAME - HDR - 1) / (FRAME - HDR);
 	struct xkv_msg put = request(XKV_OP_PUT, "big", value, len);
 	struct xkv_msg get = request(XKV_OP_GET, "big", NULL, 0);
 	uint32_t covered = 0;
@@ -169,8 +170,8 @@ static void check_pieces(uint32_t len)
 
 Test(execute, values_in_pieces)
 {
-	check_pieces(FRAME - 32);     /* exactly one datagram */
-	check_pieces(FRAME - 32 + 1); /* one byte over */
+	check_pieces(FRAME - HDR);     /* exactly one datagram */
+	check_pieces(FRAME - HDR + 1); /* one byte over */
 	check_pieces(100000);
 	cap->room = FRAMES_MAX;
 	check_pieces(XKV_VALUE_MAX / 2);
@@ -466,4 +467,92 @@ Test(execute, dcrew_late_pieces_of_an_answered_put_let_their_slot_go)
 	cr_assert_eq(c.reassembly_late, 3);
 	cr_assert_eq(c.reassembly_bytes, 0, "they opened nothing");
 	xkv_worker_fini(&w);
+}
+
+/* Anti-amplification (docs/PROTOCOL.md, "Amplification"): a source without a token. */
+static struct xkv_validate validate;
+
+static void validating(void)
+{
+	cr_assert_eq(xkv_validate_init(&validate), 0);
+	x.validate = &validate;
+	x.now_ns = 5 * validate.window_ns + 1;
+}
+
+/* Bytes of every datagram the last run sent. */
+static uint64_t sent_bytes(void)
+{
+	uint64_t bytes = 0;
+
+	for (unsigned i = 0; i < cap->sent; i++)
+		bytes += cap->lens[i];
+	return bytes;
+}
+
+static uint64_t request_bytes(const struct xkv_msg *req)
+{
+	return HDR + req->key_len + req->frag_len;
+}
+
+Test(execute, large_get_without_token_is_answered_validate)
+{
+	static uint8_t value[XKV_VALUE_MAX];
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value));
+	struct xkv_msg get = request(XKV_OP_GET, "big", NULL, 0), r;
+
+	validating();
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK, "a PUT's reply is small: answered");
+	r = run(&get, 1);
+	cr_assert_eq(r.status, XKV_S_VALIDATE);
+	cr_assert_eq(r.value_len, 0, "no byte of the value");
+	cr_assert_neq(r.token, 0, "the token to ask again with");
+	cr_assert_leq(sent_bytes(), XKV_AMPLIFY_MAX * request_bytes(&get));
+	get.token = r.token ^ 1;
+	cr_assert_eq(run(&get, 1).status, XKV_S_VALIDATE, "a forged token is no token");
+
+	get.token = r.token;
+	r = run(&get, (XKV_VALUE_MAX + FRAME - HDR - 1) / (FRAME - HDR));
+	cr_assert_eq(r.status, XKV_S_OK, "with the token: the whole value");
+	cr_assert_eq(r.token, get.token, "and the token, for the next request");
+	cr_assert_eq(x.stats.replies[XKV_S_VALIDATE], 2);
+}
+
+Test(execute, small_replies_need_no_token)
+{
+	/* 3x a GET with a 1-byte key, header and value together, and a byte over */
+	static const char value[3 * 41 - 40 + 1];
+	struct xkv_msg put = request(XKV_OP_PUT, "s", value, sizeof(value) - 1);
+	struct xkv_msg get = request(XKV_OP_GET, "s", NULL, 0);
+	struct xkv_msg del = request(XKV_OP_DELETE, "s", NULL, 0), r;
+
+	_Static_assert(HDR == 40, "value sized for a 40-byte header");
+	validating();
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	r = run(&get, 1);
+	cr_assert_eq(r.status, XKV_S_OK, "exactly 3x: served");
+	cr_assert_eq(r.token, 0, "no token made for a small reply");
+	cr_assert_eq(sent_bytes(), XKV_AMPLIFY_MAX * request_bytes(&get));
+	put.value_len = put.frag_len = sizeof(value);
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	cr_assert_eq(run(&get, 1).status, XKV_S_VALIDATE, "a byte over 3x: a token first");
+	cr_assert_eq(run(&del, 1).status, XKV_S_OK, "a DELETE's reply is small: answered");
+	cr_assert_eq(run(&get, 1).status, XKV_S_NOT_FOUND);
+}
+
+Test(execute, trusted_networks_are_not_bound)
+{
+	static const struct xkv_peer v4 = {
+		.addr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3}};
+	static uint8_t value[4000];
+	struct xkv_msg put = request(XKV_OP_PUT, "t", value, sizeof(value));
+	struct xkv_msg get = request(XKV_OP_GET, "t", NULL, 0);
+
+	validating();
+	validate.trusted[validate.ntrusted++] = (struct xkv_allow_key){
+		.prefixlen = 96 + 16, .addr = {[10] = 0xff, [11] = 0xff, [12] = 10, [13] = 1}};
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	cr_assert_eq(run(&get, 1).status, XKV_S_VALIDATE, "peer is not in 10.1.0.0/16");
+	cap->reserved = cap->sent = 0;
+	xkv_execute(&x, &v4, &get, xkv_hash("t", 1));
+	cr_assert_eq(cap->sent, 3, "10.1.2.3 is: the value in three datagrams");
 }

@@ -10,7 +10,8 @@ TSAN_UNIT_TESTS := $(BUILD)/tests/test_store_concurrency $(BUILD)/tests/test_ewt
 $(filter-out $(TSAN_UNIT_TESTS),$(UNIT_TESTS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o \
 						       $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS) -lxxhash
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(ENGINE_LDLIBS) $(BPF_LDLIBS) \
+		-lxxhash
 
 # Under ThreadSanitizer (TSAN=1) Criterion cannot run (Snaipe/Criterion#274): those
 # suites compile against tests/unit/tsan/criterion/criterion.h and link its runner.

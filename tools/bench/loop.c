@@ -21,6 +21,7 @@ static int encode_piece(const struct loop *l, const struct loop_slot *s, uint32_
 		.op = s->op,
 		.request_id = s->request_id,
 		.timestamp = s->timestamp,
+		.token = l->token,
 		.key = key,
 		.key_len = w->cfg.key_size,
 		.value_len = s->value_size,
@@ -151,6 +152,9 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 		l->stats->invalid++;
 		return;
 	}
+	/* the transport's one source address: any reply's token is ours */
+	if (reply.token)
+		l->token = reply.token;
 	i = reply.request_id & l->slot_mask;
 	if (i >= l->depth) {
 		l->stats->invalid++;
@@ -169,6 +173,14 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 			  : workload_check_reply(l->workload, s->op, s->key, &reply, &s->received);
 	if (outcome == WORKLOAD_PARTIAL)
 		return;
+	if (reply.status == XKV_S_VALIDATE && s->in_flight) {
+		/* not an answer: the same request again, with the token now held, under a new id */
+		l->stats->validations++;
+		s->in_flight = 0;
+		l->in_flight--;
+		encode(l, i, s->op, s->key);
+		return;
+	}
 	if (s->in_flight) {
 		s->in_flight = 0;
 		l->in_flight--;

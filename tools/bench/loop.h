@@ -110,6 +110,7 @@ struct loop {
 	bool open;
 	uint64_t starved_at; /* open loop: when an arrival last found no free slot */
 	uint32_t piece_max; /* value bytes a datagram carries */
+	uint64_t token;	    /* xkv: the server's last validation token, sent in every request */
 	uint8_t *piece_dgrams; /* LOOP_PIECE_BURST datagrams of pieces being sent */
 	unsigned *tx_slot;     /* the slot of each datagram in tx */
 	struct bench_dgram *tx, *rx;

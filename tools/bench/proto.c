@@ -16,6 +16,7 @@ static int xkv_encode_request(void *buf, size_t cap, const struct bench_request 
 		.frag_offset = put ? req->frag_offset : 0,
 		.frag_len = put ? req->frag_len : 0,
 		.timestamp = req->timestamp,
+		.token = req->token,
 		.key = req->key,
 		.frag = put ? req->frag : NULL,
 	};

@@ -43,6 +43,7 @@ struct bench_request {
 	uint8_t op; /* XKV_OP_GET or XKV_OP_PUT */
 	uint32_t request_id;
 	uint64_t timestamp;
+	uint64_t token; /* xkv: the server's validation token, 0: none (docs/PROTOCOL.md) */
 	const uint8_t *key;
 	uint32_t key_len;
 	uint32_t value_len;	/* PUT only: the whole value's length */

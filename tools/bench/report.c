@@ -189,8 +189,9 @@ void report_table(FILE *f, const struct run_report *r)
 			rows[i].p99_us, rows[i].p999_us, rows[i].mean_us,
 			(unsigned long long)rows[i].lost, (unsigned long long)rows[i].errors,
 			(unsigned long long)rows[i].misses);
-	fprintf(f, "late replies %llu, invalid datagrams %llu\n", (unsigned long long)m->late,
-		(unsigned long long)m->invalid);
+	fprintf(f, "late replies %llu, invalid datagrams %llu, validations %llu\n",
+		(unsigned long long)m->late, (unsigned long long)m->invalid,
+		(unsigned long long)m->validations);
 	if (r->rate > 0) {
 		struct schedule_row o = schedule_row(m, r->seconds);
 
@@ -317,6 +318,7 @@ void report_json(FILE *f, const struct run_report *r)
 	}
 	xkv_json_uint_field(&w, "late", m->late);
 	xkv_json_uint_field(&w, "invalid", m->invalid);
+	xkv_json_uint_field(&w, "validations", m->validations);
 	xkv_json_object_end(&w);
 	xkv_json_finish(&w);
 }

@@ -30,6 +30,7 @@ void bench_stats_merge(struct bench_stats *dst, const struct bench_stats *src)
 		op_stats_merge(&dst->size_class[i], &src->size_class[i]);
 	dst->late += src->late;
 	dst->invalid += src->invalid;
+	dst->validations += src->validations;
 	dst->scheduled += src->scheduled;
 	dst->unsent += src->unsent;
 	dst->slot_waits += src->slot_waits;

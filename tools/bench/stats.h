@@ -28,6 +28,7 @@ struct bench_stats {
 	struct op_stats size_class[WORKLOAD_SIZE_CLASSES]; /* the same requests, by value size */
 	uint64_t late;	  /* replies to requests already counted lost */
 	uint64_t invalid; /* datagrams that do not decode as a reply or match no request */
+	uint64_t validations; /* GETs answered VALIDATE, sent again with the token it gave */
 	/* the open loop's schedule, and how well the generator kept to it */
 	uint64_t scheduled;	  /* arrivals due in the measured window */
 	uint64_t unsent;	  /* of those, never sent: the generator fell behind */

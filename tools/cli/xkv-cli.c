@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xkv-cli: %s: %s\n", argv[0],
 			err == -ENOMEM	 ? "server out of memory"
 			: err == -EBUSY	 ? "server busy, try again"
+			: err == -EAGAIN ? "server refused the token it gave, try again"
 			: err == -E2BIG	 ? "value too large (max 1 MiB)"
 			: err == -EINVAL ? "bad request (key must be 1..250 bytes)"
 					 : strerror(-err));

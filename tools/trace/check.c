@@ -350,6 +350,14 @@ int trace_check_reply(struct trace_check *c, const struct xkv_peer *client, uint
 			what, (unsigned long long)e->timestamp);
 		return 0;
 	}
+	/* a trace shows no token, so a server that trusts the link gives none (PROTOCOL.md) */
+	if (m.token) {
+		problem(c, TRACE_P_UNEXPECTED,
+			"reply frame %llu: a validation token in the reply to %s (--trust the "
+			"replay link)",
+			(unsigned long long)frame, what);
+		return 0;
+	}
 	if (e->answered) {
 		problem(c, TRACE_P_DUPLICATE, "reply frame %llu: %s answered again",
 			(unsigned long long)frame, what);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ struct xkv_client {
 	int attempts;
 	uint32_t max_payload;
 	uint32_t next_id;
+	uint64_t token;		 /* the server's last validation token; 0: none yet */
 	uint8_t *dgram;		 /* one outgoing datagram */
 	uint8_t *rx;		 /* one incoming datagram */
 	struct xkv_reasm *reasm; /* GET replies in pieces */
@@ -178,6 +180,7 @@ static int send_request(struct xkv_client *c, struct xkv_msg *req, const uint8_t
 		req->frag_len = req->value_len - off < room ? req->value_len - off : room;
 		req->frag = value + off;
 		req->timestamp = now_ns();
+		req->token = c->token;
 		len = xkv_encode(c->dgram, c->max_payload, req);
 		if (len < 0)
 			return len;
@@ -196,8 +199,12 @@ static int take_datagram(struct xkv_client *c, const struct xkv_msg *req, size_t
 	struct xkv_reasm_msg *whole;
 	struct xkv_msg m;
 
-	if (xkv_decode(c->rx, len, &m) != XKV_R_OK || m.request_id != req->request_id ||
-	    m.op != (req->op | XKV_OP_REPLY))
+	if (xkv_decode(c->rx, len, &m) != XKV_R_OK)
+		return 0;
+	/* the socket is connected: any reply's token is the server's word for us */
+	if ((m.op & XKV_OP_REPLY) && m.token)
+		c->token = m.token;
+	if (m.request_id != req->request_id || m.op != (req->op | XKV_OP_REPLY))
 		return 0; /* a stray, or a late reply to an earlier request */
 	out->status = m.status;
 	if (m.frag_len == m.value_len) {
@@ -262,11 +269,16 @@ static int status_errno(enum xkv_status status)
 		return -EINVAL;
 	case XKV_S_BUSY:
 		return -EBUSY;
+	case XKV_S_VALIDATE:
+		return -EAGAIN;
 	}
 	return -EPROTO;
 }
 
-/* One request, retried with the same id until a reply comes or the attempts run out. */
+/*
+ * One request, retried with the same id until a reply comes or the attempts run out.
+ * Answered VALIDATE, it is asked once more, with the token that answer brought.
+ */
 static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t key_len,
 		    const void *value, size_t value_len, struct reply *out)
 {
@@ -277,6 +289,7 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 		.value_len = (uint32_t)value_len,
 		.request_id = c->next_id++,
 	};
+	bool validated = false;
 	int err = -ETIMEDOUT;
 
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
@@ -288,6 +301,15 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 		err = send_request(c, &req, value);
 		if (!err)
 			err = await_reply(c, &req, out);
+		if (!err && out->status == XKV_S_VALIDATE && !validated) {
+			validated = true;
+			free(out->value);
+			*out = (struct reply){0};
+			/* a new id: a late copy of this answer must not pass for the next */
+			req.request_id = c->next_id++;
+			attempt--; /* answered: no attempt lost */
+			err = -ETIMEDOUT;
+		}
 	}
 	xkv_reasm_expire(c->reasm, now_ns()); /* forget pieces of a reply that never finished */
 	return err ? err : status_errno(out->status);

@@ -2,7 +2,9 @@
 /*
  * The xkv client library: blocking GET/PUT/DELETE over UDP with timeouts and
  * retries. Values of any size up to 1 MiB are split into datagrams and put back
- * together. One client is one socket; use one per thread.
+ * together. One client is one socket; use one per thread. The validation token
+ * the server asks for before a large reply (docs/PROTOCOL.md, "Amplification") is
+ * kept and shown without the caller's help.
  */
 #ifndef XKV_CLIENT_H
 #define XKV_CLIENT_H
@@ -25,8 +27,8 @@ void xkv_client_close(struct xkv_client *c);
 /*
  * Each returns 0, or: -ENOENT (not found), -E2BIG (too large), -ENOMEM (server
  * out of memory), -EINVAL (bad request, e.g. key length), -EBUSY (server busy),
- * -ETIMEDOUT (no reply after every retry), -EPROTO (a reply that makes no sense),
- * or another -errno from the socket.
+ * -ETIMEDOUT (no reply after every retry), -EAGAIN (the server refused the token it
+ * gave), -EPROTO (a reply that makes no sense), or another -errno from the socket.
  */
 int xkv_client_get(struct xkv_client *c, const void *key, size_t key_len, void **value,
 		   uint32_t *value_len); /* *value is malloc'ed; free() it */

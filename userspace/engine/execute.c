@@ -73,13 +73,12 @@ void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const str
 
 /* Sends the value in x->scratch in as many pieces as it needs; first is already reserved. */
 static void reply_value_pieces(struct xkv_exec *x, const struct xkv_peer *peer,
-			       const struct xkv_msg *req, uint32_t len, void *first, size_t cap)
+			       struct xkv_msg *reply, uint32_t len, void *first, size_t cap)
 {
-	struct xkv_msg reply = reply_to(req, XKV_S_OK);
 	uint32_t off = 0;
 	uint8_t *buf = first;
 
-	reply.value_len = len;
+	reply->value_len = len;
 	do { /* at least one datagram, also for an empty value */
 		if (!buf) {
 			buf = x->tx->reserve(x->tx, &cap);
@@ -88,20 +87,44 @@ static void reply_value_pieces(struct xkv_exec *x, const struct xkv_peer *peer,
 				return;
 			}
 		}
-		reply.frag_offset = off;
-		reply.frag_len = len - off < cap - HDR ? len - off : (uint32_t)(cap - HDR);
-		memcpy(buf + HDR, x->scratch + off, reply.frag_len);
-		reply_send(x, peer, buf, &reply);
-		off += reply.frag_len;
+		reply->frag_offset = off;
+		reply->frag_len = len - off < cap - HDR ? len - off : (uint32_t)(cap - HDR);
+		memcpy(buf + HDR, x->scratch + off, reply->frag_len);
+		reply_send(x, peer, buf, reply);
+		off += reply->frag_len;
 		buf = NULL;
 	} while (off < len);
+}
+
+/* UDP payload bytes of the reply to a GET of a len-byte value in datagrams of cap bytes. */
+static uint64_t reply_bytes(uint32_t len, size_t cap)
+{
+	uint64_t room = cap - HDR, pieces = len ? (len + room - 1) / room : 1;
+
+	return pieces * HDR + len;
+}
+
+/*
+ * Whether bytes of reply may go to peer (docs/PROTOCOL.md, "Amplification"): within
+ * XKV_AMPLIFY_MAX times the request, to a trusted network, or with a valid token.
+ * Sets *token when it checked one: peer's current token, for the reply to carry.
+ */
+static bool may_send(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		     uint64_t bytes, uint64_t *token)
+{
+	uint64_t request = HDR + req->key_len + req->frag_len;
+
+	if (!x->validate || bytes <= XKV_AMPLIFY_MAX * request ||
+	    xkv_validate_trusted(x->validate, peer))
+		return true;
+	return xkv_validate_token(x->validate, peer, req->token, x->now_ns, token);
 }
 
 static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 			const struct xkv_msg *req, uint64_t hash)
 {
 	struct xkv_msg reply = reply_to(req, XKV_S_OK);
-	bool in_scratch = false;
+	bool in_scratch = false, allowed;
 	uint32_t len = 0;
 	uint8_t *buf;
 	size_t cap;
@@ -121,10 +144,22 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 		return; /* counted where it is served */
 	}
 	x->stats.requests[XKV_OP_GET]++;
-	if (err == -ENOBUFS) {
+	/* ENOBUFS set len: checked before a large value is copied for a spoofed source */
+	allowed = (err && err != -ENOBUFS) || may_send(x, peer, req, reply_bytes(len, cap),
+						       &reply.token);
+	if (err == -ENOBUFS && allowed) {
 		err = xkv_store_get(x->store, req->key, req->key_len, hash, x->scratch,
 				    XKV_VALUE_MAX, &len);
 		in_scratch = true;
+		/* a PUT between the two looks may have made it larger */
+		allowed = err || may_send(x, peer, req, reply_bytes(len, cap), &reply.token);
+	}
+	if (!allowed) {
+		/* a GET is idempotent: not served, the client asks again with the token */
+		reply.status = XKV_S_VALIDATE;
+		x->stats.replies[reply.status]++;
+		reply_send(x, peer, buf, &reply);
+		return;
 	}
 	if (err) {
 		reply.status = xkv_status_from_errno(err);
@@ -135,7 +170,7 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	x->stats.replies[XKV_S_OK]++;
 	xkv_exec_count_size(x, len);
 	if (in_scratch) {
-		reply_value_pieces(x, peer, req, len, buf, cap);
+		reply_value_pieces(x, peer, &reply, len, buf, cap);
 		return;
 	}
 	reply.value_len = len;

@@ -17,6 +17,7 @@
 #include "proto/peer.h"
 #include "proto/transport.h"
 #include "store/store.h"
+#include "engine/validate.h"
 
 struct xkv_exec {
 	struct xkv_store *store;
@@ -34,13 +35,21 @@ struct xkv_exec {
 	bool (*handoff_get)(void *ctx, const struct xkv_peer *peer, const struct xkv_msg *req,
 			    uint64_t hash, uint32_t value_len);
 	void *handoff_ctx;
+	/*
+	 * The anti-amplification bound, shared by every worker, and the time its tokens
+	 * are checked against (the worker's tick). NULL: no bound, for tests only.
+	 */
+	const struct xkv_validate *validate;
+	uint64_t now_ns;
 };
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);
 void xkv_exec_fini(struct xkv_exec *x);
 
 /*
- * Executes req from peer; hash is xkv_hash() of its key. In echo mode the store is
+ * Executes req from peer; hash is xkv_hash() of its key. A GET whose reply would be
+ * larger than XKV_AMPLIFY_MAX times the request is answered VALIDATE, with a token,
+ * unless validate trusts peer or req showed a valid token. In echo mode the store is
  * not touched: a GET is answered NOT_FOUND, a PUT or DELETE OK, each built and sent
  * as a real reply is. For a PUT, req->frag
  * holds the whole value (frag_len == value_len): the caller has reassembled it if

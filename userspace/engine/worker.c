@@ -43,6 +43,7 @@ void xkv_worker_fini(struct xkv_worker *w)
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 {
 	w->now_ns = now_ns;
+	w->exec.now_ns = now_ns;
 	if (now_ns < w->next_expiry)
 		return;
 	xkv_reasm_expire(w->reasm, now_ns);

@@ -27,6 +27,7 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg)
 	msg->frag_offset = xkv_be32(h.frag_offset);
 	msg->frag_len = xkv_be32(h.frag_len);
 	msg->timestamp = xkv_be64(h.timestamp);
+	msg->token = xkv_be64(h.token);
 	msg->key = (const uint8_t *)buf + sizeof(h);
 	msg->frag = (const uint8_t *)msg->key + msg->key_len;
 	return XKV_R_OK;
@@ -46,6 +47,7 @@ int xkv_encode_hdr(void *buf, const struct xkv_msg *msg)
 		.frag_offset = xkv_be32(msg->frag_offset),
 		.frag_len = xkv_be32(msg->frag_len),
 		.timestamp = xkv_be64(msg->timestamp),
+		.token = xkv_be64(msg->token),
 	};
 
 	/* the receiver's rules, applied to the header as it would arrive */

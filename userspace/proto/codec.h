@@ -18,6 +18,7 @@ struct xkv_msg {
 	uint32_t frag_offset;/* where frag goes within the value */
 	uint32_t frag_len;
 	uint64_t timestamp;
+	uint64_t token;	     /* the validation token; 0: none */
 	const void *key;
 	const void *frag;
 };
@@ -36,7 +37,7 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg);
 int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg);
 
 /*
- * Writes only the header for msg into buf (32 bytes), for a caller that has put
+ * Writes only the header for msg into buf (40 bytes), for a caller that has put
  * the key and value in place after it. Returns the datagram length or -EINVAL.
  */
 int xkv_encode_hdr(void *buf, const struct xkv_msg *msg);

@@ -39,6 +39,7 @@ enum {
 	OPT_MINOS_EPOCH,
 	OPT_ALLOW,
 	OPT_LISTEN,
+	OPT_TRUST,
 	OPT_SKB,
 	OPT_ECHO,
 	OPT_HELP,
@@ -74,6 +75,9 @@ static const struct xkv_opt options[] = {
 	[OPT_LISTEN] = {"listen", 'l', "ADDR",
 			"XDP backend: an IP address requests may be sent to besides the "
 			"interface's own (repeatable)"},
+	[OPT_TRUST] = {"trust", 0, "CIDR",
+		       "a network whose sources cannot be spoofed (a benchmark or replay link): "
+		       "its replies are not bound to 3x the request before a token (repeatable)"},
 	[OPT_SKB] = {"skb", 0, NULL, "XDP backend: generic (skb) mode instead of native"},
 	[OPT_ECHO] = {"echo", 0, NULL,
 		      "answer without the store (GET: not found, PUT and DELETE: ok), through the "
@@ -147,6 +151,13 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		if (bpfctl_parse_local(p->arg, &o->listen))
 			return xkv_opts_bad_value(p, "a unicast IP address such as 10.1.2.3 or fd00::1");
 		return 0;
+	case OPT_TRUST:
+		if (o->validate.ntrusted == XKV_TRUST_MAX)
+			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_TRUST_MAX));
+		if (bpfctl_parse_cidr(p->arg, &o->validate.trusted[o->validate.ntrusted]))
+			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
+		o->validate.ntrusted++;
+		return 0;
 	case OPT_SKB:
 		o->skb_mode = true;
 		return 0;
@@ -172,6 +183,11 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.minos_percentile = 99,
 		.minos_epoch_ms = 1000,
 	};
+	err = xkv_validate_init(&o->validate);
+	if (err) {
+		fprintf(stderr, "xkv-server: no random key for tokens: %s\n", strerror(-err));
+		return err;
+	}
 	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), 0);
 	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
 		if (opt == OPT_HELP) {
@@ -264,6 +280,7 @@ static int start_workers(struct server *s, uint32_t *started)
 			return err;
 		w->proto.depth = be->worker_depth(s, w->id);
 		w->proto.exec.echo = s->o.echo;
+		w->proto.exec.validate = &s->o.validate;
 		if (s->minos)
 			server_minos_worker(s, w);
 		if (s->ewt)

@@ -41,6 +41,7 @@ struct server_opts {
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
 	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */
+	struct xkv_validate validate;	/* the token key, random at start, and --trust */
 };
 
 struct server_worker {
