@@ -4,12 +4,15 @@
  * (peer, request id, offset, length), time passing with an expiry, the release of a
  * completed message held so far), and the model, a bitmap of the bytes each message
  * has, says what each call must return. Checks that every call returns exactly
- * that: no room when the slots (in flight or completed and unreleased) or the budget
- * are used up, a contradiction when the value length or the key differ, a duplicate
- * when every byte was there, too many holes past XKV_REASM_GAPS disjoint ranges, the
- * messages the expiry drops; that a completed value equals the bytes sent, with its
- * peer, id, key and number of pieces; and after every call, that the bytes accounted
- * and the messages in flight are the model's, within the limits.
+ * that: room when the slots (in flight or completed and unreleased) and the budget
+ * allow, and else no room or room made by dropping messages of other sources only; a
+ * contradiction when the value length or the key differ, a duplicate when every byte
+ * was there, too many holes past XKV_REASM_GAPS disjoint ranges, the messages the
+ * expiry drops; a late piece only for a message released less than the timeout
+ * after it completed, told the status it was released with; that a completed value
+ * equals the bytes sent, with its peer, id, key and number of pieces; and after every
+ * call, that the bytes charged and the messages in flight are the model's (values
+ * here are below XKV_REASM_MAP_MIN: charged whole), within the limits.
  *
  * Input: a header (max_messages byte, memory limit byte in 256-byte units, timeout
  * byte, then IDS big-endian 16-bit value lengths, one per request id), then 6-byte
@@ -47,7 +50,12 @@ struct run {
 	struct reasm_fuzz f;
 	uint32_t value_len[IDS];
 	struct model msgs[REASM_FUZZ_PEERS][IDS];
-	struct xkv_reasm_msg *held[IDS * REASM_FUZZ_PEERS]; /* completed, not released */
+	/* the latest completion of a message released, per peer and id; 0: none */
+	uint64_t released_done_ns[REASM_FUZZ_PEERS][IDS];
+	struct held {
+		struct xkv_reasm_msg *msg; /* completed, not released */
+		uint64_t done_ns;
+	} held[IDS * REASM_FUZZ_PEERS];
 	uint32_t nheld;
 	uint32_t in_flight;
 	uint64_t bytes;
@@ -103,11 +111,45 @@ static void model_end(struct run *run, struct model *m, bool freed)
 		run->bytes -= m->value_len;
 }
 
+/* Which of the model's peers p is. */
+static unsigned peer_index(const struct xkv_peer *p)
+{
+	unsigned i = 0;
+
+	while (i < REASM_FUZZ_PEERS && !xkv_peer_equal(p, reasm_fuzz_peer(i)))
+		i++;
+	FUZZ_CHECK(i < REASM_FUZZ_PEERS);
+	return i;
+}
+
 static void release(struct run *run, uint32_t i)
 {
-	run->bytes -= run->held[i]->head.value_len;
-	xkv_reasm_release(run->f.r, run->held[i]);
+	struct xkv_reasm_msg *done = run->held[i].msg;
+	uint64_t *released = &run->released_done_ns[peer_index(&done->peer)][done->head.request_id];
+
+	if (run->held[i].done_ns > *released)
+		*released = run->held[i].done_ns;
+	run->bytes -= done->head.value_len;
+	done->status = reasm_fuzz_status(done->head.request_id);
+	xkv_reasm_release(run->f.r, done);
 	run->held[i] = run->held[--run->nheld];
+}
+
+/*
+ * The messages a new one's making room dropped: each in flight, of another source
+ * (address) than the new one's.
+ */
+static void evicted(struct run *run, unsigned peer)
+{
+	for (uint32_t i = 0; i < run->f.ndrops; i++) {
+		unsigned victim = peer_index(&run->f.drop_peer[i]);
+		struct model *m = &run->msgs[victim][run->f.drop_id[i]];
+
+		FUZZ_CHECK(m->live);
+		FUZZ_CHECK(memcmp(reasm_fuzz_peer(victim)->addr, reasm_fuzz_peer(peer)->addr,
+				  sizeof(reasm_fuzz_peer(peer)->addr)));
+		model_end(run, m, true);
+	}
 }
 
 static void check_complete(const struct model *m, unsigned peer, unsigned id,
@@ -166,12 +208,25 @@ static void op_piece(struct run *run, const uint8_t *op)
 	FUZZ_CHECK(make_piece(peer, id, value_len, off, len, lie == 3, &piece));
 	ret = xkv_reasm_add(run->f.r, reasm_fuzz_peer(peer), &piece, run->now, &done);
 
+	if (!m->live && ret == XKV_REASM_LATE) {
+		/* kept for the timeout at least while few others completed since */
+		uint64_t done_ns = run->released_done_ns[peer][id];
+
+		FUZZ_CHECK(done_ns && run->now - done_ns < run->f.cfg.timeout_ns);
+		FUZZ_CHECK(xkv_reasm_late_status(run->f.r) == reasm_fuzz_status(id));
+		return;
+	}
 	if (!m->live) {
-		if (run->in_flight + run->nheld == run->f.cfg.max_messages ||
-		    run->bytes + value_len > run->f.cfg.memory_limit) {
-			FUZZ_CHECK(ret == -ENOMEM);
+		bool fits = run->in_flight + run->nheld < run->f.cfg.max_messages &&
+			    run->bytes + value_len <= run->f.cfg.memory_limit;
+
+		/* short of room, sources over their fair share may lose messages to it */
+		FUZZ_CHECK(fits ? !run->f.ndrops : ret == -ENOMEM || ret >= 0);
+		evicted(run, peer);
+		if (ret == -ENOMEM)
 			return;
-		}
+		FUZZ_CHECK(run->in_flight + run->nheld < run->f.cfg.max_messages &&
+			   run->bytes + value_len <= run->f.cfg.memory_limit);
 		*m = (struct model){.live = true, .value_len = value_len, .key_len = piece.key_len};
 		memcpy(m->key, piece.key, piece.key_len);
 		run->in_flight++;
@@ -204,7 +259,7 @@ static void op_piece(struct run *run, const uint8_t *op)
 	FUZZ_CHECK(ret == XKV_REASM_COMPLETE);
 	check_complete(m, peer, id, done);
 	model_end(run, m, false);
-	run->held[run->nheld++] = done;
+	run->held[run->nheld++] = (struct held){done, run->now};
 	if (!(op[0] & 0x10))
 		release(run, run->nheld - 1);
 }
@@ -235,10 +290,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HDR_LEN)
 		return 0;
 	memset(&run, 0, sizeof(run));
+	run.now = 1; /* a completion time is never 0 */
 	reasm_fuzz_open(&run.f, 1 + data[0] % 8, (size_t)data[1] * 256, 1 + data[2]);
 	for (unsigned id = 0; id < IDS; id++)
 		run.value_len[id] = be16(data + 3 + 2 * id) % VALUE_MAX;
 	for (const uint8_t *op = data + HDR_LEN; op + OP_LEN <= data + size; op += OP_LEN) {
+		run.f.ndrops = 0;
 		switch (op[0] & 3) {
 		case 2:
 			op_expire(&run, op[1]);
@@ -263,5 +320,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 int fuzz_replay_done(void)
 {
 	return reasm_fuzz_reached() |
-	       fuzz_reached("too many holes", reasm_fuzz_totals()->too_scattered);
+	       fuzz_reached("too many holes", reasm_fuzz_totals()->too_scattered) |
+	       fuzz_reached("an eviction", reasm_fuzz_totals()->evicted);
 }

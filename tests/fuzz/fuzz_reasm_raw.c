@@ -5,7 +5,8 @@
  * forward, with an expiry now and then. Checks the limits after every call, and of
  * every completed message that it is the piece's message (peer, id, op, key, length)
  * and holds the completing piece's bytes where they belong, read again after the
- * piece's datagram is freed (the message must hold copies, not pointers into it).
+ * piece's datagram is freed (the message must hold copies, not pointers into it),
+ * and that a late piece is told the status its message was released with.
  *
  * Input: max_messages byte, memory limit byte (8 KiB units), then records of a
  * control byte (peer: bits 0-1, expire: bit 2, time step: bits 3-7), a big-endian
@@ -62,13 +63,18 @@ static void feed(struct reasm_fuzz *f, const struct xkv_peer *peer, const uint8_
 	if (xkv_decode(dgram, len, &piece) == XKV_R_OK) {
 		ret = xkv_reasm_add(f->r, peer, &piece, now, &done);
 		FUZZ_CHECK(ret == XKV_REASM_PENDING || ret == XKV_REASM_COMPLETE ||
-			   ret == -ENOMEM || ret == -EINVAL || ret == -E2BIG);
+			   ret == XKV_REASM_LATE || ret == -ENOMEM || ret == -EINVAL ||
+			   ret == -E2BIG);
+		if (ret == XKV_REASM_LATE)
+			FUZZ_CHECK(xkv_reasm_late_status(f->r) ==
+				   reasm_fuzz_status(piece.request_id));
 		if (ret == XKV_REASM_COMPLETE)
 			check_complete(done, peer, &piece);
 	}
 	free(dgram);
 	if (ret == XKV_REASM_COMPLETE) {
 		sink += touch(done);
+		done->status = reasm_fuzz_status(done->head.request_id);
 		xkv_reasm_release(f->r, done);
 	}
 }
@@ -100,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-/* Too many holes takes 33 pieces: the seeds of fuzz_reasm_ops reach it, small ones. */
+/* Too many holes takes 33 pieces, an eviction a model to check it: fuzz_reasm_ops's. */
 int fuzz_replay_done(void)
 {
 	return reasm_fuzz_reached();

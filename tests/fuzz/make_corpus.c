@@ -193,6 +193,7 @@ static void reasm_raw_corpus(void)
 	raw_piece(&s, 0, 1, 0, 10);
 	raw_piece(&s, 0, 1, 10, 10);
 	raw_piece(&s, 0, 1, 20, 10);
+	raw_piece(&s, 0, 1, 0, 10); /* resent: late */
 	save("reasm_raw", "in-order", &s);
 
 	s = raw_start(4, 1);
@@ -294,6 +295,7 @@ static void reasm_ops_corpus(void)
 	ops_piece(&s, 0, 0, 80, 20, 0);
 	ops_piece(&s, 1, 2, 0, 1, 0);
 	ops_piece(&s, 2, 4, 0, 1, 0);
+	ops_piece(&s, 0, 0, 0, 40, 0); /* resent: late */
 	save("reasm_ops", "in-order-and-empty", &s);
 
 	s = ops_start(8, 255, 100, lens);
@@ -334,6 +336,13 @@ static void reasm_ops_corpus(void)
 	ops_other(&s, 3, 0);
 	ops_piece(&s, 0, 1, 0, 10, 0);
 	save("reasm_ops", "no-room-slots-held", &s);
+
+	/* two slots: peer 2, another address, takes one from peer 0 (its fair share) */
+	s = ops_start(2, 255, 100, lens);
+	ops_piece(&s, 0, 0, 0, 10, 0);
+	ops_piece(&s, 0, 1, 0, 10, 0);
+	ops_piece(&s, 2, 5, 0, 10, 0);
+	save("reasm_ops", "eviction", &s);
 
 	s = ops_start(8, 5, 100, lens);
 	ops_piece(&s, 0, 1, 0, 10, 0);

@@ -10,6 +10,10 @@ static void count_dropped(void *ctx, const struct xkv_reasm_msg *msg)
 
 	FUZZ_CHECK(msg->pieces > 0);
 	f->dropped++;
+	if (f->ndrops < REASM_FUZZ_DROPS) {
+		f->drop_peer[f->ndrops] = msg->peer;
+		f->drop_id[f->ndrops++] = msg->head.request_id;
+	}
 }
 
 void reasm_fuzz_open(struct reasm_fuzz *f, uint32_t max_messages, size_t memory_limit,
@@ -33,7 +37,7 @@ struct xkv_reasm_stats reasm_fuzz_check(const struct reasm_fuzz *f)
 	xkv_reasm_get_stats(f->r, &s);
 	FUZZ_CHECK(s.bytes <= f->cfg.memory_limit);
 	FUZZ_CHECK(s.in_flight <= f->cfg.max_messages);
-	FUZZ_CHECK(f->dropped == s.timeouts + s.too_scattered);
+	FUZZ_CHECK(f->dropped == s.timeouts + s.too_scattered + s.evicted);
 	return s;
 }
 
@@ -47,6 +51,8 @@ void reasm_fuzz_close(struct reasm_fuzz *f)
 	totals.no_room += s.no_room;
 	totals.mismatches += s.mismatches;
 	totals.too_scattered += s.too_scattered;
+	totals.evicted += s.evicted;
+	totals.late += s.late;
 	xkv_reasm_destroy(f->r);
 }
 
@@ -61,7 +67,8 @@ int reasm_fuzz_reached(void)
 	       fuzz_reached("a duplicate piece", totals.duplicates) |
 	       fuzz_reached("a timeout", totals.timeouts) |
 	       fuzz_reached("no room", totals.no_room) |
-	       fuzz_reached("a contradicting piece", totals.mismatches);
+	       fuzz_reached("a contradicting piece", totals.mismatches) |
+	       fuzz_reached("a late piece", totals.late);
 }
 
 const struct xkv_peer *reasm_fuzz_peer(unsigned i)
@@ -74,4 +81,9 @@ const struct xkv_peer *reasm_fuzz_peer(unsigned i)
 	};
 
 	return &peers[i % REASM_FUZZ_PEERS];
+}
+
+int reasm_fuzz_status(uint32_t request_id)
+{
+	return (int)(request_id % XKV_S_END);
 }
