@@ -55,6 +55,7 @@ include tools/sim/sim.mk
 include tools/bench/bench.mk
 include tests/replay/replay.mk
 include tests/help/help.mk
+include tests/fuzz/fuzz.mk
 
 all: $(BINS)
 

@@ -3,9 +3,10 @@
 # when everything is already there, so `make test` can always call it.
 set -euo pipefail
 
+# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes, for make fuzz
 packages=(
-	make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libxdp-dev xdp-tools
-	liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind libtsan2
+	make gcc libc6-dev clang llvm libclang-rt-dev pkg-config bpftool libbpf-dev libxdp-dev
+	xdp-tools liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind libtsan2
 	libxxhash-dev libsodium-dev python3-matplotlib tcpreplay tcpdump memcached
 )
 
