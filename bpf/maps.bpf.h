@@ -111,9 +111,8 @@ struct {
 } xkv_allow SEC(".maps");
 
 /*
- * The interface's own MAC and IP addresses, and its IPv4 subnets' broadcast addresses:
- * written by bpfctl (attach, from the interface and --listen). Only requests to them
- * are served.
+ * The interface's own IP addresses: written by bpfctl (attach, from the interface and
+ * --listen). Only requests to them are served.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -121,6 +120,14 @@ struct {
 	__type(key, struct xkv_local_key);
 	__type(value, __u8);
 } xkv_local SEC(".maps");
+
+/* The interface's MACs and IPv4 broadcast addresses (xkv_local_fast): written by bpfctl. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_local_fast);
+} xkv_local_l2 SEC(".maps");
 
 /* AF_XDP socket of each (rx queue, worker): written by the server's workers. */
 struct {

@@ -30,36 +30,63 @@ static __always_inline int xkv_pass(void)
 	return XDP_PASS;
 }
 
+static __always_inline bool xkv_mac_is_local(const struct xkv_local_fast *l, const __u8 *mac)
+{
+	for (__u32 i = 0; i < XKV_LOCAL_MACS && i < l->nmac; i++) {
+		const __u8 *m = l->mac[i];
+
+		if (m[0] == mac[0] && m[1] == mac[1] && m[2] == mac[2] && m[3] == mac[3] &&
+		    m[4] == mac[4] && m[5] == mac[5])
+			return true;
+	}
+	return false;
+}
+
+/* An IPv4-mapped address that is one of the interface's subnets' broadcast addresses. */
+static __always_inline bool xkv_is_local_broadcast(const struct xkv_local_fast *l,
+						   const __u8 addr[16])
+{
+	for (__u32 i = 0; i < XKV_LOCAL_BCASTS && i < l->nbcast; i++) {
+		const __u8 *b = l->bcast[i];
+
+		if (b[0] == addr[12] && b[1] == addr[13] && b[2] == addr[14] && b[3] == addr[15])
+			return addr[10] == 0xff && addr[11] == 0xff;
+	}
+	return false;
+}
+
 /*
  * XKV_R_OK when the request may be answered: from unicast addresses, to addresses of the
  * interface's own, so that the reply, addresses swapped, is unicast and ours. A global
  * function: the verifier walks it once, not once for each header layout that reaches it.
+ * MACs and broadcast addresses are few and compared in place; IPs are looked up.
  */
 __noinline int xkv_check_addresses(const struct xkv_addresses *a)
 {
+	const struct xkv_local_fast *l;
 	struct xkv_local_key key;
+	__u32 zero = 0;
 	__u8 *use;
 
 	if (!a) /* the verifier checks a global function for any argument, NULL too */
 		return XKV_R_BAD_CONFIG;
 	if (a->src_group || xkv_mac_is_group(a->mac_src))
 		return XKV_R_MULTICAST_SOURCE;
+	l = bpf_map_lookup_elem(&xkv_local_l2, &zero);
+	if (!l) /* never: an array holds its one entry */
+		return XKV_R_BAD_CONFIG;
+	if (!xkv_mac_is_local(l, a->mac_dst))
+		return XKV_R_BAD_DEST_MAC;
+	/* a subnet's broadcast address looks like a unicast one: only the interface knows it */
+	if (xkv_is_local_broadcast(l, a->src.addr))
+		return XKV_R_MULTICAST_SOURCE;
 	/* set field by field: an initializer would be a .rodata map, which pins refuse */
 	__builtin_memset(&key, 0, sizeof(key));
-	key.kind = XKV_LOCAL_MAC;
-	__builtin_memcpy(key.addr, a->mac_dst, ETH_ALEN);
-	if (!bpf_map_lookup_elem(&xkv_local, &key))
-		return XKV_R_BAD_DEST_MAC;
 	key.kind = XKV_LOCAL_IP;
 	__builtin_memcpy(key.addr, a->dst, sizeof(key.addr));
 	use = bpf_map_lookup_elem(&xkv_local, &key);
 	if (!use || *use != XKV_LOCAL_UNICAST)
 		return XKV_R_NOT_FOR_US;
-	/* a subnet's broadcast address looks like a unicast one: only the map knows it */
-	__builtin_memcpy(key.addr, a->src.addr, sizeof(key.addr));
-	use = bpf_map_lookup_elem(&xkv_local, &key);
-	if (use && *use == XKV_LOCAL_BROADCAST)
-		return XKV_R_MULTICAST_SOURCE;
 	return XKV_R_OK;
 }
 

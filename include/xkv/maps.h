@@ -108,6 +108,19 @@ enum xkv_local_use {
 	XKV_LOCAL_BROADCAST = 2, /* a subnet's broadcast address: neither source nor destination */
 };
 
+#define XKV_LOCAL_MACS	 4 /* the interface's MACs, in xkv_local_l2 */
+#define XKV_LOCAL_BCASTS 8 /* its IPv4 subnets' broadcast addresses, in xkv_local_l2 */
+
+/*
+ * What XDP compares in place rather than looks up (xkv_local_l2's one entry): every
+ * request is checked against both, and a few compares cost less than two hash lookups.
+ */
+struct xkv_local_fast {
+	__u32 nmac, nbcast;
+	__u8 mac[XKV_LOCAL_MACS][8];	 /* ETH_ALEN bytes, then zeros */
+	__u8 bcast[XKV_LOCAL_BCASTS][4]; /* network order */
+};
+
 /* Key of xkv_local: one address of the interface that requests may be sent to. */
 struct xkv_local_key {
 	__u32 kind; /* enum xkv_local_kind */

@@ -35,7 +35,9 @@ static int local_write(struct fixture *f)
 	if (!err)
 		err = bpfctl_local_add(&local, XKV_LOCAL_IP, local_broadcast, 4,
 				       XKV_LOCAL_BROADCAST);
-	return err ? err : bpfctl_local_write(bpf_map__fd(f->skel->maps.xkv_local), &local);
+	return err ? err
+		   : bpfctl_local_write(bpf_map__fd(f->skel->maps.xkv_local),
+					bpf_map__fd(f->skel->maps.xkv_local_l2), &local);
 }
 
 /* A copy-mode socket on lo queue 0: enough for the XSKMAP, never read. */

@@ -360,10 +360,51 @@ int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n)
 	return map_set_exactly(allow_fd, keys, sizeof(*keys), NULL, n, XKV_ALLOW_MAX, "allowlist");
 }
 
-int bpfctl_local_write(int local_fd, const struct bpfctl_local *local)
+/* Adds len bytes at addr to a fixed table of the fast entry; -E2BIG when it is full. */
+static int local_fast_add(__u8 *table, __u32 *n, __u32 max, size_t stride, const void *addr,
+			  size_t len, const char *what)
 {
-	return map_set_exactly(local_fd, local->keys, sizeof(local->keys[0]), local->use,
-			       local->n, XKV_LOCAL_MAX, "local addresses");
+	if (*n == max) {
+		pr_warn("local addresses: at most %u %s\n", max, what);
+		return -E2BIG;
+	}
+	memcpy(table + (*n)++ * stride, addr, len);
+	return 0;
+}
+
+int bpfctl_local_write(int local_fd, int fast_fd, const struct bpfctl_local *local)
+{
+	struct xkv_local_key ips[XKV_LOCAL_MAX];
+	__u8 use[XKV_LOCAL_MAX];
+	struct xkv_local_fast fast = {0};
+	size_t nips = 0;
+	__u32 zero = 0;
+	int err = 0;
+
+	/* MACs and broadcast addresses go where XDP compares them in place; IPs to the hash */
+	for (size_t i = 0; i < local->n && !err; i++) {
+		const struct xkv_local_key *k = &local->keys[i];
+
+		if (k->kind == XKV_LOCAL_MAC)
+			err = local_fast_add(&fast.mac[0][0], &fast.nmac, XKV_LOCAL_MACS,
+					     sizeof(fast.mac[0]), k->addr, ETH_ALEN, "MACs");
+		else if (local->use[i] == XKV_LOCAL_BROADCAST)
+			err = local_fast_add(&fast.bcast[0][0], &fast.nbcast, XKV_LOCAL_BCASTS,
+					     sizeof(fast.bcast[0]), k->addr + 12, 4,
+					     "broadcast addresses");
+		else
+			ips[nips] = *k, use[nips++] = local->use[i];
+	}
+	if (err)
+		return err;
+	if (bpf_map_update_elem(fast_fd, &zero, &fast, BPF_ANY)) {
+		err = -errno;
+		pr_warn("local addresses: write the MACs and broadcast addresses: %s\n",
+			strerror(-err));
+		return err;
+	}
+	return map_set_exactly(local_fd, ips, sizeof(ips[0]), use, nips, XKV_LOCAL_MAX,
+			       "local addresses");
 }
 
 int bpfctl_local_add(struct bpfctl_local *local, enum xkv_local_kind kind, const void *addr,
@@ -516,7 +557,7 @@ int bpfctl_parse_policy(const char *name)
 }
 
 /* The interface's addresses as they are now, and --listen's, into the map. */
-static int local_update(const struct bpfctl_attach_opts *opts, int local_fd)
+static int local_update(const struct bpfctl_attach_opts *opts, int local_fd, int fast_fd)
 {
 	struct bpfctl_local *local = calloc(1, sizeof(*local));
 	int err;
@@ -527,7 +568,7 @@ static int local_update(const struct bpfctl_attach_opts *opts, int local_fd)
 		*local = *opts->listen;
 	err = bpfctl_local_learn(opts->ifname, local);
 	if (!err)
-		err = bpfctl_local_write(local_fd, local);
+		err = bpfctl_local_write(local_fd, fast_fd, local);
 	free(local);
 	return err;
 }
@@ -535,7 +576,7 @@ static int local_update(const struct bpfctl_attach_opts *opts, int local_fd)
 /* Attached already: only the config, the allowlist and the local addresses change. */
 static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp_state *cur)
 {
-	int config_fd, allow_fd, local_fd, err;
+	int config_fd, allow_fd, local_fd, fast_fd, err;
 
 	config_fd = bpfctl_map_open(opts->ifname, "xkv_config");
 	if (config_fd < 0)
@@ -550,14 +591,21 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp
 		err = local_fd;
 		goto out_close_allow;
 	}
+	fast_fd = bpfctl_map_open(opts->ifname, "xkv_local_l2");
+	if (fast_fd < 0) {
+		err = fast_fd;
+		goto out_close_local;
+	}
 	err = bpfctl_config_write(config_fd, &opts->config);
 	if (!err)
 		err = bpfctl_allow_write(allow_fd, opts->allow, opts->n_allow);
 	if (!err)
-		err = local_update(opts, local_fd);
+		err = local_update(opts, local_fd, fast_fd);
 	if (!err)
 		pr_info("xkv already attached to %s (prog id %u): config updated\n", opts->ifname,
 			cur->prog_id);
+	close(fast_fd);
+out_close_local:
 	close(local_fd);
 out_close_allow:
 	close(allow_fd);
@@ -661,7 +709,8 @@ int bpfctl_attach(const struct bpfctl_attach_opts *opts)
 		err = bpfctl_allow_write(bpf_map__fd(skel->maps.xkv_allow), opts->allow,
 					 opts->n_allow);
 	if (!err)
-		err = local_update(opts, bpf_map__fd(skel->maps.xkv_local));
+		err = local_update(opts, bpf_map__fd(skel->maps.xkv_local),
+				   bpf_map__fd(skel->maps.xkv_local_l2));
 	if (!err)
 		err = attach_prog(opts, ifindex, &cur, bpf_program__fd(skel->progs.xkv_xdp));
 	if (!err)

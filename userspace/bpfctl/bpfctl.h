@@ -102,8 +102,11 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
 /* Makes the allowlist map hold exactly these networks. */
 int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n);
 
-/* Makes the local addresses map hold exactly these addresses. */
-int bpfctl_local_write(int local_fd, const struct bpfctl_local *local);
+/*
+ * Makes the local addresses maps hold exactly these addresses: the IPs in xkv_local
+ * (local_fd), the MACs and broadcast addresses in xkv_local_l2 (fast_fd).
+ */
+int bpfctl_local_write(int local_fd, int fast_fd, const struct bpfctl_local *local);
 
 /*
  * Adds an address to local unless there: a MAC (len 6), an IPv4 (4) or IPv6 (16) address.
