@@ -36,6 +36,9 @@ $(BUILD)/tests/run-server-xdp: $(BUILD)/tests/test_server_xdp \
 $(BUILD)/tests/run-server-minos: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_minos
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_minos)
 
+# it reads the EWT as xkv-loader stats does
+$(BUILD)/tests/test_server_dcrew: $(BPFCTL_OBJS)
+
 # 8 workers on one queue: many more than the cores, for correctness
 $(BUILD)/tests/run-server-dcrew: tests/server/run-in-netns.sh $(BUILD)/tests/test_server_dcrew
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_server_dcrew)

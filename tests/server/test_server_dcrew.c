@@ -12,8 +12,6 @@
  * dcrew, and a second test, with workers that let their slot go before writing
  * (XKV_CHECK_EARLY_RELEASE), proves that the check can fail.
  */
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +24,7 @@
 
 #include <xkv/ewt.h>
 #include <xkv/hash.h>
+#include "bpfctl/bpfctl.h"
 #include "client/client.h"
 #include "server_proc.h"
 #include "workloads.h"
@@ -157,59 +156,24 @@ static int storm(struct storm_thread *t, int *first_err)
 	return failed;
 }
 
-static int pinned_map(const char *name)
+/* The table and XDP's counters of it, as xkv-loader stats reads them. */
+static struct bpfctl_ewt ewt_read(void)
 {
-	char path[256];
-	int fd;
+	struct bpfctl_ewt ewt;
+	int err = bpfctl_ewt(netns_env("XKV_IFACE"), &ewt);
 
-	snprintf(path, sizeof(path), "/sys/fs/bpf/xkv/%s/%s", netns_env("XKV_IFACE"), name);
-	fd = bpf_obj_get(path);
-	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
-	return fd;
+	cr_assert_eq(err, 0, "reading the pinned EWT: %s", strerror(-err));
+	return ewt;
 }
 
 /* Slots still held; a reply may overtake its release, so it waits a little for them. */
-static int ewt_held(void)
+static __u32 ewt_held(void)
 {
-	int fd = pinned_map("xkv_ewt"), held = 0;
+	__u32 held = ewt_read().active;
 
-	for (int tries = 0; tries < 100; tries++, usleep(10000)) {
-		held = 0;
-		for (uint32_t i = 0; i < XKV_EWT_SLOTS; i++) {
-			struct xkv_ewt_slot slot;
-
-			cr_assert_eq(bpf_map_lookup_elem(fd, &i, &slot), 0);
-			if (slot.writes || slot.owner) {
-				cr_log_info("slot %u: owner %u writes %u", i, slot.owner,
-					    slot.writes);
-				held++;
-			}
-		}
-		if (!held)
-			break;
-	}
-	close(fd);
+	for (int tries = 0; held && tries < 100; tries++, usleep(10000))
+		held = ewt_read().active;
 	return held;
-}
-
-/* XDP's counters of the table, summed over the CPUs. */
-static struct xkv_ewt_counters ewt_counters(void)
-{
-	int fd = pinned_map("xkv_ewt_stats"), ncpus = libbpf_num_possible_cpus();
-	struct xkv_ewt_counters *per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu)), sum = {0};
-	uint32_t zero = 0;
-
-	cr_assert_not_null(per_cpu);
-	cr_assert_eq(bpf_map_lookup_elem(fd, &zero, per_cpu), 0);
-	for (int c = 0; c < ncpus; c++) {
-		sum.taken += per_cpu[c].taken;
-		sum.joined += per_cpu[c].joined;
-		sum.cas_retry += per_cpu[c].cas_retry;
-		sum.dropped += per_cpu[c].dropped;
-	}
-	free(per_cpu);
-	close(fd);
-	return sum;
 }
 
 static void start_dcrew(void)
@@ -232,7 +196,7 @@ Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
 
 	start_dcrew();
 	/* a server killed before us (the next test's) leaves its pins, and XDP's counts */
-	before = ewt_counters();
+	before = ewt_read().counters;
 	failed = storm(t, &first_err);
 	cr_assert_eq(failed, 0, "%d writes failed, the first: %s", failed, strerror(-first_err));
 
@@ -254,7 +218,7 @@ Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
 		}
 	}
 	xkv_client_close(c);
-	ewt = ewt_counters();
+	ewt = ewt_read().counters;
 	ewt.taken -= before.taken;
 	ewt.joined -= before.joined;
 	cr_log_info("EWT: taken %llu joined %llu cas_retry %llu dropped %llu",
