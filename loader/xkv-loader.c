@@ -187,7 +187,7 @@ static int take_attach_option(struct xkv_opts *p, char letter, void *args)
 	case 'P':
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew, crew, minos or dcrew");
+			return xkv_opts_bad_value(p, "erew, crew, minos, dcrew or xkv");
 		opts->config.policy = policy;
 		return 0;
 	case 'a':
