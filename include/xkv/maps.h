@@ -51,8 +51,8 @@ enum xkv_pkt_reason {
 	X(EREW, "erew") /* every request to the partition's static owner */                       \
 	X(CREW, "crew") /* writes to the static owner, reads to the less loaded of two */       \
 	X(MINOS, "minos") /* small and large requests on disjoint workers (include/xkv/roles.h) */ \
-	X(DCREW, "dcrew") /* crew, and writes balanced too unless their partition is held (ewt.h) */ \
-	X(XKV, "xkv")	  /* minos's sizes, and dcrew's EWT for writes among the small workers */
+	X(DCREW, "dcrew") /* crew, and writes balanced unless their partition is held (ewt.h) */ \
+	X(XKV, "xkv")	  /* minos's sizes, and dcrew's EWT over the small workers' writes */
 
 #define XKV_POLICY_ENUM(name, str) XKV_POLICY_##name,
 enum xkv_policy {

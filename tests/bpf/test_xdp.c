@@ -527,37 +527,6 @@ Test(xdp, minos_large_put_pieces_reach_one_large_worker)
 	fixture_close(&f);
 }
 
-/* A GET for a key a worker recorded as large goes to its large worker; others stay small. */
-Test(xdp, minos_gets_follow_recorded_sizes)
-{
-	const struct xkv_roles r = split_roles();
-	int large_fd;
-	struct fixture f;
-
-	cr_assert_eq(fixture_open(&f, &minos, WORKERS), 0);
-	set_roles(&f, 0, &r);
-	large_fd = bpf_map__fd(f.skel->maps.xkv_large_keys);
-	for (int k = 0; k < 32; k++) {
-		struct pkt_spec spec = {.op = XKV_OP_GET};
-		__u32 len = k % 2 ? 500000 : 1000; /* class 19, or 10: small */
-		__u64 hash;
-		int w;
-
-		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
-		hash = key_hash(&spec);
-		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
-		cr_expect(w == 0 || w == 1, "%s: unrecorded GET on worker %d", spec.key, w);
-		cr_assert_eq(bpf_map_update_elem(large_fd, &hash, &len, BPF_ANY), 0);
-		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
-		if (len > 2048)
-			cr_expect_eq(w, (int)xkv_roles_large_worker(&r, 19, hash),
-				     "%s: recorded large GET on worker %d", spec.key, w);
-		else
-			cr_expect(w == 0 || w == 1, "%s: small GET on worker %d", spec.key, w);
-	}
-	fixture_close(&f);
-}
-
 /* Small writes go to the partition's owner among the small workers; DELETE is small. */
 Test(xdp, minos_small_writes_go_to_the_owner)
 {
@@ -762,18 +731,26 @@ Test(xdp, dcrew_get_leaves_the_slot_and_is_balanced_as_crew)
 }
 
 /* A slot at XKV_EWT_WRITES_MAX takes no more writes: after the tries, a counted drop. */
-Test(xdp, dcrew_full_slot_is_an_ewt_busy_drop)
+static void full_slot_is_an_ewt_busy_drop(const struct xkv_config *cfg)
 {
+	const struct xkv_roles r = split_roles();
 	const __u64 full = xkv_ewt_word(1, XKV_EWT_WRITES_MAX);
 	struct fixture f;
 
-	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	cr_assert_eq(fixture_open(&f, cfg, WORKERS), 0);
+	if (xkv_policy_roles(cfg->policy))
+		set_roles(&f, 0, &r);
 	cr_assert_eq(fixture_ewt_set(&f, partition_of(&put), full), 0);
 	expect_packet(&f, "PUT to a full slot", &put, XDP_DROP, XKV_R_EWT_BUSY);
 	expect_ewt(&f, "PUT to a full slot", partition_of(&put), full,
 		   (struct xkv_ewt_counters){.dropped = 1});
 	cr_expect_eq(fixture_depth(&f, 1), 0, "a dropped write added to the owner's depth");
 	fixture_close(&f);
+}
+
+Test(xdp, dcrew_full_slot_is_an_ewt_busy_drop)
+{
+	full_slot_is_an_ewt_busy_drop(&dcrew);
 }
 
 /* A slot held by a worker beyond the count is refused as bad_config, the slot unchanged. */
@@ -971,51 +948,59 @@ Test(xdp, xkv_pieces_claim_nothing_and_go_by_minos)
 	fixture_close(&f);
 }
 
-/* GETs go by minos and never touch the EWT: recorded large to the large worker, else small. */
-Test(xdp, xkv_gets_go_by_minos)
+/*
+ * A GET for a key a worker recorded as large goes to its large worker; others stay
+ * small. Under xkv each key's slot is held by large worker 2: a read neither joins
+ * nor follows it, and leaves it as it was.
+ */
+static void gets_follow_recorded_sizes(const struct xkv_config *cfg)
 {
 	const struct xkv_roles r = split_roles();
+	const __u64 held = xkv_ewt_word(2, 1);
 	int large_fd;
 	struct fixture f;
 
-	cr_assert_eq(fixture_open(&f, &xkv, WORKERS), 0);
+	cr_assert_eq(fixture_open(&f, cfg, WORKERS), 0);
 	set_roles(&f, 0, &r);
 	large_fd = bpf_map__fd(f.skel->maps.xkv_large_keys);
-	for (int k = 0; k < 16; k++) {
+	for (int k = 0; k < 32; k++) {
 		struct pkt_spec spec = {.op = XKV_OP_GET};
-		const __u32 len = 500000;
-		__u64 hash, held;
+		__u32 len = k % 2 ? 500000 : 1000; /* class 19, or 10: small */
+		__u64 hash;
 		int w;
 
 		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
 		hash = key_hash(&spec);
-		held = xkv_ewt_word(2, 1); /* a slot held: a read neither joins nor follows it */
-		cr_assert_eq(fixture_ewt_set(&f, partition_of(&spec), held), 0);
-		make_busy(&f, 2);
+		if (xkv_policy_ewt(cfg->policy))
+			cr_assert_eq(fixture_ewt_set(&f, partition_of(&spec), held), 0);
 		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
 		cr_expect(w == 0 || w == 1, "%s: unrecorded GET on worker %d", spec.key, w);
 		cr_assert_eq(bpf_map_update_elem(large_fd, &hash, &len, BPF_ANY), 0);
-		cr_expect_eq(expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED),
-			     (int)xkv_roles_large_worker(&r, 19, hash), "%s: recorded large GET",
-			     spec.key);
-		expect_ewt(&f, spec.key, partition_of(&spec), held, (struct xkv_ewt_counters){0});
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		if (len > 2048)
+			cr_expect_eq(w, (int)xkv_roles_large_worker(&r, 19, hash),
+				     "%s: recorded large GET on worker %d", spec.key, w);
+		else
+			cr_expect(w == 0 || w == 1, "%s: small GET on worker %d", spec.key, w);
+		if (xkv_policy_ewt(cfg->policy))
+			expect_ewt(&f, spec.key, partition_of(&spec), held,
+				   (struct xkv_ewt_counters){0});
 	}
 	fixture_close(&f);
 }
 
-/* A full slot: the one-datagram write is dropped as ewt_busy, the word unchanged. */
+Test(xdp, minos_gets_follow_recorded_sizes)
+{
+	gets_follow_recorded_sizes(&minos);
+}
+
+Test(xdp, xkv_gets_go_by_minos_and_leave_the_slot)
+{
+	gets_follow_recorded_sizes(&xkv);
+}
+
+/* Under xkv too, with roles: the one-datagram write is dropped, the word unchanged. */
 Test(xdp, xkv_full_slot_is_an_ewt_busy_drop)
 {
-	const struct xkv_roles r = split_roles();
-	const __u64 full = xkv_ewt_word(1, XKV_EWT_WRITES_MAX);
-	struct fixture f;
-
-	cr_assert_eq(fixture_open(&f, &xkv, WORKERS), 0);
-	set_roles(&f, 0, &r);
-	cr_assert_eq(fixture_ewt_set(&f, partition_of(&put), full), 0);
-	expect_packet(&f, "PUT to a full slot", &put, XDP_DROP, XKV_R_EWT_BUSY);
-	expect_ewt(&f, "PUT to a full slot", partition_of(&put), full,
-		   (struct xkv_ewt_counters){.dropped = 1});
-	cr_expect_eq(fixture_depth(&f, 1), 0, "a dropped write added to the owner's depth");
-	fixture_close(&f);
+	full_slot_is_an_ewt_busy_drop(&xkv);
 }

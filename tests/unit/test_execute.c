@@ -544,14 +544,20 @@ static void expect_stored(const char *key, const uint8_t *value, uint32_t len)
 }
 
 static const int in_order[] = {0, 1, 2};
+static uint8_t big[3 * PIECE_LEN];
+
+/* A PUT of big, filled with fill, to the key "big": three pieces. */
+static struct xkv_msg big_put(char fill)
+{
+	memset(big, fill, sizeof(big));
+	return request(XKV_OP_PUT, "big", big, sizeof(big));
+}
 
 /* A small worker whose PUT in pieces is whole takes the free slot, applies it, lets it go. */
 Test(execute, xkv_whole_put_joins_and_its_holder_applies_and_releases)
 {
-	static uint8_t value[3 * PIECE_LEN];
-	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_msg put = big_put('a'), reply;
 
-	memset(value, 'a', sizeof(value));
 	xkv_workers(0);
 	feed_pieces(&xw[0], put, in_order, 2);
 	cr_assert_eq(slot_of("big")->writes, 0, "a piece claims nothing");
@@ -561,7 +567,7 @@ Test(execute, xkv_whole_put_joins_and_its_holder_applies_and_releases)
 	cr_assert_eq(xw[0].exec.stats.ewt_joined, 1);
 	cr_assert_eq(xw[0].exec.stats.ewt_released, 1);
 	cr_assert_eq(xw[0].exec.stats.handoffs_sent, 0, "applied where it was whole");
-	expect_stored("big", value, sizeof(value));
+	expect_stored("big", big, sizeof(big));
 	xkv_workers_fini();
 }
 
@@ -571,10 +577,8 @@ Test(execute, xkv_whole_put_joins_and_its_holder_applies_and_releases)
  */
 Test(execute, xkv_whole_put_for_another_holder_is_installed_by_it)
 {
-	static uint8_t value[3 * PIECE_LEN];
-	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_msg put = big_put('b'), reply;
 
-	memset(value, 'b', sizeof(value));
 	xkv_workers(0);
 	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
 	feed_pieces(&xw[1], put, in_order, 3);
@@ -589,18 +593,17 @@ Test(execute, xkv_whole_put_for_another_holder_is_installed_by_it)
 		  "the holder let go the joined write, and only it");
 	cr_assert_eq(xw[0].exec.stats.ewt_released, 1);
 	cr_assert_eq(xw[0].exec.stats.requests[XKV_OP_PUT], 1);
-	expect_stored("big", value, sizeof(value));
+	expect_stored("big", big, sizeof(big));
 
 	/* a free slot: the large worker's candidate is the partition's owner, worker 0 */
 	*slot_of("big") = (struct xkv_ewt_slot){0};
-	memset(value, 'c', sizeof(value));
-	put.request_id = next_id++;
+	put = big_put('c');
 	feed_pieces(&xw[1], put, in_order, 3);
 	cr_assert(slot_of("big")->writes == 1 && slot_of("big")->owner == 0, "taken for worker 0");
 	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
 	cr_assert_eq(only_reply(&reply), XKV_S_OK);
 	cr_assert_eq(slot_of("big")->writes, 0);
-	expect_stored("big", value, sizeof(value));
+	expect_stored("big", big, sizeof(big));
 	cr_assert_eq(xw[0].exec.stats.ewt_not_owner + xw[1].exec.stats.ewt_not_owner, 0);
 	xkv_workers_fini();
 }
@@ -608,8 +611,7 @@ Test(execute, xkv_whole_put_for_another_holder_is_installed_by_it)
 /* A hand-off that finds the ring full gives the joined write back and answers BUSY. */
 Test(execute, xkv_failed_handoff_releases_the_joined_write_and_replies_busy)
 {
-	static uint8_t value[3 * PIECE_LEN];
-	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_msg put = big_put('d'), reply;
 	struct xkv_msg get = request(XKV_OP_GET, "other", NULL, 0);
 
 	xkv_workers(0);
@@ -632,8 +634,7 @@ Test(execute, xkv_failed_handoff_releases_the_joined_write_and_replies_busy)
 /* A full slot: the join gives up after its tries, answers BUSY, and changes nothing. */
 Test(execute, xkv_join_of_a_full_slot_replies_busy)
 {
-	static uint8_t value[3 * PIECE_LEN];
-	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_msg put = big_put('d'), reply;
 	const struct xkv_ewt_slot full = {.owner = 0, .writes = XKV_EWT_WRITES_MAX};
 
 	xkv_workers(0);
@@ -653,8 +654,7 @@ Test(execute, xkv_join_of_a_full_slot_replies_busy)
 Test(execute, xkv_pieces_never_release)
 {
 	static const int late[] = {0, 1, 2, 1, 2}; /* whole at the third, then two late */
-	static uint8_t value[3 * PIECE_LEN];
-	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_msg put = big_put('d'), reply;
 	struct xkv_msg bad = put;
 
 	xkv_workers(1000000);
