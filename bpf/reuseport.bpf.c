@@ -85,7 +85,9 @@ int xkv_reuseport(struct sk_reuseport_md *md)
 	if (bpf_skb_load_bytes(md, sizeof(udp) + sizeof(hdr), key, key_len))
 		return reuse_drop(XKV_R_TRUNCATED);
 
-	worker = xkv_choose_worker(&cfg, hdr.op, xkv_be32(hdr.value_len), xkv_hash(key, key_len));
+	/* the server refuses minos, dcrew and xkv here: no EWT claims, no hand-offs */
+	worker = xkv_choose_worker(&cfg, hdr.op, xkv_be32(hdr.value_len), xkv_hash(key, key_len),
+				   0);
 	if (worker >= cfg.workers)
 		return reuse_drop(XKV_R_BAD_CONFIG);
 	if (bpf_sk_select_reuseport(md, &xkv_socks, &worker, 0))

@@ -63,21 +63,32 @@ static __always_inline const struct xkv_roles *xkv_roles_live(void)
 }
 
 /*
+ * The less loaded of the partition's owner and one of `candidates` others drawn at
+ * random: a small worker, or past the nsmall of them the standby large worker.
+ */
+static __always_inline __u32 xkv_small_pick(const struct xkv_roles *r, __u32 owner, __u32 nsmall,
+					    __u32 candidates)
+{
+	__u32 pick, other;
+
+	if (candidates < 2)
+		return owner;
+	pick = (__u32)(((__u64)xkv_random() * candidates) >> 32);
+	other = pick < nsmall ? r->small[pick & (XKV_WORKERS_MAX - 1)] : r->large[0];
+	return xkv_depth_of(other) < xkv_depth_of(owner) ? other : owner;
+}
+
+/*
  * A small read goes to the less loaded of the partition's owner and another small
  * worker; the standby large worker counts among them while nothing is queued on it.
  */
 static __always_inline __u32 xkv_small_read(const struct xkv_roles *r, __u32 owner, __u32 nsmall)
 {
-	__u32 standby = r->large[0];
-	__u32 pick, other, candidates = nsmall;
+	__u32 standby = r->large[0], candidates = nsmall;
 
 	if (r->standby && standby != owner && xkv_depth_of(standby) == 0)
 		candidates++;
-	if (candidates < 2)
-		return owner;
-	pick = (__u32)(((__u64)xkv_random() * candidates) >> 32);
-	other = pick < nsmall ? r->small[pick & (XKV_WORKERS_MAX - 1)] : standby;
-	return xkv_depth_of(other) < xkv_depth_of(owner) ? other : owner;
+	return xkv_small_pick(r, owner, nsmall, candidates);
 }
 
 /*
@@ -85,9 +96,11 @@ static __always_inline __u32 xkv_small_read(const struct xkv_roles *r, __u32 own
  * of its class. A PUT's class is its value_len, which every piece carries; a GET's
  * is the recorded length of its key's value, if a worker recorded one. Everything
  * else is small: writes to the partition's owner, reads balanced over small workers.
- * XKV_WORKERS_MAX when there are no roles yet.
+ * xkv: a write the EWT claims (claimed) is small whatever its size, and its candidate
+ * for a free slot is the less loaded of the owner and another small worker, never a
+ * large one. XKV_WORKERS_MAX when there are no roles yet.
  */
-static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 hash)
+static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 hash, int claimed)
 {
 	const struct xkv_roles *r = xkv_roles_live();
 	__u32 nsmall, owner, cls = 0;
@@ -98,7 +111,7 @@ static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 ha
 	nsmall = r->nsmall;
 	if (nsmall < 1 || nsmall > XKV_WORKERS_MAX)
 		return XKV_WORKERS_MAX;
-	if (op == XKV_OP_PUT) {
+	if (op == XKV_OP_PUT && !claimed) {
 		cls = xkv_size_class(value_len);
 	} else if (op == XKV_OP_GET) {
 		recorded = bpf_map_lookup_elem(&xkv_large_keys, &hash);
@@ -108,23 +121,28 @@ static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 ha
 	if (xkv_roles_is_large(r, cls))
 		return xkv_roles_large_worker(r, cls, hash);
 	owner = xkv_roles_owner(r, xkv_partition(hash));
-	return op == XKV_OP_GET ? xkv_small_read(r, owner, nsmall) : owner;
+	if (op == XKV_OP_GET)
+		return xkv_small_read(r, owner, nsmall);
+	return claimed ? xkv_small_pick(r, owner, nsmall, nsmall) : owner;
 }
 
 /*
  * cfg->workers is 1..XKV_WORKERS_MAX and cfg->policy a known one: the caller checked.
  * The caller checks the result against cfg->workers too: roles come from a map.
+ * claimed (xkv_ewt_claimed): the result is the candidate that takes the write's EWT
+ * slot if it is free (xkv_ewt_claim).
  */
 static __always_inline __u32 xkv_choose_worker(const struct xkv_config *cfg, __u8 op,
-					       __u32 value_len, __u64 hash)
+					       __u32 value_len, __u64 hash, int claimed)
 {
 	__u32 owner;
 
-	if (cfg->policy == XKV_POLICY_MINOS)
-		return xkv_minos_worker(op, value_len, hash);
+	if (xkv_policy_roles(cfg->policy))
+		return xkv_minos_worker(op, value_len, hash, claimed);
 	owner = xkv_partition_owner(xkv_partition(hash), cfg->workers);
-	/* dcrew's writes start at the owner too: xkv_ewt_claim balances them, with the EWT */
-	if ((cfg->policy == XKV_POLICY_CREW || cfg->policy == XKV_POLICY_DCREW) && op == XKV_OP_GET)
+	/* dcrew's claimed writes are balanced as reads are, unless their slot is held */
+	if ((cfg->policy == XKV_POLICY_CREW || cfg->policy == XKV_POLICY_DCREW) &&
+	    (op == XKV_OP_GET || claimed))
 		return xkv_less_loaded(owner, cfg->workers);
 	return owner;
 }
@@ -145,9 +163,9 @@ static __always_inline __u32 xkv_socket_of(const struct xkv_config *cfg, __u32 r
 }
 
 /*
- * dcrew's write (include/xkv/ewt.h), *worker its partition's static owner: joins the
- * owner of the partition's EWT slot, or takes the free slot for the less loaded of
- * *worker and another; *worker becomes the one it goes to and *xsk its socket.
+ * A write the EWT claims (include/xkv/ewt.h), *worker its candidate from
+ * xkv_choose_worker: joins the owner of the partition's EWT slot, or takes the free
+ * slot for the candidate; *worker becomes the one it goes to and *xsk its socket.
  * XKV_R_OK, or the reason to drop it. Every check that can drop comes before the
  * CAS: a slot that counts the write must see the packet reach the worker that will
  * release it, so after a won CAS the caller only redirects.
@@ -161,15 +179,13 @@ static __always_inline __u32 xkv_socket_of(const struct xkv_config *cfg, __u32 r
 static __always_inline __u32 xkv_ewt_claim(const struct xkv_config *cfg, __u32 rx_queue,
 					   __u32 partition, __u32 *worker, __u32 *xsk)
 {
-	__u32 index = xkv_ewt_slot_of(partition), zero = 0, candidate, target, reason;
+	__u32 index = xkv_ewt_slot_of(partition), zero = 0, candidate = *worker, target, reason;
 	struct xkv_ewt_slot *slot = bpf_map_lookup_elem(&xkv_ewt, &index);
 	struct xkv_ewt_counters *count = bpf_map_lookup_elem(&xkv_ewt_stats, &zero);
 	__u64 old, new;
 
 	if (!slot || !count) /* never: both arrays hold the index */
 		return XKV_R_BAD_CONFIG;
-	/* once, outside the loop: the verifier walks the choice once */
-	candidate = xkv_less_loaded(*worker, cfg->workers);
 	for (int try = 0; try < XKV_EWT_TRIES; try++) {
 		old = *(volatile __u64 *)slot; /* a stale word only fails the CAS */
 		target = xkv_ewt_target(old, candidate);

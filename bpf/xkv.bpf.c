@@ -98,6 +98,7 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	void *data = (void *)(long)ctx->data;
 	__u64 key_off;
 	__u32 key_len, value_len, worker, slot, drop;
+	int claimed;
 	__u8 op;
 	enum xkv_reason reason;
 	__u64 *steered, hash;
@@ -130,8 +131,10 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	if (xkv_hash_within((const __u8 *)data + key_off, key_len, data_end, &hash))
 		return xkv_drop(XKV_R_TRUNCATED);
 
-	worker = xkv_choose_worker(cfg, op, value_len, hash);
-	if (cfg->policy == XKV_POLICY_DCREW && op != XKV_OP_GET)
+	claimed = xkv_ewt_claimed(cfg->policy, op, xkv_be32(hdr->frag_len), value_len);
+	/* chosen once, outside xkv_ewt_claim's loop: the verifier walks the choice once */
+	worker = xkv_choose_worker(cfg, op, value_len, hash, claimed);
+	if (claimed)
 		drop = xkv_ewt_claim(cfg, ctx->rx_queue_index, xkv_partition(hash), &worker, &slot);
 	else
 		drop = xkv_socket_of(cfg, ctx->rx_queue_index, worker, &slot);

@@ -48,7 +48,7 @@ static const struct xkv_opt attach_opts[] = {
 	{"workers", 'w', "N", "worker threads per rx queue, 1..64 (default 1)"},
 	{"policy", 'P', "NAME",
 	 "erew (default), crew, minos (whose roles a running xkv-server --policy minos "
-	 "writes) or dcrew"},
+	 "or xkv writes), dcrew or xkv"},
 	{"allow", 'a', "CIDR",
 	 "client network allowed to send requests; repeatable. Without any, all xkv requests are "
 	 "dropped."},
@@ -187,7 +187,7 @@ static int take_attach_option(struct xkv_opts *p, char letter, void *args)
 	case 'P':
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew, crew, minos or dcrew");
+			return xkv_opts_bad_value(p, "erew, crew, minos, dcrew or xkv");
 		opts->config.policy = policy;
 		return 0;
 	case 'a':
@@ -319,7 +319,7 @@ static void print_status_text(const struct bpfctl_status *st)
 	}
 	if (st->ours && live_counters_read(st->ifname, &status_live) == 0)
 		live_counters_print_summary(&status_live, stdout);
-	if (st->ours && st->has_config && st->config.policy == XKV_POLICY_MINOS &&
+	if (st->ours && st->has_config && xkv_policy_roles(st->config.policy) &&
 	    roles_read(st->ifname, &status_roles) == 0)
 		roles_print_text(&status_roles, st->config.workers, stdout);
 }
@@ -351,7 +351,7 @@ static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st
 	xkv_json_array_end(w);
 	if (st->ours && live_counters_read(st->ifname, &status_live) == 0)
 		live_counters_summary_json(&status_live, w);
-	if (st->ours && st->has_config && st->config.policy == XKV_POLICY_MINOS &&
+	if (st->ours && st->has_config && xkv_policy_roles(st->config.policy) &&
 	    roles_read(st->ifname, &status_roles) == 0)
 		roles_json(&status_roles, st->config.workers, w);
 	xkv_json_object_end(w);
@@ -500,8 +500,8 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 		return EXIT_FAILED;
 	/* every worker slot when the config is unreadable, so no count hides */
 	workers = st.has_config ? st.config.workers : XKV_WORKERS_MAX;
-	/* the EWT section only under the policy that uses it, as status shows minos's roles */
-	dcrew = st.has_config && st.config.policy == XKV_POLICY_DCREW;
+	/* the EWT section only under the policies that use it, as status shows minos's roles */
+	dcrew = st.has_config && xkv_policy_ewt(st.config.policy);
 	if (dcrew && bpfctl_ewt(args.ifname, &ewt))
 		return EXIT_FAILED;
 	/* a server publishes its own counters beside the maps; an attachment alone has none */

@@ -21,6 +21,7 @@
 
 #include <linux/types.h>
 #include "hash.h"
+#include "maps.h"
 
 #define XKV_EWT_SLOTS	   XKV_PARTITIONS /* one per partition: no partition shares an owner */
 #define XKV_EWT_TRIES	   4		  /* CAS attempts XDP makes before a counted drop */
@@ -87,6 +88,20 @@ static __always_inline __u64 xkv_ewt_joined(__u64 word, __u32 candidate)
 	if (writes >= XKV_EWT_WRITES_MAX)
 		return 0;
 	return xkv_ewt_word(xkv_ewt_owner(word), writes + 1);
+}
+
+/*
+ * Whether XDP claims the slot for a request (a write's op, frag_len and value_len),
+ * decided by the request alone, so that its worker knows whether a hold was counted
+ * for it (roles may change between the two, and a worker must never release a hold
+ * it was not given). dcrew: every write, each piece of a PUT too. xkv: a write in one
+ * datagram only; a PUT in pieces claims its slot from userspace once it is whole.
+ */
+static __always_inline int xkv_ewt_claimed(__u32 policy, __u8 op, __u32 frag_len, __u32 value_len)
+{
+	if (op != XKV_OP_PUT && op != XKV_OP_DELETE)
+		return 0;
+	return policy == XKV_POLICY_DCREW || (policy == XKV_POLICY_XKV && frag_len == value_len);
 }
 
 /* The word after owner lets n writes go; the last one empties the slot. */

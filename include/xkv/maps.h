@@ -51,13 +51,25 @@ enum xkv_pkt_reason {
 	X(EREW, "erew") /* every request to the partition's static owner */                       \
 	X(CREW, "crew") /* writes to the static owner, reads to the less loaded of two */       \
 	X(MINOS, "minos") /* small and large requests on disjoint workers (include/xkv/roles.h) */ \
-	X(DCREW, "dcrew") /* crew, and writes balanced too unless their partition is held (ewt.h) */
+	X(DCREW, "dcrew") /* crew, and writes balanced unless their partition is held (ewt.h) */ \
+	X(XKV, "xkv")	  /* minos's sizes, and dcrew's EWT over the small workers' writes */
 
 #define XKV_POLICY_ENUM(name, str) XKV_POLICY_##name,
 enum xkv_policy {
 	XKV_POLICIES(XKV_POLICY_ENUM) XKV_POLICY_END,
 };
 #undef XKV_POLICY_ENUM
+
+/* Whether policy steers by minos's roles (xkv_roles), and whether writes claim the EWT (xkv_ewt). */
+static __always_inline int xkv_policy_roles(__u32 policy)
+{
+	return policy == XKV_POLICY_MINOS || policy == XKV_POLICY_XKV;
+}
+
+static __always_inline int xkv_policy_ewt(__u32 policy)
+{
+	return policy == XKV_POLICY_DCREW || policy == XKV_POLICY_XKV;
+}
 
 /* Who attached the program: the loader's attachment outlives servers; a server's is its own. */
 enum xkv_owner {

@@ -45,6 +45,8 @@ struct xkv_request_counters {
 	__u64 large_keys_full;	/* minos: large values not recorded: xkv_large_keys was full */
 	__u64 ewt_released;	/* dcrew: writes whose EWT slot hold it released */
 	__u64 ewt_not_owner;	/* dcrew: writes that came without their slot held for it: refused */
+	__u64 ewt_joined;	/* xkv: whole PUTs in pieces whose slot the worker claimed itself */
+	__u64 ewt_join_busy;	/* xkv: ... whose slot stayed contended or full: answered busy */
 	__u64 store_writes;	/* PUTs and DELETEs applied to the store: one per window */
 	__u64 compact_windows;	/* compaction windows opened */
 	__u64 compact_writes;	/* PUTs answered from a window: one store write per window */

@@ -527,37 +527,6 @@ Test(xdp, minos_large_put_pieces_reach_one_large_worker)
 	fixture_close(&f);
 }
 
-/* A GET for a key a worker recorded as large goes to its large worker; others stay small. */
-Test(xdp, minos_gets_follow_recorded_sizes)
-{
-	const struct xkv_roles r = split_roles();
-	int large_fd;
-	struct fixture f;
-
-	cr_assert_eq(fixture_open(&f, &minos, WORKERS), 0);
-	set_roles(&f, 0, &r);
-	large_fd = bpf_map__fd(f.skel->maps.xkv_large_keys);
-	for (int k = 0; k < 32; k++) {
-		struct pkt_spec spec = {.op = XKV_OP_GET};
-		__u32 len = k % 2 ? 500000 : 1000; /* class 19, or 10: small */
-		__u64 hash;
-		int w;
-
-		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
-		hash = key_hash(&spec);
-		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
-		cr_expect(w == 0 || w == 1, "%s: unrecorded GET on worker %d", spec.key, w);
-		cr_assert_eq(bpf_map_update_elem(large_fd, &hash, &len, BPF_ANY), 0);
-		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
-		if (len > 2048)
-			cr_expect_eq(w, (int)xkv_roles_large_worker(&r, 19, hash),
-				     "%s: recorded large GET on worker %d", spec.key, w);
-		else
-			cr_expect(w == 0 || w == 1, "%s: small GET on worker %d", spec.key, w);
-	}
-	fixture_close(&f);
-}
-
 /* Small writes go to the partition's owner among the small workers; DELETE is small. */
 Test(xdp, minos_small_writes_go_to_the_owner)
 {
@@ -762,18 +731,26 @@ Test(xdp, dcrew_get_leaves_the_slot_and_is_balanced_as_crew)
 }
 
 /* A slot at XKV_EWT_WRITES_MAX takes no more writes: after the tries, a counted drop. */
-Test(xdp, dcrew_full_slot_is_an_ewt_busy_drop)
+static void full_slot_is_an_ewt_busy_drop(const struct xkv_config *cfg)
 {
+	const struct xkv_roles r = split_roles();
 	const __u64 full = xkv_ewt_word(1, XKV_EWT_WRITES_MAX);
 	struct fixture f;
 
-	cr_assert_eq(fixture_open(&f, &dcrew, WORKERS), 0);
+	cr_assert_eq(fixture_open(&f, cfg, WORKERS), 0);
+	if (xkv_policy_roles(cfg->policy))
+		set_roles(&f, 0, &r);
 	cr_assert_eq(fixture_ewt_set(&f, partition_of(&put), full), 0);
 	expect_packet(&f, "PUT to a full slot", &put, XDP_DROP, XKV_R_EWT_BUSY);
 	expect_ewt(&f, "PUT to a full slot", partition_of(&put), full,
 		   (struct xkv_ewt_counters){.dropped = 1});
 	cr_expect_eq(fixture_depth(&f, 1), 0, "a dropped write added to the owner's depth");
 	fixture_close(&f);
+}
+
+Test(xdp, dcrew_full_slot_is_an_ewt_busy_drop)
+{
+	full_slot_is_an_ewt_busy_drop(&dcrew);
 }
 
 /* A slot held by a worker beyond the count is refused as bad_config, the slot unchanged. */
@@ -868,4 +845,162 @@ Test(xdp, dcrew_pieces_of_one_put_join_one_owner)
 						     .joined = (k + 1) * (pieces - 1)});
 	}
 	fixture_close(&f);
+}
+
+/*
+ * xkv: minos's roles (split_roles: 0 and 1 small, 2 and 3 large) and dcrew's EWT.
+ * A write in one datagram takes a free slot for a small worker or joins a held one;
+ * a PUT in pieces and a GET go as minos sends them and leave the EWT alone.
+ */
+static const struct xkv_config xkv = {.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_XKV};
+
+/* Every value from 64 bytes (class 7) up is large: minos would send any PUT to 2 or 3. */
+static struct xkv_roles low_threshold_roles(void)
+{
+	struct xkv_roles r = split_roles();
+
+	r.threshold = 6;
+	for (int c = 7; c < 12; c++)
+		r.classes[c] = (struct xkv_class_workers){.first = 0, .count = 1};
+	return r;
+}
+
+/* The large workers idle, the small ones busy: a free slot still goes to a small worker. */
+Test(xdp, xkv_one_datagram_write_takes_a_free_slot_for_a_small_worker)
+{
+	const struct xkv_roles r = low_threshold_roles();
+	__u32 used[WORKERS] = {0};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &xkv, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	for (int k = 0; k < 32; k++) {
+		struct pkt_spec spec = {.op = k % 4 ? XKV_OP_PUT : XKV_OP_DELETE,
+					.value_len = k % 4 ? BODY : 0,
+					.frag_len = k % 4 ? BODY : 0};
+		int w;
+
+		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
+		cr_assert_eq(fixture_ewt_reset(&f), 0); /* keys may share a partition */
+		for (__u32 v = 0; v < WORKERS; v++)
+			set_depth(&f, v, v < 2 ? 1000 : 0);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		cr_assert(w == 0 || w == 1, "%s: %s took its slot for large worker %d", spec.key,
+			  xkv_op_name(spec.op), w);
+		expect_ewt(&f, spec.key, partition_of(&spec), xkv_ewt_word(w, 1),
+			   (struct xkv_ewt_counters){.taken = k + 1});
+		used[w]++;
+	}
+	/* the less loaded of the owner and another small worker: both small workers take some */
+	cr_expect(used[0] && used[1], "small workers took %u and %u slots", used[0], used[1]);
+	fixture_close(&f);
+}
+
+/* A held slot is joined whoever holds it and however busy: the write goes to its owner. */
+Test(xdp, xkv_one_datagram_write_joins_a_held_slot)
+{
+	const struct xkv_roles r = low_threshold_roles();
+	const struct pkt_spec del = {.op = XKV_OP_DELETE};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &xkv, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	/* held by a large worker, as after roles changed: still joined, never a second writer */
+	cr_assert_eq(fixture_ewt_set(&f, partition_of(&put), xkv_ewt_word(3, 2)), 0);
+	make_busy(&f, 3);
+	cr_expect_eq(expect_packet(&f, "PUT", &put, XDP_REDIRECT, STEERED), 3);
+	cr_expect_eq(expect_packet(&f, "DELETE", &del, XDP_REDIRECT, STEERED), 3);
+	expect_ewt(&f, "PUT and DELETE to a held slot", partition_of(&put), xkv_ewt_word(3, 4),
+		   (struct xkv_ewt_counters){.joined = 2});
+	fixture_close(&f);
+}
+
+/* Pieces of a PUT claim nothing, held slot or free: large to its large worker, small to the owner. */
+Test(xdp, xkv_pieces_claim_nothing_and_go_by_minos)
+{
+	const struct xkv_roles r = split_roles();
+	const __u32 piece = 1400, sizes[] = {500000, 2000}; /* class 19: large; 11: small */
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &xkv, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	for (int k = 0; k < 16; k++) {
+		struct pkt_spec spec = {.op = XKV_OP_PUT, .value_len = sizes[k % 2]};
+		__u32 want, p;
+		__u64 word;
+
+		snprintf(spec.key, sizeof(spec.key), "big:%d", k);
+		p = partition_of(&spec);
+		want = k % 2 ? xkv_roles_owner(&r, p)
+			     : xkv_roles_large_worker(&r, 19, key_hash(&spec));
+		/* every other key's slot is held by the other small worker: not joined */
+		word = k % 4 < 2 ? 0 : xkv_ewt_word(1 - xkv_roles_owner(&r, p), 3);
+		cr_assert_eq(fixture_ewt_set(&f, p, word), 0);
+		for (__u32 off = 0; off < spec.value_len; off += 40 * piece) {
+			spec.frag_offset = off;
+			spec.frag_len = spec.value_len - off < piece ? spec.value_len - off : piece;
+			cr_expect_eq(expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED),
+				     (int)want, "%s: piece at %u not on worker %u", spec.key, off,
+				     want);
+		}
+		expect_ewt(&f, spec.key, p, word, (struct xkv_ewt_counters){0});
+	}
+	fixture_close(&f);
+}
+
+/*
+ * A GET for a key a worker recorded as large goes to its large worker; others stay
+ * small. Under xkv each key's slot is held by large worker 2: a read neither joins
+ * nor follows it, and leaves it as it was.
+ */
+static void gets_follow_recorded_sizes(const struct xkv_config *cfg)
+{
+	const struct xkv_roles r = split_roles();
+	const __u64 held = xkv_ewt_word(2, 1);
+	int large_fd;
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, cfg, WORKERS), 0);
+	set_roles(&f, 0, &r);
+	large_fd = bpf_map__fd(f.skel->maps.xkv_large_keys);
+	for (int k = 0; k < 32; k++) {
+		struct pkt_spec spec = {.op = XKV_OP_GET};
+		__u32 len = k % 2 ? 500000 : 1000; /* class 19, or 10: small */
+		__u64 hash;
+		int w;
+
+		snprintf(spec.key, sizeof(spec.key), "user:%d", k);
+		hash = key_hash(&spec);
+		if (xkv_policy_ewt(cfg->policy))
+			cr_assert_eq(fixture_ewt_set(&f, partition_of(&spec), held), 0);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		cr_expect(w == 0 || w == 1, "%s: unrecorded GET on worker %d", spec.key, w);
+		cr_assert_eq(bpf_map_update_elem(large_fd, &hash, &len, BPF_ANY), 0);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		if (len > 2048)
+			cr_expect_eq(w, (int)xkv_roles_large_worker(&r, 19, hash),
+				     "%s: recorded large GET on worker %d", spec.key, w);
+		else
+			cr_expect(w == 0 || w == 1, "%s: small GET on worker %d", spec.key, w);
+		if (xkv_policy_ewt(cfg->policy))
+			expect_ewt(&f, spec.key, partition_of(&spec), held,
+				   (struct xkv_ewt_counters){0});
+	}
+	fixture_close(&f);
+}
+
+Test(xdp, minos_gets_follow_recorded_sizes)
+{
+	gets_follow_recorded_sizes(&minos);
+}
+
+Test(xdp, xkv_gets_go_by_minos_and_leave_the_slot)
+{
+	gets_follow_recorded_sizes(&xkv);
+}
+
+/* Under xkv too, with roles: the one-datagram write is dropped, the word unchanged. */
+Test(xdp, xkv_full_slot_is_an_ewt_busy_drop)
+{
+	full_slot_is_an_ewt_busy_drop(&xkv);
 }

@@ -134,7 +134,7 @@ check "interface down" expect_fail "is down" loader attach --iface "$SRV_IF" --a
 ip -n "$SRV_NS" link set dev "$SRV_IF" up
 check "native mode unsupported (lo)" expect_fail "does not support native mode" \
 	loader attach --iface lo --allow "$CLI_IP"
-check "bad option value" expect_fail "--policy x: expected erew, crew, minos or dcrew" \
+check "bad option value" expect_fail "--policy x: expected erew, crew, minos, dcrew or xkv" \
 	loader attach --iface "$SRV_IF" --policy x
 check "help" expect_out "Usage: xkv-loader attach" "$LOADER" attach --help
 
@@ -214,6 +214,11 @@ check "stats: the EWT section in text" expect_out "active           1" \
 	loader stats --iface "$SRV_IF"
 check "stats: ewt_busy among the drop reasons" expect_out "ewt_busy         0" \
 	loader stats --iface "$SRV_IF"
+check "re-attach under xkv" loader attach --iface "$SRV_IF" --policy xkv --workers 4 \
+	--allow "$CLI_IP/32"
+check "status shows policy xkv" expect_out "policy xkv, workers 4" \
+	loader status --iface "$SRV_IF"
+check "stats --json under xkv: the EWT section, its slot still held" ewt_holds 'e["active"] == 1'
 check "re-attach under crew" loader attach --iface "$SRV_IF" --policy crew --workers 4 \
 	--allow "$CLI_IP/32"
 check "... stats has no EWT section" no_ewt_section

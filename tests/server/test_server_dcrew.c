@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * dcrew end to end: 8 workers on this 2-core machine (for correctness, not speed),
- * many clients writing a few keys of two partitions as fast as they can, so that
- * writes of one partition are outstanding at once on the EWT all the time. Every
- * write must go to the worker holding its partition; afterwards every slot must be
- * empty (no lost release), XDP's takes and joins must equal the workers' releases,
- * and every value must be the last one written, byte for byte.
+ * dcrew and xkv end to end: 8 workers on this 2-core machine (for correctness, not
+ * speed), many clients writing a few keys of two partitions as fast as they can, so
+ * that writes of one partition are outstanding at once on the EWT all the time, and
+ * reading them back. Every write must go to the worker holding its partition;
+ * afterwards every slot must be empty (no lost release), XDP's takes and joins plus
+ * the workers' own joins (xkv's PUTs in pieces) must equal the workers' releases,
+ * and every value must be the last one written, byte for byte. Under xkv, values in
+ * pieces above 2 KiB go to minos's large workers, which hand their items over.
  *
  * The checked build (the ASan pass, -DXKV_CHECKS) also marks the partition each
  * worker writes and aborts on any overlap: the storm then proves invariant 1 under
@@ -33,6 +35,8 @@
 #define THREADS	       8
 #define KEYS_PER_THREAD 2 /* one in each of the two partitions */
 #define ROUNDS	       4000
+#define READ_EVERY     4    /* a key is read back after its write every READ_EVERY rounds */
+#define BUSY_TRIES     20   /* a write answered BUSY (xkv: a slot or a ring full) is retried */
 #define PIECES_EVERY   16   /* one write in PIECES_EVERY is a value in pieces */
 #define VALUE_MAX      5000 /* ... of 2 to 4 datagrams */
 
@@ -91,11 +95,39 @@ struct storm_thread {
 	const char *server;
 	int id;
 	int failed, first_err;
+	int busy; /* writes answered BUSY, then retried */
 	uint32_t last_seed[KEYS_PER_THREAD]; /* of the value each key must hold; 0: deleted */
 	atomic_bool *stop;
 };
 
-/* Thread t writes its own keys, round after round; every 10th round deletes one first. */
+/* A PUT, again while it is answered BUSY: minos and xkv answer so a ring or slot that is full. */
+static int put_retrying(struct storm_thread *t, struct xkv_client *c, const char *key,
+			const uint8_t *value, uint32_t len)
+{
+	int err = xkv_client_put(c, key, strlen(key), value, len);
+
+	for (int i = 0; err == -EBUSY && i < BUSY_TRIES; i++, t->busy++, usleep(1000))
+		err = xkv_client_put(c, key, strlen(key), value, len);
+	return err;
+}
+
+/* The key's value is value[0..len), byte for byte; -EILSEQ if not. */
+static int read_back(struct xkv_client *c, const char *key, const uint8_t *value, uint32_t len)
+{
+	uint32_t got_len = 0;
+	void *got = NULL;
+	int err = xkv_client_get(c, key, strlen(key), &got, &got_len);
+
+	if (!err && (got_len != len || memcmp(got, value, len)))
+		err = -EILSEQ;
+	free(got);
+	return err;
+}
+
+/*
+ * Thread t writes its own keys, round after round; every 10th round deletes one first,
+ * and every READ_EVERY-th reads it back.
+ */
 static void *storm_run(void *arg)
 {
 	struct storm_thread *t = arg;
@@ -121,8 +153,10 @@ static void *storm_run(void *arg)
 			}
 			if (!err) {
 				workload_fill(value, value_len(seed), seed);
-				err = xkv_client_put(c, key, strlen(key), value, value_len(seed));
+				err = put_retrying(t, c, key, value, value_len(seed));
 			}
+			if (!err && r % READ_EVERY == 0)
+				err = read_back(c, key, value, value_len(seed));
 			if (err) {
 				if (!t->failed++)
 					t->first_err = err;
@@ -136,12 +170,16 @@ static void *storm_run(void *arg)
 	return NULL;
 }
 
-/* THREADS clients at once; returns the failed requests, the first error in *first_err. */
-static int storm(struct storm_thread *t, int *first_err)
+/*
+ * THREADS clients at once; returns the failed requests, the first error in *first_err,
+ * the writes answered BUSY (and retried) in *busy.
+ */
+static int storm(struct storm_thread *t, int *first_err, int *busy)
 {
 	atomic_bool stop = false;
 	int failed = 0;
 
+	*busy = 0;
 	keys_pick();
 	for (int i = 0; i < THREADS; i++) {
 		t[i] = (struct storm_thread){.server = server_addr(&srv), .id = i, .stop = &stop};
@@ -152,6 +190,7 @@ static int storm(struct storm_thread *t, int *first_err)
 		if (t[i].failed && !failed)
 			*first_err = t[i].first_err;
 		failed += t[i].failed;
+		*busy += t[i].busy;
 	}
 	return failed;
 }
@@ -176,29 +215,34 @@ static __u32 ewt_held(void)
 	return held;
 }
 
-static void start_dcrew(void)
+/* xkv: minos's roles recomputed every 100 ms while the storm runs, so they move under it. */
+static void start_policy(const char *policy)
 {
 	const char *args[] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"),
-			      "--workers", WORKERS, "--allow", allow, "--policy", "dcrew",
-			      "--memory", "64M", NULL};
+			      "--workers", WORKERS, "--allow", allow, "--policy", policy,
+			      "--memory", "64M", "--minos-percentile", "90", "--minos-epoch-ms",
+			      "100", NULL};
 	int err = server_start(&srv, args);
 
-	cr_assert_eq(err, 0, "dcrew server did not start: %s", strerror(-err));
+	cr_assert_eq(err, 0, "%s server did not start: %s", policy, strerror(-err));
 }
 
-Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
+/* The storm under policy, and everything that must hold after it. */
+static void storm_keeps_one_writer_and_every_value(const char *policy)
 {
 	struct storm_thread t[THREADS];
 	struct xkv_client *c;
 	struct xkv_ewt_counters ewt, before;
 	static uint8_t want[VALUE_MAX];
-	int first_err = 0, failed;
+	int first_err = 0, failed, busy;
+	long joined, released;
 
-	start_dcrew();
+	start_policy(policy);
 	/* a server killed before us (the next test's) leaves its pins, and XDP's counts */
 	before = ewt_read().counters;
-	failed = storm(t, &first_err);
-	cr_assert_eq(failed, 0, "%d writes failed, the first: %s", failed, strerror(-first_err));
+	failed = storm(t, &first_err, &busy);
+	cr_assert_eq(failed, 0, "%d requests failed, the first: %s", failed,
+		     strerror(-first_err));
 
 	cr_assert_eq(ewt_held(), 0, "EWT slots still held after every write was answered");
 	c = xkv_client_open(server_addr(&srv), NULL);
@@ -221,16 +265,34 @@ Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
 	ewt = ewt_read().counters;
 	ewt.taken -= before.taken;
 	ewt.joined -= before.joined;
-	cr_log_info("EWT: taken %llu joined %llu cas_retry %llu dropped %llu",
-		    (unsigned long long)ewt.taken, (unsigned long long)ewt.joined,
-		    (unsigned long long)ewt.cas_retry, (unsigned long long)ewt.dropped);
 	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	joined = server_counter(&srv, "ewt_joined");
+	released = server_counter(&srv, "ewt_released");
+	cr_log_info("%s: EWT taken %llu joined %llu cas_retry %llu dropped %llu; workers joined "
+		    "%ld released %ld; hand-offs %ld; BUSY retried %d",
+		    policy, (unsigned long long)ewt.taken, (unsigned long long)ewt.joined,
+		    (unsigned long long)ewt.cas_retry, (unsigned long long)ewt.dropped, joined,
+		    released, server_counter(&srv, "handoffs_sent"), busy);
 	cr_assert_eq(server_counter(&srv, "ewt_not_owner"), 0,
 		     "a write came to a worker that did not hold its slot");
-	cr_assert_eq((long)(ewt.taken + ewt.joined), server_counter(&srv, "ewt_released"),
-		     "every write XDP counted on a slot was released once");
+	cr_assert_eq((long)(ewt.taken + ewt.joined) + joined, released,
+		     "every write counted on a slot, by XDP or a worker, was released once");
 	cr_assert_gt(ewt.joined, 0, "no write ever found its partition held: nothing contended");
 	cr_assert_eq(server_counter(&srv, "frames_unaccounted"), 0, "a UMEM frame leaked");
+}
+
+Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
+{
+	storm_keeps_one_writer_and_every_value("dcrew");
+	cr_assert_eq(server_counter(&srv, "ewt_joined"), 0, "dcrew: XDP counts every piece");
+}
+
+/* xkv: PUTs in pieces join from userspace, and large ones are handed to their holder. */
+Test(server_dcrew, xkv_write_storm_keeps_one_writer_and_every_value)
+{
+	storm_keeps_one_writer_and_every_value("xkv");
+	cr_assert_gt(server_counter(&srv, "ewt_joined"), 0, "no PUT in pieces joined its slot");
+	cr_assert_gt(server_counter(&srv, "handoffs_taken"), 0, "no item was handed over");
 }
 
 #ifdef XKV_CHECKS
@@ -238,12 +300,12 @@ Test(server_dcrew, write_storm_keeps_one_writer_and_every_value)
 Test(server_dcrew, early_release_is_caught_by_the_overlap_check)
 {
 	struct storm_thread t[THREADS];
-	int first_err = 0;
+	int first_err = 0, busy;
 
 	setenv("XKV_CHECK_EARLY_RELEASE", "1", 1);
-	start_dcrew();
+	start_policy("dcrew");
 	unsetenv("XKV_CHECK_EARLY_RELEASE");
-	storm(t, &first_err);
+	storm(t, &first_err, &busy);
 	cr_assert_eq(server_stop(&srv), -1, "the server survived overlapping writers");
 	cr_assert_eq(srv.term_signal, SIGABRT, "it died of signal %d, not the check's abort",
 		     srv.term_signal);

@@ -293,6 +293,21 @@ static bool stats_json_holds(const char *check)
 	return system(cmd) == 0;
 }
 
+Test(server_multiqueue, xkv_serves_every_queue)
+{
+	start_policy("xkv");
+	run_clients();
+	cr_assert(stats_json_holds("d[\"ewt\"][\"taken\"] > 0"), "stats shows no EWT section");
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	assert_every_socket_served("xkv");
+	cr_assert_eq(server_counter(&srv, "put"), KEYS);
+	/* XDP claims on every queue; PUTs in pieces join, large ones' items go to the holder */
+	cr_assert_eq(server_counter(&srv, "ewt_not_owner"), 0);
+	cr_assert_gt(server_counter(&srv, "ewt_joined"), 0);
+	cr_assert_gt(server_counter(&srv, "handoffs_taken"), 0);
+	cr_assert_eq(server_counter(&srv, "handoffs_refused"), 0);
+}
+
 /* xkv-loader stats shows each worker's socket on each queue, live, in text and JSON. */
 Test(server_multiqueue, loader_stats_show_each_worker_on_each_queue)
 {

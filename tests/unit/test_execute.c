@@ -486,6 +486,231 @@ Test(execute, dcrew_late_pieces_of_an_answered_put_let_their_slot_go)
 	xkv_worker_fini(&w);
 }
 
+/*
+ * xkv: worker 0 small (it owns every partition), worker 1 large (classes above 11),
+ * sharing one EWT and the hand-off rings between them.
+ */
+static struct xkv_roles_sync roles_sync;
+static struct xkv_handoffs handoffs;
+static struct xkv_worker xw[2];
+
+static int record_nothing(void *ctx, uint64_t hash, uint32_t value_len)
+{
+	(void)ctx, (void)hash, (void)value_len;
+	return 0;
+}
+
+static void forget_nothing(void *ctx, uint64_t hash)
+{
+	(void)ctx, (void)hash;
+}
+
+/* Replies go where the capture sends them, whichever worker answers. */
+static void route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
+{
+	(void)tx, (void)route;
+}
+
+static void route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
+{
+	(void)tx, (void)route;
+}
+
+static void xkv_workers(uint64_t timeout_ns)
+{
+	struct xkv_reasm_config reasm = {
+		.memory_limit = 1 << 20, .max_messages = 4, .timeout_ns = timeout_ns};
+	const struct xkv_large_keys keys = {.record = record_nothing, .forget = forget_nothing};
+	struct xkv_roles r = {.gen = 1, .threshold = 11, .nsmall = 1, .nlarge = 1};
+
+	r.small[0] = 0, r.large[0] = 1;
+	for (int c = 12; c < XKV_SIZE_CLASSES; c++)
+		r.classes[c] = (struct xkv_class_workers){.first = 0, .count = 1};
+	cap->tx.route_save = route_save;
+	cap->tx.route_use = route_use;
+	memset(ewt, 0, sizeof(ewt));
+	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
+	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, store, &cap->tx, &reasm), 0);
+		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
+		xkv_worker_dcrew(&xw[i], ewt);
+	}
+	cap->reserved = cap->sent = 0;
+}
+
+static void xkv_workers_fini(void)
+{
+	for (uint32_t i = 0; i < 2; i++)
+		xkv_worker_fini(&xw[i]);
+	xkv_handoffs_fini(&handoffs);
+	xkv_roles_sync_fini(&roles_sync);
+}
+
+/* The store holds key's value as value[0..len), byte for byte. */
+static void expect_stored(const char *key, const uint8_t *value, uint32_t len)
+{
+	static uint8_t buf[4 * PIECE_LEN];
+	uint32_t got;
+
+	cr_assert_eq(xkv_store_get(store, key, strlen(key), xkv_hash(key, strlen(key)), buf,
+				   sizeof(buf), &got),
+		     0, "%s is stored", key);
+	cr_assert_eq(got, len);
+	cr_assert_eq(memcmp(buf, value, len), 0, "%s holds what was sent", key);
+}
+
+static const int in_order[] = {0, 1, 2};
+static uint8_t big[3 * PIECE_LEN];
+
+/* A PUT of big, filled with fill, to the key "big": three pieces. */
+static struct xkv_msg big_put(char fill)
+{
+	memset(big, fill, sizeof(big));
+	return request(XKV_OP_PUT, "big", big, sizeof(big));
+}
+
+/* A small worker whose PUT in pieces is whole takes the free slot, applies it, lets it go. */
+Test(execute, xkv_whole_put_joins_and_its_holder_applies_and_releases)
+{
+	struct xkv_msg put = big_put('a'), reply;
+
+	xkv_workers(0);
+	feed_pieces(&xw[0], put, in_order, 2);
+	cr_assert_eq(slot_of("big")->writes, 0, "a piece claims nothing");
+	feed_pieces(&xw[0], put, in_order + 2, 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert(!slot_of("big")->writes && !slot_of("big")->owner, "its one write let go");
+	cr_assert_eq(xw[0].exec.stats.ewt_joined, 1);
+	cr_assert_eq(xw[0].exec.stats.ewt_released, 1);
+	cr_assert_eq(xw[0].exec.stats.handoffs_sent, 0, "applied where it was whole");
+	expect_stored("big", big, sizeof(big));
+	xkv_workers_fini();
+}
+
+/*
+ * The large worker's whole PUT: the slot held by worker 0 (a write XDP gave it) is
+ * joined, the item handed to it; it installs, answers, and lets go the one joined.
+ */
+Test(execute, xkv_whole_put_for_another_holder_is_installed_by_it)
+{
+	struct xkv_msg put = big_put('b'), reply;
+
+	xkv_workers(0);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed_pieces(&xw[1], put, in_order, 3);
+	cr_assert_eq(cap->sent, 0, "the holder answers");
+	cr_assert_eq(slot_of("big")->writes, 2, "joined for the holder");
+	cr_assert_eq(xw[1].exec.stats.ewt_joined, 1);
+	cr_assert_eq(xw[1].exec.stats.handoffs_sent, 1);
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(reply.request_id, put.request_id);
+	cr_assert(slot_of("big")->writes == 1 && slot_of("big")->owner == 0,
+		  "the holder let go the joined write, and only it");
+	cr_assert_eq(xw[0].exec.stats.ewt_released, 1);
+	cr_assert_eq(xw[0].exec.stats.requests[XKV_OP_PUT], 1);
+	expect_stored("big", big, sizeof(big));
+
+	/* a free slot: the large worker's candidate is the partition's owner, worker 0 */
+	*slot_of("big") = (struct xkv_ewt_slot){0};
+	put = big_put('c');
+	feed_pieces(&xw[1], put, in_order, 3);
+	cr_assert(slot_of("big")->writes == 1 && slot_of("big")->owner == 0, "taken for worker 0");
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(slot_of("big")->writes, 0);
+	expect_stored("big", big, sizeof(big));
+	cr_assert_eq(xw[0].exec.stats.ewt_not_owner + xw[1].exec.stats.ewt_not_owner, 0);
+	xkv_workers_fini();
+}
+
+/* A hand-off that finds the ring full gives the joined write back and answers BUSY. */
+Test(execute, xkv_failed_handoff_releases_the_joined_write_and_replies_busy)
+{
+	struct xkv_msg put = big_put('d'), reply;
+	struct xkv_msg get = request(XKV_OP_GET, "other", NULL, 0);
+
+	xkv_workers(0);
+	for (int i = 0; i < XKV_HANDOFF_RING; i++)
+		cr_assert(xkv_handoffs_push(&handoffs, 1, 0,
+					    xkv_handoff_new(XKV_HANDOFF_GET, &cap->tx, &peer, &get,
+							    0)));
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed_pieces(&xw[1], put, in_order, 3);
+	cr_assert_eq(only_reply(&reply), XKV_S_BUSY);
+	cr_assert(slot_of("big")->writes == 1 && slot_of("big")->owner == 0,
+		  "the joined write given back, the holder's own kept");
+	cr_assert_eq(xw[1].exec.stats.ewt_released, 1);
+	cr_assert_eq(xw[1].exec.stats.handoffs_refused, 1);
+	cr_assert_eq(xkv_store_value_len(store, "big", 3, xkv_hash("big", 3), &(uint32_t){0}),
+		     -ENOENT, "nothing was written");
+	xkv_workers_fini();
+}
+
+/* A full slot: the join gives up after its tries, answers BUSY, and changes nothing. */
+Test(execute, xkv_join_of_a_full_slot_replies_busy)
+{
+	struct xkv_msg put = big_put('d'), reply;
+	const struct xkv_ewt_slot full = {.owner = 0, .writes = XKV_EWT_WRITES_MAX};
+
+	xkv_workers(0);
+	*slot_of("big") = full;
+	feed_pieces(&xw[0], put, in_order, 3);
+	cr_assert_eq(only_reply(&reply), XKV_S_BUSY);
+	cr_assert_eq(memcmp(slot_of("big"), &full, sizeof(full)), 0);
+	cr_assert_eq(xw[0].exec.stats.ewt_join_busy, 1);
+	cr_assert_eq(xw[0].exec.stats.ewt_joined + xw[0].exec.stats.ewt_released, 0);
+	xkv_workers_fini();
+}
+
+/*
+ * Pieces never let a write go under xkv: not refused, late or dropped unfinished. The
+ * slot keeps the holder's one write (XDP's, for another request) throughout.
+ */
+Test(execute, xkv_pieces_never_release)
+{
+	static const int late[] = {0, 1, 2, 1, 2}; /* whole at the third, then two late */
+	struct xkv_msg put = big_put('d'), reply;
+	struct xkv_msg bad = put;
+
+	xkv_workers(1000000);
+	xkv_worker_tick(&xw[0], 1);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed_pieces(&xw[0], put, late, 3);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	feed_pieces(&xw[0], put, late + 3, 2);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK, "the late last piece answered again");
+	bad.request_id = next_id++;
+	feed_pieces(&xw[0], bad, in_order, 1);
+	bad.value_len++; /* contradicts its message: refused */
+	feed_pieces(&xw[0], bad, in_order + 1, 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_BAD_REQUEST);
+	xkv_worker_tick(&xw[0], 1 + 1000000000ULL); /* the first piece's message times out */
+	cr_assert(slot_of("big")->writes == 1 && slot_of("big")->owner == 0,
+		  "only the whole PUT's own join was let go");
+	cr_assert_eq(xw[0].exec.stats.ewt_released, 1);
+	cr_assert_eq(xw[0].exec.stats.ewt_not_owner, 0);
+	xkv_workers_fini();
+}
+
+/* A write in one datagram runs only with the slot XDP gave it, as under dcrew. */
+Test(execute, xkv_one_datagram_write_needs_its_slot)
+{
+	struct xkv_msg req = request(XKV_OP_PUT, "k", "v", 1), reply;
+
+	xkv_workers(0);
+	feed(&xw[0], &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_BUSY, "no slot: refused");
+	cr_assert_eq(xw[0].exec.stats.ewt_not_owner, 1);
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed(&xw[0], &req);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(slot_of("k")->writes, 0);
+	cr_assert_eq(xw[0].exec.stats.ewt_joined, 0, "XDP claimed it: no join");
+	xkv_workers_fini();
+}
+
 /* Anti-amplification (docs/PROTOCOL.md, "Amplification"): a source without a token. */
 static struct xkv_validate validate;
 
@@ -699,14 +924,15 @@ Test(execute, compaction_window_closes_at_its_deadline)
 	static struct batch b;
 	struct xkv_worker w;
 
-	compact_worker(&w, 2); /* open for one mean service time: 1 us until measured */
+	/* 20 ms: S is 1 us until measured; long enough that no preemption closes it early */
+	compact_worker(&w, 20001);
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
 	batch_add(&b, request(XKV_OP_GET, "other", NULL, 0));
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
 	batch_look_ahead(&w, &b);
 	batch_serve(&w, &b, 0);
 	cr_assert_eq(cap->sent, 0);
-	usleep(2000);
+	usleep(30000);
 	batch_serve(&w, &b, 1);
 	cr_assert_eq(cap->sent, 2, "the GET's reply, then the window's");
 	assert_reply(&b, 0, 1, XKV_S_NOT_FOUND);
@@ -756,20 +982,20 @@ Test(execute, compaction_full_window_closes_at_once)
  */
 Test(execute, compaction_other_writes_to_the_key_go_after_the_window)
 {
-	static uint8_t big[2 * PIECE_LEN];
+	static uint8_t whole[2 * PIECE_LEN];
 	static struct batch b;
-	struct xkv_msg piece = request(XKV_OP_PUT, "hot", big, sizeof(big));
+	struct xkv_msg piece = request(XKV_OP_PUT, "hot", whole, sizeof(whole));
 	struct xkv_worker w;
 	uint32_t len;
 
-	memset(big, 'B', sizeof(big));
+	memset(whole, 'B', sizeof(whole));
 	compact_worker(&w, 100000);
 	piece.frag_len = PIECE_LEN;
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
 	batch_add(&b, piece);
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
 	piece.frag_offset = PIECE_LEN;
-	piece.frag = big + PIECE_LEN;
+	piece.frag = whole + PIECE_LEN;
 	batch_add(&b, piece);
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v3", 2));
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v4", 2));
@@ -784,7 +1010,7 @@ Test(execute, compaction_other_writes_to_the_key_go_after_the_window)
 	assert_reply(&b, 1, 2, XKV_S_OK);
 	assert_reply(&b, 2, 3, XKV_S_OK);
 	cr_assert_eq(xkv_store_value_len(store, "hot", 3, xkv_hash("hot", 3), &len), 0);
-	cr_assert_eq(len, sizeof(big), "the whole PUT's value, after the window's");
+	cr_assert_eq(len, sizeof(whole), "the whole PUT's value, after the window's");
 	batch_serve(&w, &b, 4);
 	batch_serve(&w, &b, 5);
 	batch_serve(&w, &b, 6);

@@ -120,15 +120,41 @@ static bool is_write(const struct xkv_msg *m)
 	return m->op == XKV_OP_PUT || m->op == XKV_OP_DELETE;
 }
 
-/* dcrew: lets n writes of hash's partition go; steering may balance them again. */
+/* Lets n of holder's writes to hash's partition go: applied and answered, or never to be. */
+static void ewt_release_for(struct xkv_worker *w, uint64_t hash, uint32_t holder, uint32_t n)
+{
+	if (xkv_ewt_release(w->ewt, xkv_partition(hash), holder, n) == 0)
+		w->exec.stats.ewt_released += n;
+	else
+		w->exec.stats.ewt_not_owner += n;
+}
+
+/* dcrew and xkv: lets n writes of hash's partition go; steering may balance them again. */
 static void ewt_let_go(struct xkv_worker *w, uint64_t hash, uint32_t n)
 {
 	if (!w->ewt || !n || w->early_release)
 		return;
-	if (xkv_ewt_release(w->ewt, xkv_partition(hash), w->id, n) == 0)
-		w->exec.stats.ewt_released += n;
-	else
-		w->exec.stats.ewt_not_owner += n;
+	ewt_release_for(w, hash, w->id, n);
+}
+
+/* The policy xkv: minos's roles and dcrew's EWT together. */
+static bool runs_xkv(const struct xkv_worker *w)
+{
+	return w->ewt && w->sync;
+}
+
+/* Whether XDP counted this request in the EWT for the worker it steered it to. */
+static bool ewt_claimed(const struct xkv_worker *w, const struct xkv_msg *m)
+{
+	return w->ewt && xkv_ewt_claimed(runs_xkv(w) ? XKV_POLICY_XKV : XKV_POLICY_DCREW, m->op,
+					 m->frag_len, m->value_len);
+}
+
+/* dcrew: n pieces of a PUT let their holds go. Under xkv a piece holds nothing. */
+static void pieces_let_go(struct xkv_worker *w, uint64_t hash, uint32_t n)
+{
+	if (!w->sync)
+		ewt_let_go(w, hash, n);
 }
 
 /* Reassembly dropped a message unfinished: the writes its pieces held go with it. */
@@ -136,7 +162,7 @@ static void pieces_dropped(void *ctx, const struct xkv_reasm_msg *msg)
 {
 	struct xkv_worker *w = ctx;
 
-	ewt_let_go(w, xkv_hash(msg->head.key, msg->head.key_len), msg->pieces);
+	pieces_let_go(w, xkv_hash(msg->head.key, msg->head.key_len), msg->pieces);
 }
 
 #ifdef XKV_CHECKS
@@ -177,13 +203,20 @@ static void partition_write_end(uint64_t hash)
 }
 #endif
 
+/* Whether the worker is among a role's n workers, ids (the roles' small[] or large[]). */
+static bool has_role(const struct xkv_worker *w, const uint8_t *ids, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < XKV_WORKERS_MAX; i++)
+		if (ids[i] == w->id)
+			return true;
+	return false;
+}
+
 /* The executor follows the worker's roles: large above the threshold, unless it is large. */
 static void roles_applied(struct xkv_worker *w)
 {
-	bool large = false;
+	bool large = has_role(w, w->roles.large, w->roles.nlarge);
 
-	for (uint32_t i = 0; i < w->roles.nlarge && i < XKV_WORKERS_MAX; i++)
-		large |= w->roles.large[i] == w->id;
 	w->exec.small_class_max = large ? XKV_SIZE_CLASSES : w->roles.threshold;
 }
 
@@ -201,9 +234,10 @@ static void roles_check(struct xkv_worker *w)
 
 /*
  * Passes req to worker `to`, answered along the current route; a ring that is full,
- * or no memory for the message, answers busy (the client retries). Takes item.
+ * or no memory for the message, answers busy (the client retries) and returns false.
+ * Takes item.
  */
-static void hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
+static bool hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
 		 const struct xkv_peer *peer, const struct xkv_msg *req, uint64_t hash,
 		 struct xkv_item *item)
 {
@@ -213,7 +247,7 @@ static void hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
 		m->item = item;
 		if (xkv_handoffs_push(w->handoffs, w->id, to, m)) {
 			w->exec.stats.handoffs_sent++;
-			return;
+			return true;
 		}
 		xkv_handoff_free(m);
 	} else if (item) {
@@ -221,6 +255,7 @@ static void hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
 	}
 	w->exec.stats.handoffs_refused++;
 	xkv_reply_status(&w->exec, peer, req, XKV_S_BUSY);
+	return false;
 }
 
 /* The executor's hook: a GET for a large value goes to the large worker of its class. */
@@ -322,8 +357,11 @@ static enum xkv_status execute_write(struct xkv_worker *w, const struct xkv_peer
 	return status;
 }
 
-/* A large PUT for another's partition: the copy is made here, the owner links it in. */
-static void build_large(struct xkv_worker *w, const struct xkv_peer *peer,
+/*
+ * A large PUT for another's partition: the copy is made here, the owner links it in.
+ * False when it was answered here instead (no memory for the item, or no room to hand).
+ */
+static bool build_large(struct xkv_worker *w, const struct xkv_peer *peer,
 			const struct xkv_msg *m, uint64_t hash, uint32_t owner)
 {
 	struct xkv_item *item = xkv_store_item_new(m->key, m->key_len, m->frag, m->value_len);
@@ -332,9 +370,9 @@ static void build_large(struct xkv_worker *w, const struct xkv_peer *peer,
 	if (!item) {
 		w->exec.stats.requests[XKV_OP_PUT]++;
 		xkv_reply_status(&w->exec, peer, m, xkv_status_from_errno(-errno));
-		return;
+		return false;
 	}
-	hand(w, XKV_HANDOFF_INSTALL, owner, peer, m, hash, item);
+	return hand(w, XKV_HANDOFF_INSTALL, owner, peer, m, hash, item);
 }
 
 /* A write returns the status this worker replied with, -1 if another worker replies. */
@@ -368,12 +406,21 @@ static int execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 	return -1; /* the owner replies; or a hand-off failed here, and a resend should retry */
 }
 
-/* The owner links in an item another worker built, and answers its PUT. */
+/*
+ * The owner links in an item another worker built, and answers its PUT. Under xkv
+ * the sender's xkv_ewt_join counted it for this worker, which lets it go after.
+ */
 static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 {
 	int64_t old_len = -1;
 	int err;
 
+	/* the acquire that orders this write after the partition's previous holder */
+	if (w->ewt && !xkv_ewt_holds(w->ewt, xkv_partition(m->hash), w->id)) {
+		w->exec.stats.ewt_not_owner++;
+		xkv_reply_status(&w->exec, &m->peer, &m->req, XKV_S_BUSY);
+		return;
+	}
 	w->exec.stats.requests[XKV_OP_PUT]++;
 	w->exec.stats.store_writes++;
 	window_close_key(w, m->hash, &m->req);
@@ -385,6 +432,7 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 	if (!err)
 		large_keys_note(w, m->hash, m->req.value_len, old_len > XKV_MINOS_PIECE_BYTES);
 	xkv_reply_status(&w->exec, &m->peer, &m->req, xkv_status_from_errno(err));
+	ewt_let_go(w, m->hash, 1);
 }
 
 /* One message from another worker; the replies go back the way its request came. */
@@ -486,6 +534,41 @@ void xkv_worker_wake(struct xkv_worker *w)
 	xkv_store_thread_wake();
 }
 
+/*
+ * xkv: a PUT in pieces, now whole, claims its slot from userspace as XDP claims a
+ * write in one datagram: this worker is the candidate for a free slot if it is
+ * small, else the partition's owner by the roles; a held slot is joined. The holder
+ * applies it and lets go the write the join counted for it; if that is another
+ * worker, the item is built here and handed to it. Returns the status this worker
+ * replied with, -1 if the holder replies.
+ */
+static int put_joined(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+		      uint64_t hash)
+{
+	uint32_t partition = xkv_partition(hash), candidate = xkv_roles_owner(&w->roles, partition);
+	enum xkv_status status;
+	int holder;
+
+	if (has_role(w, w->roles.small, w->roles.nsmall))
+		candidate = w->id;
+	holder = xkv_ewt_join(w->ewt, partition, candidate, XKV_EWT_TRIES);
+	if (holder < 0) {
+		w->exec.stats.ewt_join_busy++;
+		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+		return XKV_S_BUSY;
+	}
+	w->exec.stats.ewt_joined++;
+	if ((uint32_t)holder == w->id) {
+		status = execute_write(w, peer, m, hash);
+		ewt_let_go(w, hash, 1);
+		return (int)status;
+	}
+	/* answered here: nothing was written, so the write counted for the holder goes back */
+	if (!build_large(w, peer, m, hash, (uint32_t)holder))
+		ewt_release_for(w, hash, (uint32_t)holder, 1);
+	return -1;
+}
+
 /* A piece of a PUT; the whole value, once complete, has the same key and so the same hash. */
 static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
 		      uint64_t hash)
@@ -494,9 +577,12 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	int ret = xkv_reasm_add(w->reasm, peer, m, w->now_ns, &whole);
 
 	if (ret == XKV_REASM_COMPLETE) {
-		whole->status = execute_request(w, &whole->peer, &whole->head, hash);
+		if (runs_xkv(w))
+			whole->status = put_joined(w, &whole->peer, &whole->head, hash);
+		else
+			whole->status = execute_request(w, &whole->peer, &whole->head, hash);
 		/* dcrew: every piece held the slot from the first to the reply */
-		ewt_let_go(w, hash, whole->pieces);
+		pieces_let_go(w, hash, whole->pieces);
 		xkv_reasm_release(w->reasm, whole);
 		return;
 	}
@@ -511,24 +597,24 @@ static void put_piece(struct xkv_worker *w, const struct xkv_peer *peer, const s
 		    xkv_reasm_late_status(w->reasm) >= 0)
 			xkv_reply_status(&w->exec, peer, m,
 					 (enum xkv_status)xkv_reasm_late_status(w->reasm));
-		ewt_let_go(w, hash, 1);
+		pieces_let_go(w, hash, 1);
 		return;
 	}
 	/* no room is passing (retry); a contradiction or a scattered message is not */
 	w->exec.stats.refused_pieces++;
 	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
-	ewt_let_go(w, hash, 1);
+	pieces_let_go(w, hash, 1);
 }
 
 /*
- * dcrew: whether steering gave this write's partition to this worker; the acquire
- * in xkv_ewt_holds is what lets it see the previous owner's writes. A write that
- * came without its slot is refused: a steering bug, or the table changed under us.
+ * dcrew and xkv: whether steering gave this write's partition to this worker; the
+ * acquire in xkv_ewt_holds is what lets it see the previous owner's writes. A write
+ * that came without its slot is refused: a steering bug, or the table changed under us.
  */
 static bool ewt_check(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
 		      uint64_t hash)
 {
-	if (!w->ewt || !is_write(m))
+	if (!ewt_claimed(w, m))
 		return true;
 	if (xkv_ewt_holds(w->ewt, xkv_partition(hash), w->id)) {
 		/* a broken worker, for the test that shows invariant 1's check can fail */

@@ -60,11 +60,12 @@ static const struct xkv_opt options[] = {
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
-	[OPT_POLICY] = {"policy", 'P', "erew|crew|minos|dcrew",
+	[OPT_POLICY] = {"policy", 'P', "erew|crew|minos|dcrew|xkv",
 			"steering (default crew): erew sends every request to the partition's "
 			"owner; crew balances reads; minos serves small and large values on "
 			"different workers; dcrew balances writes too, unless their partition has "
-			"one outstanding (XDP backend for minos and dcrew)"},
+			"one outstanding; xkv is minos with dcrew's writes among the small workers "
+			"(XDP backend for minos, dcrew and xkv)"},
 	[OPT_MINOS_PERCENTILE] = {"minos-percentile", 0, "P",
 				  "minos: values up to the size class of this percentile of "
 				  "requests are small (99)"},
@@ -141,7 +142,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 	case OPT_POLICY:
 		policy = bpfctl_parse_policy(p->arg);
 		if (policy < 0)
-			return xkv_opts_bad_value(p, "erew, crew, minos or dcrew");
+			return xkv_opts_bad_value(p, "erew, crew, minos, dcrew or xkv");
 		o->policy = (enum xkv_policy)policy;
 		return 0;
 	case OPT_MINOS_PERCENTILE:
@@ -232,7 +233,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		bpfctl_parse_cidr("::1", &o->allow[o->n_allow++]);
 	}
 	/* the SK_REUSEPORT program has neither the roles, nor the EWT, nor hand-offs */
-	if ((o->policy == XKV_POLICY_MINOS || o->policy == XKV_POLICY_DCREW) &&
+	if ((xkv_policy_roles(o->policy) || xkv_policy_ewt(o->policy)) &&
 	    o->backend != &xkv_backend_xdp) {
 		fprintf(stderr, "xkv-server: --policy %s needs the xdp backend\n",
 			xkv_policy_name(o->policy));
@@ -399,12 +400,12 @@ int main(int argc, char **argv)
 	err = server_counters_open(&s);
 	if (err)
 		goto out_close_backend;
-	if (s.o.policy == XKV_POLICY_MINOS) {
+	if (xkv_policy_roles(s.o.policy)) {
 		err = server_minos_open(&s);
 		if (err)
 			goto out_close_backend;
 	}
-	if (s.o.policy == XKV_POLICY_DCREW)
+	if (xkv_policy_ewt(s.o.policy))
 		s.ewt = s.o.backend->ewt(&s);
 	err = start_workers(&s, &started);
 	if (err) {

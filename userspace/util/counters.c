@@ -104,6 +104,8 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "large_keys_full", c->large_keys_full);
 	fn(ctx, NULL, "ewt_released", c->ewt_released);
 	fn(ctx, NULL, "ewt_not_owner", c->ewt_not_owner);
+	fn(ctx, NULL, "ewt_joined", c->ewt_joined);
+	fn(ctx, NULL, "ewt_join_busy", c->ewt_join_busy);
 	fn(ctx, NULL, "store_writes", c->store_writes);
 	fn(ctx, NULL, "compact_windows", c->compact_windows);
 	fn(ctx, NULL, "compact_writes", c->compact_writes);
