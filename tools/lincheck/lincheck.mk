@@ -15,7 +15,7 @@ $(BUILD)/xkv-lincheck: $(wildcard tools/lincheck/*.go) tools/lincheck/go.mod too
 
 # the model and the CLI on histories written by hand
 $(BUILD)/tests/run-lincheck-go: tests/lincheck/go-test.sh $(BUILD)/xkv-lincheck
-	$(call script_launcher,$(abspath tools/lincheck) "$(LINCHECK_GO)")
+	$(call script_launcher,$(abspath tools/lincheck) $(GO))
 
 BINS += $(BUILD)/xkv-lincheck
 TESTS += $(BUILD)/tests/run-lincheck-go
