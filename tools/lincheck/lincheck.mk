@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # xkv-lincheck, the linearizability checker (Go, porcupine), its go test, and
 # xkv-linload, the concurrent client that records a history for it
-# (docs/LINEARIZABILITY.md).
+# (docs/LINEARIZABILITY.md). linload is C in its own folder: Go builds no C beside it.
 
 # Debian's golang-go (tools/deps.sh) or a Go of one's own in /usr/local/go
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
@@ -19,3 +19,10 @@ $(BUILD)/tests/run-lincheck-go: tests/lincheck/go-test.sh $(BUILD)/xkv-lincheck
 
 BINS += $(BUILD)/xkv-lincheck
 TESTS += $(BUILD)/tests/run-lincheck-go
+
+$(BUILD)/xkv-linload: $(BUILD)/tools/lincheck/linload/linload.o $(HISTORY_OBJS) $(COMMON_OBJS) \
+		      $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -lxxhash -lm
+
+BINS += $(BUILD)/xkv-linload

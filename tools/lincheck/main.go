@@ -179,16 +179,21 @@ func explain(ops []porcupine.Operation, byLine map[int]record, left time.Duratio
 
 	fmt.Fprintf(out, "key %s (%s): not linearizable, %d operations\n", key, printable(key),
 		len(ops))
-	fmt.Fprintf(out, "  longest linearizable prefix: %d operations; its last ones, in order:\n",
-		len(longest))
-	from := 0
-	if len(longest) > shownOps {
-		from = len(longest) - shownOps
+	if len(longest) == 0 {
+		fmt.Fprintf(out, "  no operation can come first, from the value none:\n")
+	} else {
+		fmt.Fprintf(out, "  longest linearizable prefix: %d operations; its last ones, in order:\n",
+			len(longest))
+		from := 0
+		if len(longest) > shownOps {
+			from = len(longest) - shownOps
+		}
+		for _, op := range longest[from:] {
+			fmt.Fprintf(out, "    %s\n", describe(op, byLine))
+		}
+		fmt.Fprintf(out, "  leaving the value %s; none of these can come next:\n",
+			describeState(state))
 	}
-	for _, op := range longest[from:] {
-		fmt.Fprintf(out, "    %s\n", describe(op, byLine))
-	}
-	fmt.Fprintf(out, "  leaving the value %s; none of these can come next:\n", describeState(state))
 	for i, op := range next {
 		if i == shownOps {
 			fmt.Fprintf(out, "    ... and %d more\n", len(next)-shownOps)
