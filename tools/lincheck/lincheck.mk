@@ -26,3 +26,21 @@ $(BUILD)/xkv-linload: $(BUILD)/tools/lincheck/linload/linload.o $(HISTORY_OBJS) 
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -lxxhash -lm
 
 BINS += $(BUILD)/xkv-linload
+
+# tests/server/test_linearizable.c: linload and lincheck against XDP servers, a row each
+$(BUILD)/tests/server/test_linearizable.o: XKV_CFLAGS += \
+	-DXKV_LINLOAD_BIN='"$(abspath $(BUILD))/xkv-linload"' \
+	-DXKV_LINCHECK_BIN='"$(abspath $(BUILD))/xkv-lincheck"' \
+	-DXKV_BENCH_BIN='"$(abspath $(BUILD))/xkv-bench"'
+
+$(BUILD)/tests/test_linearizable: $(BUILD)/tests/server/test_linearizable.o \
+		$(BUILD)/tests/server/server_proc.o $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) \
+		| $(BUILD)/xkv-server $(BUILD)/xkv-loader $(BUILD)/xkv-linload $(BUILD)/xkv-lincheck \
+		$(BUILD)/xkv-bench
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS)
+
+$(BUILD)/tests/run-linearizable: tests/server/run-in-netns.sh $(BUILD)/tests/test_linearizable
+	$(call script_launcher,$(abspath $(BUILD))/tests/test_linearizable)
+
+TESTS += $(BUILD)/tests/run-linearizable
