@@ -44,3 +44,15 @@ $(BUILD)/tests/run-linearizable: tests/server/run-in-netns.sh $(BUILD)/tests/tes
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_linearizable)
 
 TESTS += $(BUILD)/tests/run-linearizable
+
+# the history writer (tools/common/history.c), and xkv-lincheck reading what it wrote
+$(BUILD)/tests/lincheck/%.o: XKV_CFLAGS += -Itools \
+	-DXKV_LINCHECK_BIN='"$(abspath $(BUILD))/xkv-lincheck"'
+
+$(BUILD)/tests/test_history: $(BUILD)/tests/lincheck/test_history.o $(HISTORY_OBJS) \
+			     | $(BUILD)/xkv-lincheck
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o,$^) -o $@ -lcriterion -lxxhash
+
+TESTS += $(BUILD)/tests/test_history
+ASAN_TESTS += $(BUILD)/tests/test_history
