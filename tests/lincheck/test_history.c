@@ -117,15 +117,16 @@ static int lincheck(void)
 Test(history, xkv_lincheck_reads_what_it_writes)
 {
 	const char *v1 = "first", *v2 = "second";
-	struct history_rec put1 = {0, HISTORY_PUT, HISTORY_OK, "k", 1, history_token(v1, 5), 10, 20};
-	struct history_rec put2 = {1, HISTORY_PUT, HISTORY_OK, "k", 1, history_token(v2, 6), 30, 40};
-	struct history_rec get = {2, HISTORY_GET, HISTORY_VALUE, "k", 1, history_token(v2, 6), 50, 60};
+	const uint64_t t1 = history_token(v1, 5), t2 = history_token(v2, 6);
+	const struct history_rec put1 = {0, HISTORY_PUT, HISTORY_OK, "k", 1, t1, 10, 20};
+	const struct history_rec put2 = {1, HISTORY_PUT, HISTORY_OK, "k", 1, t2, 30, 40};
+	struct history_rec get = {2, HISTORY_GET, HISTORY_VALUE, "k", 1, t2, 50, 60};
 	struct history *h;
 
 	for (int stale = 0; stale < 2; stale++) {
 		h = history_open(path);
 		cr_assert_not_null(h);
-		get.token = history_token(stale ? v1 : v2, stale ? 5 : 6);
+		get.token = stale ? t1 : t2;
 		cr_assert_eq(history_write(h, &put1), 0);
 		cr_assert_eq(history_write(h, &put2), 0);
 		cr_assert_eq(history_write(h, &get), 0);

@@ -34,9 +34,10 @@ $(BUILD)/tests/server/test_linearizable.o: XKV_CFLAGS += \
 	-DXKV_BENCH_BIN='"$(abspath $(BUILD))/xkv-bench"'
 
 $(BUILD)/tests/test_linearizable: $(BUILD)/tests/server/test_linearizable.o \
-		$(BUILD)/tests/server/server_proc.o $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) \
-		| $(BUILD)/xkv-server $(BUILD)/xkv-loader $(BUILD)/xkv-linload $(BUILD)/xkv-lincheck \
-		$(BUILD)/xkv-bench
+		$(BUILD)/tests/server/server_proc.o \
+		$(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) \
+		| $(BUILD)/xkv-server $(BUILD)/xkv-loader $(BUILD)/xkv-linload \
+		$(BUILD)/xkv-lincheck $(BUILD)/xkv-bench
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS)
 

@@ -75,7 +75,8 @@ func TestStaleReadAfterAnsweredWrite(t *testing.T) {
 1 get 6b31 - 3000 4000 none
 `, exitIllegal)
 	for _, want := range []string{`key 6b31 ("k1")`, "client 0 put " + tokA + " -> ok",
-		"client 1 get - -> none  [2.000 us, 3.000 us]  (line 3)", "leaving the value " + tokA} {
+		"client 1 get - -> none  [2.000 us, 3.000 us]  (line 3)",
+		"leaving the value " + tokA} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
@@ -96,7 +97,8 @@ func TestUnknownPutMayOrMayNotTakeEffect(t *testing.T) {
 	expectExit(t, "1 get 6b31 - 10 20 "+tokA+"\n"+unknownPut, exitIllegal)
 	// an unknown put with a known return time took effect by then, if at all
 	expectExit(t, "0 put 6b31 "+tokA+" 100 200 ?\n1 get 6b31 - 300 400 "+tokA+
-		"\n1 put 6b31 "+tokB+" 500 600 ok\n2 get 6b31 - 700 800 "+tokB+"\n", exitLinearizable)
+		"\n1 put 6b31 "+tokB+" 500 600 ok\n2 get 6b31 - 700 800 "+tokB+"\n",
+		exitLinearizable)
 }
 
 func TestDelete(t *testing.T) {
@@ -105,21 +107,24 @@ func TestDelete(t *testing.T) {
 		name, lines string
 		want        int
 	}{
-		{"ok when the value is there", put + "1 del 6b31 - 300 400 ok\n1 get 6b31 - 500 600 none\n",
+		{"ok when the value is there",
+			put + "1 del 6b31 - 300 400 ok\n1 get 6b31 - 500 600 none\n",
 			exitLinearizable},
 		{"ok when nothing is there", "1 del 6b31 - 300 400 ok\n", exitIllegal},
 		{"none when nothing is there", "1 del 6b31 - 300 400 none\n", exitLinearizable},
 		{"none when the value is there", put + "1 del 6b31 - 300 400 none\n", exitIllegal},
-		{"the value gone afterwards", put + "1 del 6b31 - 300 400 ok\n1 get 6b31 - 500 600 " +
-			tokA + "\n", exitIllegal},
-		{"a second del finds nothing", put + "1 del 6b31 - 300 400 ok\n2 del 6b31 - 500 600 ok\n",
+		{"the value gone afterwards",
+			put + "1 del 6b31 - 300 400 ok\n1 get 6b31 - 500 600 " + tokA + "\n",
 			exitIllegal},
+		{"a second del finds nothing",
+			put + "1 del 6b31 - 300 400 ok\n2 del 6b31 - 500 600 ok\n", exitIllegal},
 		{"unknown: either", put + "1 del 6b31 - 300 - ?\n2 get 6b31 - 500 600 " + tokA +
 			"\n2 get 6b31 - 700 800 none\n", exitLinearizable},
 		{"unknown on nothing", "1 del 6b31 - 300 - ?\n2 get 6b31 - 500 600 none\n",
 			exitLinearizable},
 		{"concurrent with a put: either order", put + "1 del 6b31 - 300 600 ok\n" +
-			"2 put 6b31 " + tokB + " 350 500 ok\n3 get 6b31 - 700 800 none\n", exitLinearizable},
+			"2 put 6b31 " + tokB + " 350 500 ok\n3 get 6b31 - 700 800 none\n",
+			exitLinearizable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { expectExit(t, c.lines, c.want) })
@@ -143,7 +148,8 @@ func TestMalformedHistoryNamesTheLine(t *testing.T) {
 			code, out := runHistory(t, good+c.line+"\n")
 			if code != exitError || !strings.Contains(out, "line 3: ") ||
 				!strings.Contains(out, c.why) {
-				t.Fatalf("exit %d, want 2 naming line 3 and %q:\n%s", code, c.why, out)
+				t.Fatalf("exit %d, want 2 naming line 3 and %q:\n%s", code, c.why,
+					out)
 			}
 		})
 	}

@@ -50,7 +50,8 @@ static const struct xkv_opt options[] = {
 		       "value bytes, uniform; over about 1400 a PUT goes in pieces (16-3000)"},
 	[OPT_DURATION] = {"duration", 'D', "S", "seconds to run (2)"},
 	[OPT_OPS] = {"ops", 'n', "N", "stop after N operations in all, or at --duration"},
-	[OPT_TIMEOUT] = {"timeout-ms", 0, "MS", "a request without a reply by then is unknown (1000)"},
+	[OPT_TIMEOUT] = {"timeout-ms", 0, "MS",
+			 "a request without a reply by then is unknown (1000)"},
 	[OPT_SEED] = {"seed", 0, "N", "fixes each thread's requests (1)"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
@@ -133,7 +134,8 @@ static size_t value_make(const struct worker *w, struct rng *r, uint64_t seq, ui
 {
 	const struct config *cfg = w->cfg;
 	size_t len = cfg->value_min + rng_below(r, cfg->value_max - cfg->value_min + 1);
-	size_t head = (size_t)snprintf((char *)value, VALUE_HEADER, "t%u s%" PRIu64 " ", w->id, seq);
+	size_t head = (size_t)snprintf((char *)value, VALUE_HEADER, "t%u s%" PRIu64 " ", w->id,
+				       seq);
 
 	if (len < head)
 		len = head;
@@ -307,8 +309,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			err = xkv_opts_u32(&p, 1, KEYS_MAX, &cfg->keys);
 			break;
 		case OPT_MIX:
-			if (sscanf(p.arg, "%u:%u:%u%n", &cfg->mix[0], &cfg->mix[1], &cfg->mix[2], &n) != 3 ||
-			    p.arg[n] || (uint64_t)cfg->mix[0] + cfg->mix[1] + cfg->mix[2] == 0)
+			if (sscanf(p.arg, "%u:%u:%u%n", &cfg->mix[0], &cfg->mix[1], &cfg->mix[2],
+				   &n) != 3 || p.arg[n] ||
+			    (uint64_t)cfg->mix[0] + cfg->mix[1] + cfg->mix[2] == 0)
 				err = xkv_opts_bad_value(&p, "three weights G:P:D, not all 0");
 			break;
 		case OPT_VALUE:
