@@ -318,8 +318,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			if (sscanf(p.arg, "%u-%u%n", &cfg->value_min, &cfg->value_max, &n) != 2 ||
 			    p.arg[n] || cfg->value_min > cfg->value_max ||
 			    cfg->value_max > XKV_VALUE_MAX)
-				err = xkv_opts_bad_value(&p, "MIN-MAX bytes, MIN <= MAX <= "
-							     XKV_OPTS_STR(XKV_VALUE_MAX));
+				err = xkv_opts_bad_value(&p, "MIN-MAX bytes, MIN <= MAX <= 1048576");
 			break;
 		case OPT_DURATION:
 			err = xkv_opts_double(&p, 0.001, 86400, &cfg->duration);
