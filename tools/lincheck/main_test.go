@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,23 @@ func TestHTML(t *testing.T) {
 	}
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<html")) {
 		t.Fatalf("no visualization in %s: %v", html, err)
+	}
+}
+
+// Unknown-outcome puts that later reads see in the reverse order of their invocations:
+// linearizable, but porcupine's search tries an exponential number of orders first.
+func TestTimeoutSaysUnknown(t *testing.T) {
+	const n = 26
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d put 6b31 %016x %d - ?\n", i, i+1, i)
+	}
+	for i := 0; i < n; i++ {
+		at := 1000 + 100*i
+		fmt.Fprintf(&b, "%d get 6b31 - %d %d %016x\n", n, at, at+10, n-i)
+	}
+	code, out := runHistory(t, b.String(), "--timeout", "0.3")
+	if code != exitError || !strings.Contains(out, "unknown: 1 of 1 keys") {
+		t.Fatalf("exit %d, want 2 and unknown:\n%s", code, out)
 	}
 }
