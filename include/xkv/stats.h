@@ -45,6 +45,11 @@ struct xkv_request_counters {
 	__u64 large_keys_full;	/* minos: large values not recorded: xkv_large_keys was full */
 	__u64 ewt_released;	/* dcrew: writes whose EWT slot hold it released */
 	__u64 ewt_not_owner;	/* dcrew: writes that came without their slot held for it: refused */
+	__u64 store_writes;	/* PUTs and DELETEs applied to the store: one per window */
+	__u64 compact_windows;	/* compaction windows opened */
+	__u64 compact_writes;	/* PUTs answered from a window: one store write per window */
+	__u64 compact_window_max; /* most PUTs one window held */
+	__u64 busy_ns;		/* time spent serving: rounds of polling that served something */
 };
 
 /*

@@ -57,3 +57,17 @@ SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp \
 	       $(BUILD)/tests/run-server-dcrew
 TESTS += $(SERVER_RUNS)
 ASAN_TESTS += $(SERVER_RUNS)
+
+# A broken server for the linearizability test that must fail: compacted PUTs are
+# answered when they are held, before their window's write is applied.
+$(BUILD)/tests/broken/early_reply_worker.o: userspace/engine/worker.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XKV_CFLAGS) -DXKV_BROKEN_EARLY_REPLY -c $< -o $@
+
+# the object before the archives: the linker takes its worker, never the archive's
+$(BUILD)/tests/xkv-server-early-reply: $(BUILD)/tests/broken/early_reply_worker.o $(SERVER_OBJS) \
+				       $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
+				       $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring -lxdp $(BPF_LDLIBS)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xkv/hash.h>
 #include "engine/execute.h"
@@ -14,11 +15,13 @@
 #define HDR	 ((uint32_t)sizeof(struct xkv_hdr))
 #define FRAMES_MAX 1024
 
-/* A transport that keeps what it is asked to send. */
+/* A transport that keeps what it is asked to send, and along which route. */
 struct capture {
 	struct xkv_tx tx;
 	uint8_t frames[FRAMES_MAX][FRAME];
 	size_t lens[FRAMES_MAX];
+	uint8_t routes[FRAMES_MAX]; /* the route each frame went along */
+	uint8_t route;		    /* the one in use: a request's, as a transport sets it */
 	unsigned reserved, sent;
 	unsigned room; /* buffers it will hand out before refusing */
 };
@@ -39,7 +42,18 @@ static void capture_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *b
 
 	(void)peer;
 	cr_assert_eq(buf, c->frames[c->sent], "sent in the order reserved");
+	c->routes[c->sent] = c->route;
 	c->lens[c->sent++] = len;
+}
+
+static void capture_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
+{
+	route->bytes[0] = ((const struct capture *)tx)->route;
+}
+
+static void capture_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
+{
+	((struct capture *)tx)->route = route->bytes[0];
 }
 
 static struct capture *cap;
@@ -57,7 +71,10 @@ static void setup(void)
 	};
 
 	cap = calloc(1, sizeof(*cap));
-	cap->tx = (struct xkv_tx){.reserve = capture_reserve, .send = capture_send};
+	cap->tx = (struct xkv_tx){.reserve = capture_reserve,
+				  .send = capture_send,
+				  .route_save = capture_route_save,
+				  .route_use = capture_route_use};
 	cap->room = FRAMES_MAX;
 	xkv_store_thread_online();
 	store = xkv_store_create(&cfg);
@@ -555,4 +572,251 @@ Test(execute, trusted_networks_are_not_bound)
 	cap->reserved = cap->sent = 0;
 	xkv_execute(&x, &v4, &get, xkv_hash("t", 1));
 	cr_assert_eq(cap->sent, 3, "10.1.2.3 is: the value in three datagrams");
+}
+
+/* Compaction: a worker of 1 with windows that last slo - 1 mean service times. */
+static void compact_worker(struct xkv_worker *w, uint32_t slo)
+{
+	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+
+	cr_assert_eq(xkv_worker_init(w, 0, 1, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_compaction(w, slo), 0);
+	cap->reserved = cap->sent = 0;
+}
+
+/* A batch as a ring hands it over: look-ahead over every frame, then each in turn. */
+struct batch {
+	struct xkv_msg reqs[XKV_WORKER_AHEAD];
+	uint8_t frames[XKV_WORKER_AHEAD][FRAME];
+	size_t lens[XKV_WORKER_AHEAD];
+	unsigned n;
+};
+
+static void batch_add(struct batch *b, struct xkv_msg req)
+{
+	cr_assert_lt(b->n, XKV_WORKER_AHEAD);
+	b->reqs[b->n] = req;
+	b->lens[b->n] = encode(b->frames[b->n], FRAME, &req);
+	b->n++;
+}
+
+static void batch_look_ahead(struct xkv_worker *w, const struct batch *b)
+{
+	xkv_worker_tick(w, xkv_now_ns());
+	for (unsigned i = 0; i < b->n; i++)
+		xkv_worker_look_ahead(w, b->frames[i], b->lens[i]);
+}
+
+/* Datagram i of b, arriving along route i + 1. */
+static void batch_serve(struct xkv_worker *w, const struct batch *b, unsigned i)
+{
+	cap->route = (uint8_t)(i + 1);
+	xkv_worker_datagram(w, &peer, b->frames[i], b->lens[i]);
+}
+
+/* Reply k of those sent so far: it answers b's request i, with status, along its route. */
+static void assert_reply(const struct batch *b, unsigned k, unsigned i, enum xkv_status status)
+{
+	struct xkv_msg reply;
+
+	cr_assert_lt(k, cap->sent);
+	cr_assert_eq(xkv_decode(cap->frames[k], cap->lens[k], &reply), XKV_R_OK);
+	cr_assert_eq(reply.request_id, b->reqs[i].request_id, "reply %u answers request %u", k,
+		     i);
+	cr_assert_eq(reply.status, status, "reply %u: status %u", k, reply.status);
+	cr_assert_eq(cap->routes[k], i + 1, "reply %u goes back along its request's route", k);
+}
+
+/* What the store holds for key now, read by a worker of its own: "" when nothing. */
+static const char *stored(const char *key)
+{
+	static char value[64];
+	struct xkv_msg get = request(XKV_OP_GET, key, NULL, 0), reply;
+	unsigned mark = cap->sent;
+
+	cap->reserved = cap->sent;
+	xkv_execute(&x, &peer, &get, xkv_hash(key, strlen(key)));
+	cr_assert_eq(cap->sent, mark + 1);
+	cr_assert_eq(xkv_decode(cap->frames[mark], cap->lens[mark], &reply), XKV_R_OK);
+	cap->reserved = cap->sent = mark;
+	if (reply.status != XKV_S_OK)
+		return "";
+	cr_assert_lt(reply.frag_len, sizeof(value));
+	memcpy(value, reply.frag, reply.frag_len);
+	value[reply.frag_len] = '\0';
+	return value;
+}
+
+/*
+ * PUTs to one key that queue up are applied once, with the last value, and answered
+ * only then; a read in between sees the value from before the window, and a PUT to a
+ * key with no second PUT in sight is not held.
+ */
+Test(execute, compaction_applies_a_window_once_and_answers_after)
+{
+	static struct batch b;
+	struct xkv_worker w;
+
+	compact_worker(&w, 100000); /* a deadline far off: only the dry rings close it */
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
+	batch_add(&b, request(XKV_OP_GET, "hot", NULL, 0));
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v3", 2));
+	batch_add(&b, request(XKV_OP_PUT, "cold", "c", 1));
+	batch_look_ahead(&w, &b);
+	batch_serve(&w, &b, 0);
+	batch_serve(&w, &b, 1);
+	cr_assert_eq(cap->sent, 0, "both PUTs held");
+	batch_serve(&w, &b, 2);
+	assert_reply(&b, 0, 2, XKV_S_NOT_FOUND); /* the value before the window */
+	batch_serve(&w, &b, 3);
+	batch_serve(&w, &b, 4);
+	cr_assert_eq(cap->sent, 2, "the third PUT held too; the cold key's answered at once");
+	assert_reply(&b, 1, 4, XKV_S_OK);
+	cr_assert_str_eq(stored("hot"), "", "nothing applied while the window is open");
+
+	xkv_worker_round_end(&w, false);
+	cr_assert_eq(cap->sent, 2, "rings not dry, deadline not reached: still open");
+	cap->route = 99; /* whatever the transport's route is now, it is given back */
+	xkv_worker_round_end(&w, true);
+	cr_assert_eq(cap->sent, 5);
+	assert_reply(&b, 2, 0, XKV_S_OK);
+	assert_reply(&b, 3, 1, XKV_S_OK);
+	assert_reply(&b, 4, 3, XKV_S_OK);
+	cr_assert_eq(cap->route, 99, "the route in use is restored");
+	cr_assert_str_eq(stored("hot"), "v3", "the last value wins");
+	cr_assert_eq(w.exec.stats.store_writes, 2, "one write for the window, one for cold");
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 4, "every PUT counts as executed");
+	cr_assert_eq(w.exec.stats.compact_windows, 1);
+	cr_assert_eq(w.exec.stats.compact_writes, 3);
+	cr_assert_eq(w.exec.stats.compact_window_max, 3);
+	xkv_worker_fini(&w);
+}
+
+/* A window closes on the first request that completes after its deadline. */
+Test(execute, compaction_window_closes_at_its_deadline)
+{
+	static struct batch b;
+	struct xkv_worker w;
+
+	compact_worker(&w, 2); /* open for one mean service time: 1 us until measured */
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
+	batch_add(&b, request(XKV_OP_GET, "other", NULL, 0));
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
+	batch_look_ahead(&w, &b);
+	batch_serve(&w, &b, 0);
+	cr_assert_eq(cap->sent, 0);
+	usleep(2000);
+	batch_serve(&w, &b, 1);
+	cr_assert_eq(cap->sent, 2, "the GET's reply, then the window's");
+	assert_reply(&b, 0, 1, XKV_S_NOT_FOUND);
+	assert_reply(&b, 1, 0, XKV_S_OK);
+	cr_assert_str_eq(stored("hot"), "v1");
+	batch_serve(&w, &b, 2);
+	assert_reply(&b, 2, 2, XKV_S_OK); /* nothing after it: no window */
+	cr_assert_eq(w.exec.stats.compact_windows, 1);
+	cr_assert_eq(w.exec.stats.compact_writes, 1);
+	xkv_worker_fini(&w);
+}
+
+/* A window holds XKV_COMPACT_WRITES PUTs: the one that fills it closes it. */
+Test(execute, compaction_full_window_closes_at_once)
+{
+	static struct batch b;
+	struct xkv_worker w;
+	char value[8];
+
+	_Static_assert(XKV_COMPACT_WRITES <= XKV_WORKER_AHEAD, "one batch fills a window");
+	compact_worker(&w, 100000);
+	for (unsigned i = 0; i < XKV_COMPACT_WRITES; i++) {
+		snprintf(value, sizeof(value), "v%u", i);
+		batch_add(&b, request(XKV_OP_PUT, "hot", strdup(value),
+							 strlen(value)));
+	}
+	batch_look_ahead(&w, &b);
+	for (unsigned i = 0; i + 1 < b.n; i++)
+		batch_serve(&w, &b, i);
+	cr_assert_eq(cap->sent, 0);
+	batch_serve(&w, &b, b.n - 1);
+	cr_assert_eq(cap->sent, XKV_COMPACT_WRITES, "full: applied and answered");
+	for (unsigned i = 0; i < b.n; i++)
+		assert_reply(&b, i, i, XKV_S_OK);
+	snprintf(value, sizeof(value), "v%u", XKV_COMPACT_WRITES - 1);
+	cr_assert_str_eq(stored("hot"), value);
+	cr_assert_eq(w.exec.stats.store_writes, 1);
+	cr_assert_eq(w.exec.stats.compact_window_max, XKV_COMPACT_WRITES);
+	for (unsigned i = 0; i < b.n; i++)
+		free((void *)b.reqs[i].frag);
+	xkv_worker_fini(&w);
+}
+
+/*
+ * Any other write to the key closes its window first: a DELETE finds the window's
+ * value; a PUT in pieces is never held half-reassembled, and goes after the window.
+ */
+Test(execute, compaction_other_writes_to_the_key_go_after_the_window)
+{
+	static uint8_t big[2 * PIECE_LEN];
+	static struct batch b;
+	struct xkv_msg piece = request(XKV_OP_PUT, "hot", big, sizeof(big));
+	struct xkv_worker w;
+	uint32_t len;
+
+	memset(big, 'B', sizeof(big));
+	compact_worker(&w, 100000);
+	piece.frag_len = PIECE_LEN;
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
+	batch_add(&b, piece);
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
+	piece.frag_offset = PIECE_LEN;
+	piece.frag = big + PIECE_LEN;
+	batch_add(&b, piece);
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v3", 2));
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v4", 2));
+	batch_add(&b, request(XKV_OP_DELETE, "hot", NULL, 0));
+	batch_look_ahead(&w, &b);
+	for (unsigned i = 0; i < 3; i++)
+		batch_serve(&w, &b, i);
+	cr_assert_eq(cap->sent, 0, "v1, v2 held; the first piece waits for the second");
+	batch_serve(&w, &b, 3);
+	cr_assert_eq(cap->sent, 3, "the whole PUT closed the window, then was applied");
+	assert_reply(&b, 0, 0, XKV_S_OK);
+	assert_reply(&b, 1, 2, XKV_S_OK);
+	assert_reply(&b, 2, 3, XKV_S_OK);
+	cr_assert_eq(xkv_store_value_len(store, "hot", 3, xkv_hash("hot", 3), &len), 0);
+	cr_assert_eq(len, sizeof(big), "the whole PUT's value, after the window's");
+	batch_serve(&w, &b, 4);
+	batch_serve(&w, &b, 5);
+	batch_serve(&w, &b, 6);
+	cr_assert_eq(cap->sent, 6, "v3 and v4 held, then answered before the DELETE");
+	assert_reply(&b, 3, 4, XKV_S_OK);
+	assert_reply(&b, 4, 5, XKV_S_OK);
+	assert_reply(&b, 5, 6, XKV_S_OK); /* it found v4 */
+	cr_assert_str_eq(stored("hot"), "");
+	cr_assert_eq(w.exec.stats.compact_windows, 2);
+	cr_assert_eq(w.exec.stats.store_writes, 4, "v2, the whole PUT, v4, the DELETE");
+	xkv_worker_fini(&w);
+}
+
+/* dcrew: a held PUT keeps its EWT hold until its window's write is applied and answered. */
+Test(execute, compaction_keeps_the_slot_until_the_window_closes)
+{
+	static struct batch b;
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 0);
+	cr_assert_eq(xkv_worker_compaction(&w, 100000), 0);
+	*slot_of("hot") = (struct xkv_ewt_slot){.owner = 1, .writes = 3};
+	for (int i = 0; i < 3; i++)
+		batch_add(&b, request(XKV_OP_PUT, "hot", "v", 1));
+	batch_look_ahead(&w, &b);
+	for (unsigned i = 0; i < b.n; i++)
+		batch_serve(&w, &b, i);
+	cr_assert_eq(cap->sent, 0);
+	cr_assert_eq(slot_of("hot")->writes, 3, "held writes keep their slot");
+	xkv_worker_round_end(&w, true);
+	cr_assert_eq(cap->sent, 3);
+	cr_assert_eq(slot_of("hot")->writes, 0, "let go after the replies");
+	cr_assert_eq(w.exec.stats.ewt_released, 3);
+	xkv_worker_fini(&w);
 }

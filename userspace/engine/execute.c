@@ -178,21 +178,25 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	reply_send(x, peer, buf, &reply);
 }
 
-enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
-				  const struct xkv_msg *req, uint64_t hash)
+void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req)
 {
 	uint8_t op = req->op & ~XKV_OP_REPLY;
-	enum xkv_status status;
-	int err;
 
 	x->stats.requests[op]++;
-	if (x->echo) {
-		xkv_reply_status(x, peer, req, XKV_S_OK);
+	if (op == XKV_OP_PUT && !x->echo)
+		xkv_exec_count_size(x, req->value_len);
+}
+
+enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
+{
+	uint8_t op = req->op & ~XKV_OP_REPLY;
+	int err;
+
+	if (x->echo)
 		return XKV_S_OK;
-	}
+	x->stats.store_writes++;
 	switch (op) {
 	case XKV_OP_PUT:
-		xkv_exec_count_size(x, req->value_len);
 		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,
 				    req->value_len);
 		break;
@@ -203,7 +207,16 @@ enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *pee
 		err = -EINVAL;
 		break;
 	}
-	status = xkv_status_from_errno(err);
+	return xkv_status_from_errno(err);
+}
+
+enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
+				  const struct xkv_msg *req, uint64_t hash)
+{
+	enum xkv_status status;
+
+	xkv_exec_count_write(x, req);
+	status = xkv_apply_write(x, req, hash);
 	xkv_reply_status(x, peer, req, status);
 	return status;
 }

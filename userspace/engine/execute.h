@@ -61,6 +61,15 @@ void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct x
 /* Counts a request for a value of value_len bytes under its size class. */
 void xkv_exec_count_size(struct xkv_exec *x, uint32_t value_len);
 
+/*
+ * A PUT or DELETE split in its parts, for write compaction, where several requests
+ * are counted and answered and one write is applied: counting a write as executed
+ * (by op, a PUT by its size class); applying it to the store (counted in
+ * store_writes), which returns its status and answers nothing.
+ */
+void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req);
+enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash);
+
 /* A PUT or DELETE, as xkv_execute does it; returns the status it replied with. */
 enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
 				  const struct xkv_msg *req, uint64_t hash);

@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <xkv/hash.h>
 
@@ -10,6 +11,14 @@
 #include "engine/worker.h"
 
 #define XKV_WORKER_EXPIRY_NS 100000000ULL /* 100 ms between looks at timeouts */
+#define XKV_WORKER_SERVICE_NS 1000	  /* S until a round has measured it */
+
+#ifdef XKV_BROKEN_EARLY_REPLY
+/* A broken server, for the test that shows the linearizability check can say no. */
+static const bool reply_on_hold = true;
+#else
+static const bool reply_on_hold = false;
+#endif
 
 static void pieces_dropped(void *ctx, const struct xkv_reasm_msg *msg);
 
@@ -20,7 +29,7 @@ int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 	struct xkv_reasm_config rc = *reasm;
 	int err;
 
-	*w = (struct xkv_worker){.id = id, .nworkers = nworkers};
+	*w = (struct xkv_worker){.id = id, .nworkers = nworkers, .service_ns = XKV_WORKER_SERVICE_NS};
 	err = xkv_exec_init(&w->exec, store, tx);
 	if (err)
 		return err;
@@ -36,12 +45,15 @@ int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 
 void xkv_worker_fini(struct xkv_worker *w)
 {
+	xkv_compact_destroy(w->compact);
 	xkv_reasm_destroy(w->reasm);
 	xkv_exec_fini(&w->exec);
 }
 
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 {
+	w->round_start = now_ns;
+	w->round_served = 0;
 	w->now_ns = now_ns;
 	w->exec.now_ns = now_ns;
 	if (now_ns < w->next_expiry)
@@ -78,7 +90,7 @@ void xkv_worker_look_ahead(void *ctx, const void *data, size_t len)
 	hash = xkv_hash(m.key, m.key_len);
 	if (!w->exec.echo)
 		xkv_store_prefetch(w->exec.store, hash);
-	w->ahead[w->nahead++] = (struct xkv_ahead){data, hash};
+	w->ahead[w->nahead++] = (struct xkv_ahead){data, len, hash};
 }
 
 /* The hash look-ahead kept for this datagram, or one computed now. */
@@ -235,10 +247,11 @@ static void large_keys_note(struct xkv_worker *w, uint64_t hash, int64_t new_len
 	}
 }
 
-/* A write this worker owns; under minos, xkv_large_keys follows what it did. */
-/* Returns the status it replied with. */
-static enum xkv_status execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
-				     const struct xkv_msg *m, uint64_t hash)
+/*
+ * A write this worker owns, applied and not answered; under minos, xkv_large_keys
+ * follows what it did. Returns its status.
+ */
+static enum xkv_status apply_write(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash)
 {
 	enum xkv_status status;
 	bool was_large = false;
@@ -249,11 +262,63 @@ static enum xkv_status execute_write(struct xkv_worker *w, const struct xkv_peer
 	if (w->sync && !w->exec.echo &&
 	    xkv_store_value_len(w->exec.store, m->key, m->key_len, hash, &old_len) == 0)
 		was_large = old_len > XKV_MINOS_PIECE_BYTES;
-	status = xkv_execute_write(&w->exec, peer, m, hash);
+	status = xkv_apply_write(&w->exec, m, hash);
 	if (status == XKV_S_OK && w->sync && !w->exec.echo)
 		large_keys_note(w, hash, m->op == XKV_OP_PUT ? (int64_t)m->value_len : -1,
 				was_large);
 	partition_write_end(hash);
+	return status;
+}
+
+/*
+ * A compaction window closes: its one store write, then a reply to every PUT it held,
+ * then their EWT holds. No PUT is answered before the write that carries its value
+ * (or a later one) is applied (invariant 3), so a read that sees the old value while
+ * the window is open overlaps every PUT in it, and linearizability allows it.
+ */
+static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
+{
+	const struct xkv_msg final = xkv_compact_final(win);
+	struct xkv_tx *tx = w->exec.tx;
+	struct xkv_reply_route current;
+	enum xkv_status status;
+
+	status = apply_write(w, &final, win->hash);
+	/* the request being handled, if any, replies after this along its own route */
+	tx->route_save(tx, &current);
+	for (uint32_t i = 0; i < win->nputs && !reply_on_hold; i++) {
+		const struct xkv_msg req = xkv_compact_request(win, i);
+
+		tx->route_use(tx, &win->puts[i].route);
+		xkv_reply_status(&w->exec, &win->puts[i].peer, &req, status);
+	}
+	tx->route_use(tx, &current);
+	w->exec.stats.compact_writes += win->nputs;
+	if (win->nputs > w->exec.stats.compact_window_max)
+		w->exec.stats.compact_window_max = win->nputs;
+	ewt_let_go(w, win->hash, win->nputs);
+	xkv_compact_free(w->compact, win);
+}
+
+/* A write to a key whose window is open goes after the window's: this worker's order. */
+static void window_close_key(struct xkv_worker *w, uint64_t hash, const struct xkv_msg *m)
+{
+	struct xkv_compact_window *win = w->compact ? xkv_compact_find(w->compact, hash, m) : NULL;
+
+	if (win)
+		window_close(w, win);
+}
+
+/* A write this worker owns; returns the status it replied with. */
+static enum xkv_status execute_write(struct xkv_worker *w, const struct xkv_peer *peer,
+				     const struct xkv_msg *m, uint64_t hash)
+{
+	enum xkv_status status;
+
+	window_close_key(w, hash, m);
+	xkv_exec_count_write(&w->exec, m);
+	status = apply_write(w, m, hash);
+	xkv_reply_status(&w->exec, peer, m, status);
 	return status;
 }
 
@@ -310,6 +375,8 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 	int err;
 
 	w->exec.stats.requests[XKV_OP_PUT]++;
+	w->exec.stats.store_writes++;
+	window_close_key(w, m->hash, &m->req);
 	partition_write_begin(w, m->hash);
 	err = xkv_store_install(w->exec.store, m->item, m->hash, &old_len);
 	partition_write_end(m->hash);
@@ -374,6 +441,7 @@ unsigned xkv_worker_handoffs(struct xkv_worker *w)
 			n++;
 		}
 	}
+	w->round_served += n;
 	return n;
 }
 
@@ -473,6 +541,83 @@ static bool ewt_check(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	return false;
 }
 
+/* Whether another PUT to m's key waits among the next requests of this batch. */
+static bool put_ahead(const struct xkv_worker *w, uint64_t hash, const struct xkv_msg *m)
+{
+	uint32_t end = w->next_ahead + XKV_COMPACT_AHEAD;
+	struct xkv_msg next;
+
+	for (uint32_t i = w->next_ahead; i < end && i < w->nahead; i++)
+		if (w->ahead[i].hash == hash &&
+		    xkv_decode(w->ahead[i].data, w->ahead[i].len, &next) == XKV_R_OK &&
+		    xkv_compact_fits(&next) && next.key_len == m->key_len &&
+		    !memcmp(next.key, m->key, m->key_len))
+			return true;
+	return false;
+}
+
+/*
+ * Write compaction: a PUT this worker would apply now joins its key's open window, or
+ * opens one when another PUT to the key comes next in the batch (C-4's look-ahead).
+ * True: it is held, and answered when the window closes.
+ */
+static bool compact_take(struct xkv_worker *w, const struct xkv_peer *peer,
+			 const struct xkv_msg *m, uint64_t hash)
+{
+	struct xkv_compact_window *win;
+	struct xkv_reply_route route;
+
+	if (!w->compact || w->exec.echo || !xkv_compact_fits(m) || write_owner(w, hash) != w->id)
+		return false;
+	win = xkv_compact_find(w->compact, hash, m);
+	if (!win) {
+		if (!put_ahead(w, hash, m))
+			return false;
+		win = xkv_compact_open(w->compact, hash, m, xkv_now_ns(), w->service_ns);
+		if (!win)
+			return false;
+		w->exec.stats.compact_windows++;
+	}
+	xkv_exec_count_write(&w->exec, m); /* executed, in effect, when its window closes */
+	if (reply_on_hold)
+		xkv_reply_status(&w->exec, peer, m, XKV_S_OK);
+	w->exec.tx->route_save(w->exec.tx, &route);
+	if (xkv_compact_hold(win, m, peer, &route))
+		window_close(w, win);
+	return true;
+}
+
+/* Closes the windows whose time is up. */
+static void windows_close_due(struct xkv_worker *w, uint64_t now_ns)
+{
+	struct xkv_compact_window *win;
+
+	while ((win = xkv_compact_due(w->compact, now_ns)))
+		window_close(w, win);
+}
+
+int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo)
+{
+	w->compact = xkv_compact_create(slo);
+	return w->compact ? 0 : -ENOMEM;
+}
+
+void xkv_worker_round_end(struct xkv_worker *w, bool dry)
+{
+	struct xkv_compact_window *win;
+	uint64_t busy;
+
+	if (w->round_served) {
+		busy = xkv_now_ns() - w->round_start;
+		w->exec.stats.busy_ns += busy;
+		/* a moving mean, 1/8 per round: S follows the load without jumping */
+		w->service_ns += ((int64_t)(busy / w->round_served) - (int64_t)w->service_ns) / 8;
+		w->round_served = 0;
+	}
+	while (dry && w->compact && (win = xkv_compact_any(w->compact)))
+		window_close(w, win);
+}
+
 static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
 			    const void *data, size_t len)
 {
@@ -497,6 +642,8 @@ static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
 		put_piece(w, peer, &m, hash);
 		return;
 	}
+	if (compact_take(w, peer, &m, hash))
+		return;
 	execute_request(w, peer, &m, hash);
 	if (is_write(&m))
 		ewt_let_go(w, hash, 1);
@@ -508,7 +655,11 @@ void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *dat
 
 	w->exec.stats.datagrams++;
 	w->serving = true;
+	w->round_served++;
 	handle_datagram(w, peer, data, len);
+	/* C-4 looks at the clock as each request completes while a window is open */
+	if (w->compact && w->compact->nopen)
+		windows_close_due(w, xkv_now_ns());
 	if (w->depth)
 		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 }

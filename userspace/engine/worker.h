@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "proto/reassembly.h"
+#include "engine/compact.h"
 #include "engine/execute.h"
 #include "engine/ewt.h"
 #include "engine/handoff.h"
@@ -20,6 +21,7 @@
 /* A request seen by look-ahead: its payload, and its key's hash for when it is served. */
 struct xkv_ahead {
 	const void *data;
+	size_t len;
 	uint64_t hash;
 };
 
@@ -40,6 +42,10 @@ struct xkv_worker {
 	uint32_t nahead, next_ahead;		  /* kept; the next one to be served */
 	bool serving; /* a datagram was handled since the last look-ahead */
 	uint64_t now_ns;	/* the time of the batch being handled */
+	uint64_t round_start;	/* when this round of polling began (xkv_worker_tick) */
+	uint32_t round_served;	/* datagrams and hand-offs served in it */
+	uint64_t service_ns;	/* S: the mean busy time per request, measured over rounds */
+	struct xkv_compact *compact; /* write compaction (xkv_worker_compaction); NULL: off */
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
@@ -71,6 +77,13 @@ void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
  */
 void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt);
 
+/*
+ * Write compaction (engine/compact.h): PUTs to a key collected in a window, open until
+ * S x (slo - 1) past its first PUT or until the rings run dry, applied once, then
+ * answered. Returns 0, or -ENOMEM.
+ */
+int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo);
+
 /* Serves what other workers handed this one; returns how many. Once per batch. */
 unsigned xkv_worker_handoffs(struct xkv_worker *w);
 
@@ -96,8 +109,14 @@ static inline uint64_t xkv_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Once per batch: the time, and now and then the reassembly timeouts. */
+/* Once per round of polling, first: the time, and now and then the reassembly timeouts. */
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);
+
+/*
+ * Once per round, last: counts the round's busy time (S is measured from it); dry says
+ * that the worker's rings held nothing more, and its compaction windows close now.
+ */
+void xkv_worker_round_end(struct xkv_worker *w, bool dry);
 
 /*
  * Look-ahead over a batch (struct xkv_rx's, with w as its context): hashes each

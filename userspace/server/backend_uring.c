@@ -100,6 +100,8 @@ static void uring_run(struct server *s, struct server_worker *w)
 		xkv_worker_tick(&w->proto, now);
 		server_counters_tick(s, w, now);
 		xkv_uring_drain(u, &rx);
+		/* a drain takes everything queued: the ring is dry, windows close */
+		xkv_worker_round_end(&w->proto, true);
 		xkv_store_quiescent();
 	}
 }

@@ -304,11 +304,14 @@ static void xdp_run(struct server *s, struct server_worker *w)
 			got += xkv_xsk_poll(sock, &rx);
 		}
 		got += xkv_worker_handoffs(&w->proto);
+		/* nothing came: the rings ran dry, and open compaction windows close */
+		xkv_worker_round_end(&w->proto, !got);
 		xkv_store_quiescent();
 		idle = got ? 0 : idle + 1;
 		if (idle >= IDLE_POLLS)
 			idle_wait(b, s->o.workers, w);
 	}
+	xkv_worker_round_end(&w->proto, true); /* held writes are applied and answered */
 	for (uint32_t q = 0; q < b->nqueues; q++)
 		xkv_xsk_drain(&b->socks[q * s->o.workers + w->id]);
 }

@@ -42,6 +42,8 @@ enum {
 	OPT_TRUST,
 	OPT_SKB,
 	OPT_ECHO,
+	OPT_COMPACTION,
+	OPT_COMPACT_SLO,
 	OPT_HELP,
 };
 
@@ -82,6 +84,12 @@ static const struct xkv_opt options[] = {
 	[OPT_ECHO] = {"echo", 0, NULL,
 		      "answer without the store (GET: not found, PUT and DELETE: ok), through the "
 		      "same path: the ceiling"},
+	[OPT_COMPACTION] = {"compaction", 0, "on|off",
+			    "write compaction: PUTs to one key that queue up on its writer are "
+			    "applied once and answered together (default off)"},
+	[OPT_COMPACT_SLO] = {"compact-slo", 0, "N",
+			     "compaction: a window stays open up to (N - 1) mean service times, "
+			     "the SLO in service times (default " XKV_OPTS_STR(XKV_COMPACT_SLO) ")"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
@@ -164,6 +172,13 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 	case OPT_ECHO:
 		o->echo = true;
 		return 0;
+	case OPT_COMPACTION:
+		if (strcmp(p->arg, "on") && strcmp(p->arg, "off"))
+			return xkv_opts_bad_value(p, "on or off");
+		o->compaction = !strcmp(p->arg, "on");
+		return 0;
+	case OPT_COMPACT_SLO:
+		return xkv_opts_u32(p, 2, 100000, &o->compact_slo);
 	}
 	return -EINVAL;
 }
@@ -182,6 +197,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.policy = XKV_POLICY_CREW,
 		.minos_percentile = 99,
 		.minos_epoch_ms = 1000,
+		.compact_slo = XKV_COMPACT_SLO,
 	};
 	err = xkv_validate_init(&o->validate);
 	if (err) {
@@ -285,7 +301,9 @@ static int start_workers(struct server *s, uint32_t *started)
 			server_minos_worker(s, w);
 		if (s->ewt)
 			xkv_worker_dcrew(&w->proto, s->ewt);
-		err = -pthread_create(&w->thread, NULL, worker_thread, w);
+		err = s->o.compaction ? xkv_worker_compaction(&w->proto, s->o.compact_slo) : 0;
+		if (!err)
+			err = -pthread_create(&w->thread, NULL, worker_thread, w);
 		if (err) {
 			xkv_worker_fini(&w->proto);
 			return err;
@@ -401,10 +419,10 @@ int main(int argc, char **argv)
 			goto out_stop;
 		}
 	}
-	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s%s\n",
+	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s%s%s\n",
 	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
 	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
-	       s.o.echo ? ", echo (no store)" : "");
+	       s.o.compaction ? ", compaction" : "", s.o.echo ? ", echo (no store)" : "");
 	print_allowed(&s.o);
 	fflush(stdout);
 

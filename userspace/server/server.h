@@ -38,6 +38,8 @@ struct server_opts {
 	const struct backend *backend;
 	bool skb_mode;			/* XDP backend: generic instead of driver mode */
 	bool echo;			/* answer without the store (the measuring ceiling) */
+	bool compaction;		/* write compaction on the workers */
+	uint32_t compact_slo;		/* compaction: the SLO in mean service times */
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
 	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */

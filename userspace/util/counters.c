@@ -104,6 +104,11 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "large_keys_full", c->large_keys_full);
 	fn(ctx, NULL, "ewt_released", c->ewt_released);
 	fn(ctx, NULL, "ewt_not_owner", c->ewt_not_owner);
+	fn(ctx, NULL, "store_writes", c->store_writes);
+	fn(ctx, NULL, "compact_windows", c->compact_windows);
+	fn(ctx, NULL, "compact_writes", c->compact_writes);
+	fn(ctx, NULL, "compact_window_max", c->compact_window_max);
+	fn(ctx, NULL, "busy_ns", c->busy_ns);
 	for (uint32_t cls = 0; cls < XKV_SIZE_CLASSES; cls++)
 		fn(ctx, "size_class", size_class_names[cls], c->size_classes[cls]);
 	for (uint32_t s = 0; s < XKV_S_END; s++)
