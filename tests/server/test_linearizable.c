@@ -44,6 +44,10 @@ static struct lin_row rows[] = {
 	{"minos", "", {"--policy", "minos"}, 0},
 	{"dcrew", "", {"--policy", "dcrew"}, 0},
 	{"echo-says-no", "", {"--policy", "crew", "--echo"}, 1},
+	{"crew-compaction-on", "", {"--policy", "crew", "--compaction", "on"}, 0},
+	{"crew-compaction-off", "", {"--policy", "crew", "--compaction", "off"}, 0},
+	{"dcrew-compaction-on", "", {"--policy", "dcrew", "--compaction", "on"}, 0},
+	{"early-reply-says-no", XKV_EARLY_REPLY_BIN, {"--policy", "crew", "--compaction", "on"}, 1},
 };
 
 static struct server_proc srv;

@@ -31,13 +31,14 @@ BINS += $(BUILD)/xkv-linload
 $(BUILD)/tests/server/test_linearizable.o: XKV_CFLAGS += \
 	-DXKV_LINLOAD_BIN='"$(abspath $(BUILD))/xkv-linload"' \
 	-DXKV_LINCHECK_BIN='"$(abspath $(BUILD))/xkv-lincheck"' \
-	-DXKV_BENCH_BIN='"$(abspath $(BUILD))/xkv-bench"'
+	-DXKV_BENCH_BIN='"$(abspath $(BUILD))/xkv-bench"' \
+	-DXKV_EARLY_REPLY_BIN='"$(abspath $(BUILD))/tests/xkv-server-early-reply"'
 
 $(BUILD)/tests/test_linearizable: $(BUILD)/tests/server/test_linearizable.o \
 		$(BUILD)/tests/server/server_proc.o \
 		$(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) \
 		| $(BUILD)/xkv-server $(BUILD)/xkv-loader $(BUILD)/xkv-linload \
-		$(BUILD)/xkv-lincheck $(BUILD)/xkv-bench
+		$(BUILD)/xkv-lincheck $(BUILD)/xkv-bench $(BUILD)/tests/xkv-server-early-reply
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS)
 
