@@ -53,6 +53,7 @@ include tests/net/net.mk
 include tools/common/common.mk
 include tools/sim/sim.mk
 include tools/bench/bench.mk
+include tools/lincheck/lincheck.mk
 include tests/replay/replay.mk
 include tests/help/help.mk
 include tests/fuzz/fuzz.mk

@@ -15,7 +15,20 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# xkv-lincheck is Go: Debian's golang-go (1.19) unless a Go is already there
+go_bin() { command -v go || echo /usr/local/go/bin/go; }
+[ -x "$(go_bin)" ] || missing+=(golang-go)
+
+# and its one module, porcupine, from the Go module proxy (quick once it is cached)
+go_mod_download() {
+	(cd "$(dirname "$0")/lincheck" &&
+		GOFLAGS=-buildvcs=false GOTOOLCHAIN=local "$(go_bin)" mod download)
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+	go_mod_download
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps: missing ${missing[*]}; run as root or: apt-get install ${missing[*]}" >&2
@@ -25,3 +38,4 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+go_mod_download
