@@ -97,16 +97,27 @@ netns_pair_up
 	--out "$out/requests.pcap"
 
 # record flushes what it captures: the last replies are in once the file stops growing
+# for a second (a loaded machine may stall the server for a few hundred ms)
 size() { stat -c %s "$1"; }
 settled() { # FILE
 	local before
 	before=$(size "$1")
-	sleep 0.3
+	sleep 1
 	[ "$(size "$1")" = "$before" ]
 }
 
+# What the server's counters say it dropped (docs/DESIGN.md, "The path of one request"):
+# requests the kernel found no room for, replies it gave up on; "unknown" when it was
+# killed before it printed them
+server_drops() { # LOG
+	grep -q '^worker 0 datagrams: ' "$1" || { echo unknown; return; }
+	sed -n -E 's/^worker [0-9]+ (kernel rx_ring_full|tx_dropped|tx_ring_full): ([0-9]+)$/\2/p' \
+		"$1" | awk '{ n += $1 } END { print n + 0 }'
+}
+
 # replay NAME SERVER_ARGS...: a server of its own, the trace, the capture in
-# $out/NAME.pcapng, checked: it must pass
+# $out/NAME.pcapng, checked; check's exit status in $check_rc, the server's drops
+# in $drops
 replay() {
 	local name=$1 cap="$out/$1.pcapng"
 	shift
@@ -129,26 +140,43 @@ replay() {
 		fail "record: $(cat "$out/$name.record.log")"
 	ip netns exec "$ns_c" tcpreplay --intf1="$if_c" --pps="$pps" "$out/requests.pcap" \
 		>"$out/$name.tcpreplay.log" 2>&1 || fail "tcpreplay: $(cat "$out/$name.tcpreplay.log")"
-	wait_for 20 settled "$cap" || fail "$name: replies still coming 8 s after the last request"
+	wait_for 10 settled "$cap" || fail "$name: replies still coming 10 s after the last request"
 	kill -INT "$record_pid"
 	wait "$record_pid" || fail "record: $(cat "$out/$name.record.log")"
 	record_pid=
 	cat "$out/$name.record.log"
 	stop_pid "$server_pid"
 	server_pid=
+	drops=$(server_drops "$server_log")
 
 	# the capture holds both directions: the requests' send times and the replies
-	"$build/xkv-trace" check --port "$port" --history "$out/$name.history" \
-		"$out/requests.pcap" "$cap" >"$out/$name.check.txt" 2>&1 || {
-		cat "$out/$name.check.txt"
-		fail "$name: the replies are not what the store may answer"
-	}
+	check_rc=0
+	"$build/xkv-trace" check --port "$port" --timeout "$check_timeout" \
+		--history "$out/$name.history" "$out/requests.pcap" "$cap" \
+		>"$out/$name.check.txt" 2>&1 || check_rc=$?
 	grep -v '^values: ' "$out/$name.check.txt"
 }
 
+# A server on a machine too busy for 50 K pps drops requests (its counters say so),
+# and its slow replies make histories too tangled to decide in time (unknown: exit 2).
+# Neither is a wrong answer: such a run is tried again, up to $attempts in all. A
+# wrong answer from a server that dropped nothing fails at once.
+attempts=3 check_timeout=20
 for row in "${policies[@]}"; do
-	# shellcheck disable=SC2086 # the arguments are words
-	replay "${row%%|*}" ${row#*|}
+	name=${row%%|*}
+	for attempt in $(seq "$attempts"); do
+		# shellcheck disable=SC2086 # the arguments are words
+		replay "$name" ${row#*|}
+		[ "$check_rc" -eq 0 ] && break
+		if [ "$check_rc" -eq 1 ] && [ "$drops" = 0 ]; then
+			fail "$name: the replies are not what the store may answer"
+		fi
+		echo "$name: overloaded (check exit $check_rc, the server dropped $drops):" \
+			"attempt $attempt of $attempts"
+		mkdir -p "$out/$attempt"
+		mv "$out/$name".* "$out/$attempt/"
+	done
+	[ "$check_rc" -eq 0 ] || fail "$name: too loaded to judge after $attempts attempts"
 done
 
 # check must be able to fail: NAME WHAT RC: checks $out/NAME, its report in $out/NAME.txt
@@ -175,6 +203,32 @@ printf '\001' | dd of="$out/lost.pcapng" bs=1 seek=$(($(size "$out/lost.pcapng")
 must_fail lost.pcapng "a capture that lost a frame" 2
 grep -q 'lost 1 frames' "$out/lost.pcapng.txt" || fail "the lost frame is not reported"
 
+# record keeps up: a burst of small requests as fast as tcpreplay sends them (190-230 K
+# pps here), captured on the server's side (no server now: the kernel drops them), must
+# lose nothing. The 64 MiB ring holds the whole burst, so a loaded machine that
+# delays record cannot fail this; a ring of immediate mode's size (TPACKET_V2, 8 MiB)
+# lost 3 % of 200,000 such frames at 200 K pps
+burst=100000
+echo "== xkv-trace record: $burst frames at tcpreplay's top speed"
+"$build/xkv-trace" gen --workload keys=1000,get=1 --count "$burst" \
+	--src "$ip_c:$client_port" --dst "$ip_s:$port" \
+	--src-mac "$(mac_of "$ns_c" "$if_c")" --dst-mac "$(mac_of "$ns_s" "$if_s")" \
+	--out "$out/burst.pcap" >/dev/null
+ip netns exec "$ns_s" "$build/xkv-trace" record --iface "$if_s" --port "$port" \
+	--out "$out/burst.pcapng" 2>"$out/burst.record.log" &
+record_pid=$!
+wait_for 50 grep -q recording "$out/burst.record.log" ||
+	fail "record: $(cat "$out/burst.record.log")"
+ip netns exec "$ns_c" tcpreplay --intf1="$if_c" --topspeed "$out/burst.pcap" 2>&1 |
+	grep -E '^Rated' || fail "tcpreplay of the burst failed"
+wait_for 10 settled "$out/burst.pcapng" || fail "the burst is still coming after 10 s"
+kill -INT "$record_pid"
+wait "$record_pid" || fail "record: $(cat "$out/burst.record.log")"
+record_pid=
+cat "$out/burst.record.log"
+grep -q "captured $burst frames .*(0 dropped" "$out/burst.record.log" ||
+	fail "record did not keep up with the burst"
+
 passed=1
 echo "replay: PASS ($requests requests at $pps pps under ${#policies[@]} policies, checked;" \
-	"spoilt captures refused)"
+	"spoilt captures refused; record kept up with a burst)"

@@ -91,11 +91,13 @@ static const struct xkv_opt gen_options[] = {
 	[GEN_HELP] = HELP_OPT,
 };
 
-enum { CHECK_PORT, CHECK_LINCHECK, CHECK_HISTORY, CHECK_HELP };
+enum { CHECK_PORT, CHECK_LINCHECK, CHECK_TIMEOUT, CHECK_HISTORY, CHECK_HELP };
 
 static const struct xkv_opt check_options[] = {
 	[CHECK_PORT] = {"port", 'p', "P", "the server's UDP port (7411)"},
 	[CHECK_LINCHECK] = {"lincheck", 0, "PATH", "the checker (xkv-lincheck beside xkv-trace)"},
+	[CHECK_TIMEOUT] = {"timeout", 't', "S",
+			   "the checker gives up after S seconds and says unknown: exit 2 (60)"},
 	[CHECK_HISTORY] = {"history", 0, "FILE",
 			   "keep the history there (else a temporary file, kept only when it "
 			   "is not linearizable)"},
@@ -346,9 +348,9 @@ static int lincheck_beside(char *path, size_t len)
 }
 
 /* Runs the checker on history, its report on our stdout; its exit status or -errno. */
-static int lincheck(const char *exe, const char *history)
+static int lincheck(const char *exe, const char *timeout, const char *history)
 {
-	char *const argv[] = {(char *)exe, (char *)history, NULL};
+	char *const argv[] = {(char *)exe, "--timeout", (char *)timeout, (char *)history, NULL};
 	int status, ret;
 	pid_t pid;
 
@@ -365,7 +367,7 @@ static int cmd_check(int argc, char **argv)
 {
 	struct check_pass pass = {.port = htons(7411)};
 	char why[WHY_MAX], exe[PATH_MAX], tmp[] = "/tmp/xkv-check.XXXXXX";
-	const char *history = NULL;
+	const char *history = NULL, *timeout = "60";
 	struct trace_check_report report;
 	bool structure_ok;
 	struct xkv_opts p;
@@ -380,6 +382,10 @@ static int cmd_check(int argc, char **argv)
 			break;
 		case CHECK_LINCHECK:
 			snprintf(exe, sizeof(exe), "%s", p.arg);
+			break;
+		case CHECK_TIMEOUT:
+			timeout = p.arg;
+			ret = xkv_opts_double(&p, 0.001, 1e9, &(double){0});
 			break;
 		case CHECK_HISTORY:
 			history = p.arg;
@@ -455,7 +461,7 @@ static int cmd_check(int argc, char **argv)
 	trace_check_print(&report, stdout);
 	structure_ok = trace_check_passed(&report);
 	printf("values: %s %s\n", exe, history ?: tmp);
-	ret = lincheck(exe, history ?: tmp);
+	ret = lincheck(exe, timeout, history ?: tmp);
 	if (ret < 0 || ret > EXIT_FAILED) {
 		if (ret < 0)
 			fprintf(stderr, "xkv-trace: check: running %s: %s\n", exe, strerror(-ret));
