@@ -67,6 +67,8 @@ expect "xkv-trace record" -i,--iface -o,--out -p,--port -c,--count -t,--seconds 
 expect xkv-cli -s,--server -t,--timeout -r,--retries -h,--help
 # --counted is the run callgrind counts, not for people: not listed
 expect xkv-storebench -t,--threads -k,--keys -s,--seconds -b,--batch -n,--no-callgrind -h,--help
+expect xkv-linload -s,--server -o,--out -t,--threads -k,--keys -m,--mix -v,--value -D,--duration \
+	-n,--ops --timeout-ms --seed -h,--help
 
 [ "$failed" -eq 0 ] && echo "help: every program lists its options"
 exit "$failed"

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Runs xkv-lincheck's go test (tools/lincheck/*_test.go): its model and its CLI.
-#   go-test.sh MODULE_DIR GO_COMMAND
+#   go-test.sh MODULE_DIR GO
 set -euo pipefail
 cd "$1"
-# the command carries its environment (GOFLAGS=... GOTOOLCHAIN=... go)
-eval "$2 test -count=1 ./..."
+GOFLAGS=-buildvcs=false GOTOOLCHAIN=local "$2" test -count=1 ./...

@@ -76,7 +76,7 @@ static int wait_until_answering(struct server_proc *s)
 
 int server_start(struct server_proc *s, const char *const *args)
 {
-	const char *argv[32] = {XKV_SERVER_BIN};
+	const char *argv[32] = {s->bin ? s->bin : XKV_SERVER_BIN};
 	char port[8];
 	size_t n = 1;
 	int err;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 struct server_proc {
+	const char *bin;   /* set before start: the server binary, or NULL for XKV_SERVER_BIN */
 	const char *netns; /* set before start: run it in this network namespace, or NULL */
 	const char *host;  /* set before start: its address as the client sees it; NULL: 127.0.0.1 */
 	uint16_t port;	   /* set before start, or 0 for one of its own */
@@ -18,7 +19,7 @@ struct server_proc {
 };
 
 /*
- * Starts XKV_SERVER_BIN with args (NULL-terminated) plus --port; waits until it
+ * Starts bin (XKV_SERVER_BIN) with args (NULL-terminated) plus --port; waits until it
  * answers a GET sent from the calling process's network namespace.
  */
 int server_start(struct server_proc *s, const char *const *args);

@@ -30,7 +30,7 @@ struct history_rec {
 	uint8_t result;	 /* enum history_result */
 	const void *key;
 	size_t key_len;
-	uint64_t token;	    /* put: the value's; get with HISTORY_VALUE: the returned value's */
+	uint64_t token;	    /* put: the value's; a get's HISTORY_VALUE: the value read */
 	uint64_t invoke_ns; /* one clock for the whole history */
 	uint64_t return_ns; /* >= invoke_ns; ignored when the result is HISTORY_UNKNOWN */
 };

@@ -63,7 +63,8 @@ func parseRecord(n int, text string) (record, error) {
 	}
 	f := strings.Split(text, " ")
 	if len(f) != 7 {
-		return bad("%d fields, want 7: CLIENT OP KEY ARG INVOKE_NS RETURN_NS RESULT", len(f))
+		return bad("%d fields, want 7: CLIENT OP KEY ARG INVOKE_NS RETURN_NS RESULT",
+			len(f))
 	}
 	r := record{line: n, op: f[1], key: f[2], arg: f[3], result: f[6]}
 	client, err := strconv.ParseUint(f[0], 10, 31)
@@ -127,7 +128,8 @@ func readHistory(in io.Reader) ([]record, error) {
 		n++
 		text := sc.Text()
 		if n == 1 && text != historyHeader {
-			return nil, &formatError{1, fmt.Sprintf("%q is not %q", text, historyHeader)}
+			why := fmt.Sprintf("%q is not %q", text, historyHeader)
+			return nil, &formatError{1, why}
 		}
 		if strings.HasPrefix(text, "#") {
 			continue

@@ -84,7 +84,8 @@ func check(recs []record, timeout time.Duration, html string, stdout, stderr io.
 	done := make(chan struct{})
 	for i, part := range parts {
 		go func(i int, part []porcupine.Operation) {
-			results[i] = keyResult{part, porcupine.CheckOperationsTimeout(kvModel, part, timeout)}
+			result := porcupine.CheckOperationsTimeout(kvModel, part, timeout)
+			results[i] = keyResult{part, result}
 			done <- struct{}{}
 		}(i, part)
 	}
@@ -107,7 +108,8 @@ func check(recs []record, timeout time.Duration, html string, stdout, stderr io.
 		}
 	}
 	if html != "" {
-		_, info := porcupine.CheckOperationsVerbose(kvModel, operations(recs), positive(time.Until(deadline)))
+		left := positive(time.Until(deadline))
+		_, info := porcupine.CheckOperationsVerbose(kvModel, operations(recs), left)
 		if err := porcupine.VisualizePath(kvModel, info, html); err != nil {
 			fmt.Fprintf(stderr, "xkv-lincheck: %v\n", err)
 			return exitError
@@ -119,8 +121,8 @@ func check(recs []record, timeout time.Duration, html string, stdout, stderr io.
 			len(parts), len(recs))
 		return exitIllegal
 	case unknown > 0:
-		fmt.Fprintf(stdout, "unknown: %d of %d keys not decided within %v (%d operations)\n",
-			unknown, len(parts), timeout, len(recs))
+		fmt.Fprintf(stdout, "unknown: %d of %d keys not decided within %v "+
+			"(%d operations)\n", unknown, len(parts), timeout, len(recs))
 		return exitError
 	}
 	fmt.Fprintf(stdout, "linearizable: %d operations on %d keys\n", len(recs), len(parts))
@@ -179,16 +181,21 @@ func explain(ops []porcupine.Operation, byLine map[int]record, left time.Duratio
 
 	fmt.Fprintf(out, "key %s (%s): not linearizable, %d operations\n", key, printable(key),
 		len(ops))
-	fmt.Fprintf(out, "  longest linearizable prefix: %d operations; its last ones, in order:\n",
-		len(longest))
-	from := 0
-	if len(longest) > shownOps {
-		from = len(longest) - shownOps
+	if len(longest) == 0 {
+		fmt.Fprintf(out, "  no operation can come first, from the value none:\n")
+	} else {
+		fmt.Fprintf(out, "  longest linearizable prefix: %d operations; "+
+			"its last ones, in order:\n", len(longest))
+		from := 0
+		if len(longest) > shownOps {
+			from = len(longest) - shownOps
+		}
+		for _, op := range longest[from:] {
+			fmt.Fprintf(out, "    %s\n", describe(op, byLine))
+		}
+		fmt.Fprintf(out, "  leaving the value %s; none of these can come next:\n",
+			describeState(state))
 	}
-	for _, op := range longest[from:] {
-		fmt.Fprintf(out, "    %s\n", describe(op, byLine))
-	}
-	fmt.Fprintf(out, "  leaving the value %s; none of these can come next:\n", describeState(state))
 	for i, op := range next {
 		if i == shownOps {
 			fmt.Fprintf(out, "    ... and %d more\n", len(next)-shownOps)
