@@ -475,26 +475,27 @@ void trace_check_print(const struct trace_check_report *r, FILE *out)
 #undef TRACE_PROBLEM_NAME
 	};
 
+	/* what was answered, or not, without being a problem */
+	const struct {
+		uint64_t n;
+		const char *label, *what;
+	} notes[] = {
+		{r->refused, "refused", "answered BUSY or NO_MEMORY (no effect; left out)"},
+		{r->unknown_writes, "unknown",
+		 "PUTs or DELETEs without a reply (either outcome allowed)"},
+		{r->unseen_sent, "unseen",
+		 "requests the capture did not see leave; each taken to start with the capture"},
+		{r->not_requests, "ignored", "datagrams to the server that are no valid request"},
+		{r->unfinished_puts, "ignored", "PUTs with pieces that were never sent"},
+	};
+
 	fprintf(out, "requests: %llu in %llu datagrams; replies: %llu datagrams; answered: %llu\n",
 		(unsigned long long)r->requests, (unsigned long long)r->request_dgrams,
 		(unsigned long long)r->reply_dgrams, (unsigned long long)r->answered);
-	if (r->refused)
-		fprintf(out, "refused: %llu answered BUSY or NO_MEMORY (no effect; left out)\n",
-			(unsigned long long)r->refused);
-	if (r->unknown_writes)
-		fprintf(out, "unknown: %llu PUTs or DELETEs without a reply (either outcome allowed)\n",
-			(unsigned long long)r->unknown_writes);
-	if (r->unseen_sent)
-		fprintf(out,
-			"unseen: %llu requests the capture did not see leave; each taken to start "
-			"with the capture\n",
-			(unsigned long long)r->unseen_sent);
-	if (r->not_requests)
-		fprintf(out, "ignored: %llu datagrams to the server that are no valid request\n",
-			(unsigned long long)r->not_requests);
-	if (r->unfinished_puts)
-		fprintf(out, "ignored: %llu PUTs with pieces that were never sent\n",
-			(unsigned long long)r->unfinished_puts);
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (notes[i].n)
+			fprintf(out, "%s: %llu %s\n", notes[i].label, (unsigned long long)notes[i].n,
+				notes[i].what);
 	for (int k = 0; k < TRACE_P_COUNT; k++) {
 		if (!r->count[k])
 			continue;

@@ -347,7 +347,10 @@ static int lincheck_beside(char *path, size_t len)
 	return 0;
 }
 
-/* Runs the checker on history, its report on our stdout; its exit status or -errno. */
+/*
+ * Runs the checker on history, its report on our stdout. Returns its exit status,
+ * or -errno when it could not run or did not exit (said on stderr).
+ */
 static int lincheck(const char *exe, const char *timeout, const char *history)
 {
 	char *const argv[] = {(char *)exe, "--timeout", (char *)timeout, (char *)history, NULL};
@@ -356,11 +359,17 @@ static int lincheck(const char *exe, const char *timeout, const char *history)
 
 	fflush(stdout);
 	ret = posix_spawn(&pid, exe, NULL, NULL, argv, environ);
-	if (ret)
+	if (!ret && waitpid(pid, &status, 0) < 0)
+		ret = errno;
+	if (ret) {
+		fprintf(stderr, "xkv-trace: check: running %s: %s\n", exe, strerror(ret));
 		return -ret;
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -ECHILD;
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "xkv-trace: check: %s: %s\n", exe, strsignal(WTERMSIG(status)));
+		return -EINTR;
+	}
+	return WEXITSTATUS(status);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -463,8 +472,6 @@ static int cmd_check(int argc, char **argv)
 	printf("values: %s %s\n", exe, history ?: tmp);
 	ret = lincheck(exe, timeout, history ?: tmp);
 	if (ret < 0 || ret > EXIT_FAILED) {
-		if (ret < 0)
-			fprintf(stderr, "xkv-trace: check: running %s: %s\n", exe, strerror(-ret));
 		printf("UNKNOWN: the history could not be judged (kept in %s)\n", history ?: tmp);
 		return EXIT_USAGE;
 	}
