@@ -52,9 +52,9 @@ cleanup() {
 	local pid
 	for pid in $record_pid $server_pid; do stop_pid "$pid"; done
 	netns_pair_down
-	if [ -n "$passed" ]; then
+	if [ "$passed" = 1 ]; then
 		rm -rf "$out"
-	else
+	elif [ -z "$passed" ]; then # a skip says where its files are
 		echo "replay: FAILED; traces and logs kept in $out" >&2
 	fi
 }
@@ -159,9 +159,10 @@ replay() {
 
 # A server on a machine too busy for 50 K pps drops requests (its counters say so),
 # and its slow replies make histories too tangled to decide in time (unknown: exit 2).
-# Neither is a wrong answer: such a run is tried again, up to $attempts in all. A
+# Neither is a wrong answer: such a run is tried again, up to $attempts in all, and a
+# policy that never gets a clean run makes the test a skip (exit 77), saying why. A
 # wrong answer from a server that dropped nothing fails at once.
-attempts=3 check_timeout=20
+attempts=3 check_timeout=20 undecided= first=
 for row in "${policies[@]}"; do
 	name=${row%%|*}
 	for attempt in $(seq "$attempts"); do
@@ -176,8 +177,17 @@ for row in "${policies[@]}"; do
 		mkdir -p "$out/$attempt"
 		mv "$out/$name".* "$out/$attempt/"
 	done
-	[ "$check_rc" -eq 0 ] || fail "$name: too loaded to judge after $attempts attempts"
+	if [ "$check_rc" -eq 0 ]; then
+		first=${first:-$name}
+	else
+		undecided="$undecided $name"
+	fi
 done
+if [ -z "$first" ]; then
+	passed=skip
+	skip "the machine is too loaded for 50 K pps: no clean run in $attempts attempts of" \
+		"any policy (no wrong answer either; files in $out)"
+fi
 
 # check must be able to fail: NAME WHAT RC: checks $out/NAME, its report in $out/NAME.txt
 must_fail() {
@@ -189,7 +199,7 @@ must_fail() {
 	[ "$rc" -eq "$3" ] || fail "check of $2 exited $rc, not $3"
 }
 
-first=${policies[0]%%|*}
+# a clean capture: the first policy's that passed
 frames=$(tcpdump -r "$out/$first.pcapng" 2>/dev/null | wc -l)
 tcpdump -r "$out/$first.pcapng" -c $((frames / 2)) -w "$out/cut.pcap" 2>/dev/null
 must_fail cut.pcap "the first half of the capture" 1
@@ -229,6 +239,11 @@ cat "$out/burst.record.log"
 grep -q "captured $burst frames .*(0 dropped" "$out/burst.record.log" ||
 	fail "record did not keep up with the burst"
 
+if [ -n "$undecided" ]; then
+	passed=skip
+	skip "the machine is too loaded for 50 K pps: no clean run of$undecided in" \
+		"$attempts attempts (no wrong answer either; files in $out)"
+fi
 passed=1
 echo "replay: PASS ($requests requests at $pps pps under ${#policies[@]} policies, checked;" \
 	"spoilt captures refused; record kept up with a burst)"
