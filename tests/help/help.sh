@@ -63,7 +63,7 @@ expect xkv-sim --cores --policy --load --rate --write-frac --zipf --items --part
 	--json -h,--help
 expect "xkv-trace gen" -w,--workload -n,--count -o,--out -s,--seed --src --dst --src-mac \
 	--dst-mac --pps -h,--help
-expect "xkv-trace check" -p,--port -h,--help
+expect "xkv-trace check" -p,--port --lincheck -t,--timeout --history -h,--help
 expect "xkv-trace record" -i,--iface -o,--out -p,--port -c,--count -t,--seconds -h,--help
 expect xkv-cli -s,--server -t,--timeout -r,--retries -h,--help
 # --counted is the run callgrind counts, not for people: not listed

@@ -3,7 +3,7 @@
 # on veth, the replies captured and checked.
 
 TRACE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/main.c,$(wildcard tools/trace/*.c))) \
-	      $(BUILD)/tools/bench/workload.o $(COMMON_OBJS) $(LIBXKV_NET)
+	      $(BUILD)/tools/bench/workload.o $(COMMON_OBJS) $(HISTORY_OBJS) $(LIBXKV_NET)
 TRACE_LDLIBS := -lpcap -lm -lxxhash
 
 # keys and their popularity come from xkv-bench's workload
@@ -13,13 +13,15 @@ $(BUILD)/xkv-trace: $(BUILD)/tools/trace/main.o $(TRACE_OBJS) $(LIBXKV_PROTO) $(
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(TRACE_LDLIBS)
 
-$(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(LIBXKV_EXEC)
+# check's suite runs the checker beside it (build/tests/../xkv-lincheck)
+$(BUILD)/tests/test_trace: $(BUILD)/tests/replay/test_trace.o $(TRACE_OBJS) $(LIBXKV_EXEC) \
+		| $(BUILD)/xkv-lincheck
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(ENGINE_LDLIBS) $(TRACE_LDLIBS)
 
 # replay.sh makes its namespaces and removes them; it runs the binaries of this build
 $(BUILD)/tests/run-replay: tests/replay/replay.sh | $(BUILD)/xkv-trace $(BUILD)/xkv-server \
-		$(BUILD)/xkv-loader $(BUILD)/xkv-cli
+		$(BUILD)/xkv-loader $(BUILD)/xkv-cli $(BUILD)/xkv-lincheck
 	$(call script_launcher,$(abspath $(BUILD)))
 
 BINS += $(BUILD)/xkv-trace

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The replay test (docs/TRACE.md): a server host and a client host joined by veth
-# (tools/netns-pair.sh); xkv-server with the XDP backend on the server side; a
-# generated request trace sent from the client side with tcpreplay; the replies
-# captured there with xkv-trace record and judged with xkv-trace check. Then check
-# must also fail on two spoilt copies of the replies (some cut off, one byte
-# flipped), so a check that passes everything is caught. Everything it makes goes
-# on every way out; its files stay in /tmp when it fails.
+# (tools/netns-pair.sh); xkv-server with the XDP backend and 2 workers on the server
+# side, once per policy of the table below; a generated request trace sent from the
+# client side with tcpreplay at 50 K pps; both directions captured there with
+# xkv-trace record and judged with xkv-trace check (linearizability, by
+# xkv-lincheck). Then check must also refuse two spoilt copies of a capture (cut in
+# half: exit 1; saying it lost a frame: exit 2), so a check that passes everything
+# is caught. Everything it makes goes on every way out; its files stay in /tmp
+# when it fails.
 #   tests/replay/replay.sh BUILD_DIR
 set -euo pipefail
 
@@ -19,10 +21,19 @@ id=$$
 ns_s="xkvt-$id-rs" ns_c="xkvt-$id-rc" if_s="xrs$id" if_c="xrc$id"
 ip_s=10.203.0.1 ip_c=10.203.0.2
 port=7411 client_port=40000
-# PUTs up to 4000 bytes: values in pieces both ways; DELETEs of absent keys: NOT_FOUND
-spec=keys=200,key=16,get=0.6,put=0.3,del=0.1,value=16-4000,zipf=0.99
-requests=5000 pps=5000
-server_pid= record_pid=
+# issue 18's trace: mostly GETs, PUTs of 10-5000 bytes (values in pieces both ways),
+# some DELETEs (of absent keys too: NOT_FOUND), a hot key; sent at 50 K pps, faster
+# than one worker serves a large value, so a key's requests overlap across workers
+spec=keys=200,key=16,get=0.8,put=0.15,del=0.05,value=10-5000,zipf=0.99
+requests=20000 pps=50000
+# The policies: NAME|xkv-server's arguments. Each runs on a server of its own.
+policies=(
+	"erew|--policy erew"
+	"crew|--policy crew"
+	"minos|--policy minos"
+	"dcrew|--policy dcrew"
+)
+server_pid= record_pid= server_log=
 out=$(mktemp -d /tmp/xkv-replay.XXXXXX)
 passed=
 
@@ -41,9 +52,9 @@ cleanup() {
 	local pid
 	for pid in $record_pid $server_pid; do stop_pid "$pid"; done
 	netns_pair_down
-	if [ -n "$passed" ]; then
+	if [ "$passed" = 1 ]; then
 		rm -rf "$out"
-	else
+	elif [ -z "$passed" ]; then # a skip says where its files are
 		echo "replay: FAILED; traces and logs kept in $out" >&2
 	fi
 }
@@ -71,7 +82,7 @@ wait_for() {
 }
 
 server_answers() {
-	kill -0 "$server_pid" 2>/dev/null || fail "xkv-server exited: $(cat "$out/server.log")"
+	kill -0 "$server_pid" 2>/dev/null || fail "xkv-server exited: $(cat "$server_log")"
 	local rc=0
 	ip netns exec "$ns_c" "$build/xkv-cli" -s "$ip_s" -t 50 -r 0 get replay:ping \
 		>/dev/null 2>&1 || rc=$?
@@ -80,67 +91,159 @@ server_answers() {
 
 netns_pair_up
 
-# nsenter, not ip netns exec: the server pins its maps in /sys/fs/bpf. A trace is sent
-# as generated and cannot echo tokens: the replay link is trusted (docs/PROTOCOL.md)
-nsenter --net="/run/netns/$ns_s" "$build/xkv-server" --backend xdp --iface "$if_s" \
-	--workers 1 --allow "$ip_c/32" --trust "$ip_c/32" --port "$port" >"$out/server.log" 2>&1 &
-server_pid=$!
-wait_for 100 server_answers || fail "xkv-server does not answer: $(cat "$out/server.log")"
-
 "$build/xkv-trace" gen --workload "$spec" --count "$requests" --seed "$id" \
 	--src "$ip_c:$client_port" --dst "$ip_s:$port" \
 	--src-mac "$(mac_of "$ns_c" "$if_c")" --dst-mac "$(mac_of "$ns_s" "$if_s")" \
 	--out "$out/requests.pcap"
 
-# the client's kernel answers each reply with ICMP port unreachable: record takes UDP only
-ip netns exec "$ns_c" "$build/xkv-trace" record --iface "$if_c" --port "$port" \
-	--out "$out/replies.pcap" 2>"$out/record.log" &
-record_pid=$!
-wait_for 50 grep -q recording "$out/record.log" || fail "record: $(cat "$out/record.log")"
-
-# paced: the point is that every request is answered, not how fast
-ip netns exec "$ns_c" tcpreplay --intf1="$if_c" --pps="$pps" "$out/requests.pcap" \
-	>"$out/tcpreplay.log" 2>&1 || fail "tcpreplay: $(cat "$out/tcpreplay.log")"
-
 # record flushes what it captures: the last replies are in once the file stops growing
-size() { stat -c %s "$out/replies.pcap"; }
-settled() {
+# for a second (a loaded machine may stall the server for a few hundred ms)
+size() { stat -c %s "$1"; }
+settled() { # FILE
 	local before
-	before=$(size)
-	sleep 0.3
-	[ "$(size)" = "$before" ]
+	before=$(size "$1")
+	sleep 1
+	[ "$(size "$1")" = "$before" ]
 }
-wait_for 20 settled || fail "replies still coming 8 s after the last request"
-kill -INT "$record_pid"
-wait "$record_pid" || fail "record: $(cat "$out/record.log")"
-record_pid=
-cat "$out/record.log"
 
-echo "== xkv-trace check: the replies as captured"
-"$build/xkv-trace" check --port "$port" "$out/requests.pcap" "$out/replies.pcap" ||
-	fail "the replies are not what the store must answer"
+# What the server's counters say it dropped (docs/DESIGN.md, "The path of one request"):
+# requests the kernel found no room for, replies it gave up on; "unknown" when it was
+# killed before it printed them
+server_drops() { # LOG
+	grep -q '^worker 0 datagrams: ' "$1" || { echo unknown; return; }
+	sed -n -E 's/^worker [0-9]+ (kernel rx_ring_full|tx_dropped|tx_ring_full): ([0-9]+)$/\2/p' \
+		"$1" | awk '{ n += $1 } END { print n + 0 }'
+}
 
-# check must be able to fail: every spoilt copy must exit 1 (2 would be an error)
-must_fail() { # NAME WHAT: checks $out/NAME.pcap, its report in $out/NAME.txt
+# replay NAME SERVER_ARGS...: a server of its own, the trace, the capture in
+# $out/NAME.pcapng, checked; check's exit status in $check_rc, the server's drops
+# in $drops
+replay() {
+	local name=$1 cap="$out/$1.pcapng"
+	shift
+	echo "== $name: xkv-server $*"
+	# nsenter, not ip netns exec: the server pins its maps in /sys/fs/bpf. A trace is
+	# sent as generated and cannot echo tokens: the replay link is trusted
+	# (docs/PROTOCOL.md). Store mode: an eviction would lose a value a GET must see
+	nsenter --net="/run/netns/$ns_s" "$build/xkv-server" --backend xdp --iface "$if_s" \
+		--workers 2 --mode store "$@" --allow "$ip_c/32" --trust "$ip_c/32" \
+		--port "$port" >"$out/$name.server.log" 2>&1 &
+	server_pid=$!
+	server_log=$out/$name.server.log
+	wait_for 100 server_answers || fail "xkv-server does not answer: $(cat "$server_log")"
+
+	# the client's kernel answers each reply with ICMP port unreachable: record takes UDP
+	ip netns exec "$ns_c" "$build/xkv-trace" record --iface "$if_c" --port "$port" \
+		--out "$cap" 2>"$out/$name.record.log" &
+	record_pid=$!
+	wait_for 50 grep -q recording "$out/$name.record.log" ||
+		fail "record: $(cat "$out/$name.record.log")"
+	ip netns exec "$ns_c" tcpreplay --intf1="$if_c" --pps="$pps" "$out/requests.pcap" \
+		>"$out/$name.tcpreplay.log" 2>&1 || fail "tcpreplay: $(cat "$out/$name.tcpreplay.log")"
+	wait_for 10 settled "$cap" || fail "$name: replies still coming 10 s after the last request"
+	kill -INT "$record_pid"
+	wait "$record_pid" || fail "record: $(cat "$out/$name.record.log")"
+	record_pid=
+	cat "$out/$name.record.log"
+	stop_pid "$server_pid"
+	server_pid=
+	drops=$(server_drops "$server_log")
+
+	# the capture holds both directions: the requests' send times and the replies
+	check_rc=0
+	"$build/xkv-trace" check --port "$port" --timeout "$check_timeout" \
+		--history "$out/$name.history" "$out/requests.pcap" "$cap" \
+		>"$out/$name.check.txt" 2>&1 || check_rc=$?
+	grep -v '^values: ' "$out/$name.check.txt"
+}
+
+# A server on a machine too busy for 50 K pps drops requests (its counters say so),
+# and its slow replies make histories too tangled to decide in time (unknown: exit 2).
+# Neither is a wrong answer: such a run is tried again, up to $attempts in all, and a
+# policy that never gets a clean run makes the test a skip (exit 77), saying why. A
+# wrong answer from a server that dropped nothing fails at once.
+attempts=3 check_timeout=20 undecided= first=
+for row in "${policies[@]}"; do
+	name=${row%%|*}
+	for attempt in $(seq "$attempts"); do
+		# shellcheck disable=SC2086 # the arguments are words
+		replay "$name" ${row#*|}
+		[ "$check_rc" -eq 0 ] && break
+		if [ "$check_rc" -eq 1 ] && [ "$drops" = 0 ]; then
+			fail "$name: the replies are not what the store may answer"
+		fi
+		echo "$name: overloaded (check exit $check_rc, the server dropped $drops):" \
+			"attempt $attempt of $attempts"
+		mkdir -p "$out/$attempt"
+		mv "$out/$name".* "$out/$attempt/"
+	done
+	if [ "$check_rc" -eq 0 ]; then
+		first=${first:-$name}
+	else
+		undecided="$undecided $name"
+	fi
+done
+if [ -z "$first" ]; then
+	passed=skip
+	skip "the machine is too loaded for 50 K pps: no clean run in $attempts attempts of" \
+		"any policy (no wrong answer either; files in $out)"
+fi
+
+# check must be able to fail: NAME WHAT RC: checks $out/NAME, its report in $out/NAME.txt
+must_fail() {
 	local rc=0
-	echo "== xkv-trace check: $2 (must fail)"
-	"$build/xkv-trace" check --port "$port" "$out/requests.pcap" "$out/$1.pcap" \
-		>"$out/$1.txt" || rc=$?
-	cat "$out/$1.txt"
-	[ "$rc" -eq 1 ] || fail "check of $2 exited $rc, not 1"
+	echo "== xkv-trace check: $2 (must exit $3)"
+	"$build/xkv-trace" check --port "$port" "$out/requests.pcap" "$out/$1" \
+		>"$out/$1.txt" 2>&1 || rc=$?
+	grep -v '^values: ' "$out/$1.txt"
+	[ "$rc" -eq "$3" ] || fail "check of $2 exited $rc, not $3"
 }
 
-frames=$(tcpdump -r "$out/replies.pcap" 2>/dev/null | wc -l)
-tcpdump -r "$out/replies.pcap" -c $((frames - 3)) -w "$out/cut.pcap" 2>/dev/null
-must_fail cut "the replies without their last 3 frames"
-grep -q '^missing: ' "$out/cut.txt" || fail "the replies cut off are not reported missing"
+# a clean capture: the first policy's that passed
+frames=$(tcpdump -r "$out/$first.pcapng" 2>/dev/null | wc -l)
+tcpdump -r "$out/$first.pcapng" -c $((frames / 2)) -w "$out/cut.pcap" 2>/dev/null
+must_fail cut.pcap "the first half of the capture" 1
+grep -q '^missing: ' "$out/cut.pcap.txt" || fail "the replies cut off are not reported missing"
 
-cp "$out/replies.pcap" "$out/flipped.pcap"
-last=$(($(size) - 1))
-byte=$(od -An -tu1 -j "$last" -N1 "$out/flipped.pcap")
-printf "\\$(printf %03o $((byte ^ 0xff)))" |
-	dd of="$out/flipped.pcap" bs=1 seek="$last" conv=notrunc status=none
-must_fail flipped "the replies with their last byte flipped"
+# the Interface Statistics Block ends the file; its isb_ifdrop is the 8 bytes before
+# the end-of-options and the block's trailing length (docs/TRACE.md, "record")
+cp "$out/$first.pcapng" "$out/lost.pcapng"
+printf '\001' | dd of="$out/lost.pcapng" bs=1 seek=$(($(size "$out/lost.pcapng") - 16)) \
+	conv=notrunc status=none
+must_fail lost.pcapng "a capture that lost a frame" 2
+grep -q 'lost 1 frames' "$out/lost.pcapng.txt" || fail "the lost frame is not reported"
 
+# record keeps up: a burst of small requests as fast as tcpreplay sends them (190-230 K
+# pps here), captured on the server's side (no server now: the kernel drops them), must
+# lose nothing. The 64 MiB ring holds the whole burst, so a loaded machine that
+# delays record cannot fail this; a ring of immediate mode's size (TPACKET_V2, 8 MiB)
+# lost 3 % of 200,000 such frames at 200 K pps
+burst=100000
+echo "== xkv-trace record: $burst frames at tcpreplay's top speed"
+"$build/xkv-trace" gen --workload keys=1000,get=1 --count "$burst" \
+	--src "$ip_c:$client_port" --dst "$ip_s:$port" \
+	--src-mac "$(mac_of "$ns_c" "$if_c")" --dst-mac "$(mac_of "$ns_s" "$if_s")" \
+	--out "$out/burst.pcap" >/dev/null
+ip netns exec "$ns_s" "$build/xkv-trace" record --iface "$if_s" --port "$port" \
+	--out "$out/burst.pcapng" 2>"$out/burst.record.log" &
+record_pid=$!
+wait_for 50 grep -q recording "$out/burst.record.log" ||
+	fail "record: $(cat "$out/burst.record.log")"
+ip netns exec "$ns_c" tcpreplay --intf1="$if_c" --topspeed "$out/burst.pcap" 2>&1 |
+	grep -E '^Rated' || fail "tcpreplay of the burst failed"
+wait_for 10 settled "$out/burst.pcapng" || fail "the burst is still coming after 10 s"
+kill -INT "$record_pid"
+wait "$record_pid" || fail "record: $(cat "$out/burst.record.log")"
+record_pid=
+cat "$out/burst.record.log"
+grep -q "captured $burst frames .*(0 dropped" "$out/burst.record.log" ||
+	fail "record did not keep up with the burst"
+
+if [ -n "$undecided" ]; then
+	passed=skip
+	skip "the machine is too loaded for 50 K pps: no clean run of$undecided in" \
+		"$attempts attempts (no wrong answer either; files in $out)"
+fi
 passed=1
-echo "replay: PASS ($requests requests replayed and checked; spoilt replies caught)"
+echo "replay: PASS ($requests requests at $pps pps under ${#policies[@]} policies, checked;" \
+	"spoilt captures refused; record kept up with a burst)"

@@ -6,20 +6,27 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "gen.h"
 #include "net/packet.h"
 #include "pcapio.h"
+#include "pcapng.h"
 #include "record.h"
 #include "util/opts.h"
 #include "util/parse.h"
+
+extern char **environ;
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -37,11 +44,14 @@ static const char usage_gen[] =
 	"\n";
 
 static const char usage_check[] =
-	"usage: xkv-trace check [--port P] REQUESTS.pcap REPLIES.pcap\n"
-	"Replays the requests (UDP to port P) through a model of the store and checks that\n"
-	"each got exactly one reply (UDP from port P, all pieces), with the right status\n"
-	"and value. One capture of both directions may be given twice.\n"
-	"Exit 0: all right; 1: a reply missing, duplicate, unexpected or wrong; 2: error.\n"
+	"usage: xkv-trace check [options] REQUESTS.pcap REPLIES.pcapng\n"
+	"Checks that each request (UDP to port P) got exactly one reply (UDP from port P,\n"
+	"all pieces) with a status its op can have, and, with xkv-lincheck, that the\n"
+	"replies are linearizable, timed by the capture of REPLIES: a request from when\n"
+	"it was seen leaving, to its reply. REPLIES is best a capture of both directions\n"
+	"on the client (xkv-trace record); one may be given twice.\n"
+	"Exit 0: all right; 1: a reply missing, duplicate, unexpected or wrong, or not\n"
+	"linearizable; 2: error, or a capture that lost frames.\n"
 	"\n";
 
 static const char usage_record[] =
@@ -81,10 +91,16 @@ static const struct xkv_opt gen_options[] = {
 	[GEN_HELP] = HELP_OPT,
 };
 
-enum { CHECK_PORT, CHECK_HELP };
+enum { CHECK_PORT, CHECK_LINCHECK, CHECK_TIMEOUT, CHECK_HISTORY, CHECK_HELP };
 
 static const struct xkv_opt check_options[] = {
 	[CHECK_PORT] = {"port", 'p', "P", "the server's UDP port (7411)"},
+	[CHECK_LINCHECK] = {"lincheck", 0, "PATH", "the checker (xkv-lincheck beside xkv-trace)"},
+	[CHECK_TIMEOUT] = {"timeout", 't', "S",
+			   "the checker gives up after S seconds and says unknown: exit 2 (60)"},
+	[CHECK_HISTORY] = {"history", 0, "FILE",
+			   "keep the history there (else a temporary file, kept only when it "
+			   "is not linearizable)"},
 	[CHECK_HELP] = HELP_OPT,
 };
 
@@ -259,7 +275,7 @@ static void dest_peer(const struct xkv_route *r, struct xkv_peer *peer)
 	xkv_route_peer(&back, peer);
 }
 
-static int check_frame(void *ctx, uint64_t frame, const uint8_t *data, uint32_t len)
+static int check_frame(void *ctx, uint64_t frame, uint64_t ns, const uint8_t *data, uint32_t len)
 {
 	struct check_pass *pass = ctx;
 	struct xkv_peer client;
@@ -271,10 +287,15 @@ static int check_frame(void *ctx, uint64_t frame, const uint8_t *data, uint32_t 
 	if (xkv_frame_parse(data, len, &r, &off, &plen))
 		return 0;
 	if (pass->replies) {
+		if (r.port_dst == pass->port) { /* a request leaving: its invocation */
+			xkv_route_peer(&r, &client);
+			trace_check_sent(pass->check, &client, ns, data + off, plen);
+			return 0;
+		}
 		if (r.port_src != pass->port)
 			return 0;
 		dest_peer(&r, &client);
-		return trace_check_reply(pass->check, &client, frame, data + off, plen);
+		return trace_check_reply(pass->check, &client, frame, ns, data + off, plen);
 	}
 	if (r.port_dst != pass->port)
 		return 0;
@@ -288,25 +309,114 @@ static int check_frame(void *ctx, uint64_t frame, const uint8_t *data, uint32_t 
 	return ret == -ENOMSG ? 0 : ret;
 }
 
+/*
+ * A capture that lost frames cannot be judged: a lost reply would look missing, a
+ * lost request unexpected. Returns 0 when path may be checked (a note when it
+ * cannot say), else prints why and returns EXIT_USAGE.
+ */
+static int capture_complete(const char *path, bool replies)
+{
+	uint64_t dropped;
+	int ret = trace_capture_drops(path, &dropped);
+
+	if (!ret && dropped) {
+		fprintf(stderr, "xkv-trace: %s: the capture lost %llu frames (isb_ifdrop): it "
+				"cannot be checked\n", path, (unsigned long long)dropped);
+		return EXIT_USAGE;
+	}
+	/* a generated requests file is no capture: only the replies' silence is news */
+	if (ret == -ENODATA && replies)
+		printf("note: %s does not say whether it lost frames (classic pcap, or pcapng "
+		       "without isb_ifdrop): a missing reply may be one the capture lost\n", path);
+	return 0; /* a file that cannot be read says so when it is read */
+}
+
+/* xkv-lincheck beside this program: /proc/self/exe's directory. */
+static int lincheck_beside(char *path, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - 1);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	if (!slash || (size_t)(slash - path) + sizeof("/xkv-lincheck") > len)
+		return -ENAMETOOLONG;
+	strcpy(slash, "/xkv-lincheck");
+	return 0;
+}
+
+/*
+ * Runs the checker on history, its report on our stdout. Returns its exit status,
+ * or -errno when it could not run or did not exit (said on stderr).
+ */
+static int lincheck(const char *exe, const char *timeout, const char *history)
+{
+	char *const argv[] = {(char *)exe, "--timeout", (char *)timeout, (char *)history, NULL};
+	int status, ret;
+	pid_t pid;
+
+	fflush(stdout);
+	ret = posix_spawn(&pid, exe, NULL, NULL, argv, environ);
+	if (!ret && waitpid(pid, &status, 0) < 0)
+		ret = errno;
+	if (ret) {
+		fprintf(stderr, "xkv-trace: check: running %s: %s\n", exe, strerror(ret));
+		return -ret;
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "xkv-trace: check: %s: %s\n", exe, strsignal(WTERMSIG(status)));
+		return -EINTR;
+	}
+	return WEXITSTATUS(status);
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	struct check_pass pass = {.port = htons(7411)};
+	char why[WHY_MAX], exe[PATH_MAX], tmp[] = "/tmp/xkv-check.XXXXXX";
+	const char *history = NULL, *timeout = "60";
 	struct trace_check_report report;
-	char why[WHY_MAX];
+	bool structure_ok;
 	struct xkv_opts p;
 	int opt, ret;
 
+	exe[0] = 0;
 	ret = xkv_opts_init(&p, check_options, XKV_OPTS_COUNT(check_options), 0);
 	while (!ret && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
-		if (opt == CHECK_HELP)
+		switch (opt) {
+		case CHECK_PORT:
+			ret = take_port(&p, &pass.port);
+			break;
+		case CHECK_LINCHECK:
+			snprintf(exe, sizeof(exe), "%s", p.arg);
+			break;
+		case CHECK_TIMEOUT:
+			timeout = p.arg;
+			ret = xkv_opts_double(&p, 0.001, 1e9, &(double){0});
+			break;
+		case CHECK_HISTORY:
+			history = p.arg;
+			break;
+		case CHECK_HELP:
 			return print_usage(usage_check, check_options,
 					   XKV_OPTS_COUNT(check_options));
-		ret = opt == CHECK_PORT ? take_port(&p, &pass.port) : opt;
+		default:
+			ret = opt;
+		}
 	}
 	if (ret)
 		return usage_error("check: %s", p.why);
 	if (argc - optind != 2)
 		return usage_error("check: give a requests capture and a replies capture");
+	if (!exe[0] && lincheck_beside(exe, sizeof(exe)))
+		return usage_error("check: cannot find xkv-lincheck: give --lincheck PATH");
+	if (access(exe, X_OK))
+		return usage_error("check: %s: %s (--lincheck PATH)", exe, strerror(errno));
+	for (int i = 0; i < 2; i++)
+		if (capture_complete(argv[optind + i], i == 1))
+			return EXIT_USAGE;
 
 	pass.check = trace_check_create();
 	if (!pass.check) {
@@ -333,16 +443,52 @@ static int cmd_check(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	trace_check_finish(pass.check, &report);
+	if (!history) {
+		int fd = mkstemp(tmp);
+
+		if (fd < 0) {
+			fprintf(stderr, "xkv-trace: check: %s: %s\n", tmp, strerror(errno));
+			trace_check_destroy(pass.check);
+			return EXIT_USAGE;
+		}
+		close(fd);
+	}
+	ret = trace_check_finish(pass.check, history ?: tmp, &report);
 	trace_check_destroy(pass.check);
+	if (ret) {
+		fprintf(stderr, "xkv-trace: check: writing %s: %s\n", history ?: tmp,
+			strerror(-ret));
+		goto out_unlink;
+	}
 	/* a check of nothing passes, which is no news: most likely the wrong port */
 	if (!report.requests) {
 		fprintf(stderr, "xkv-trace: %s: no requests to UDP port %u\n", argv[optind],
 			ntohs(pass.port));
-		return EXIT_USAGE;
+		ret = -ENOMSG;
+		goto out_unlink;
 	}
 	trace_check_print(&report, stdout);
-	return trace_check_passed(&report) ? 0 : EXIT_FAILED;
+	structure_ok = trace_check_passed(&report);
+	printf("values: %s %s\n", exe, history ?: tmp);
+	ret = lincheck(exe, timeout, history ?: tmp);
+	if (ret < 0 || ret > EXIT_FAILED) {
+		printf("UNKNOWN: the history could not be judged (kept in %s)\n", history ?: tmp);
+		return EXIT_USAGE;
+	}
+	if (ret == EXIT_FAILED && !history)
+		printf("the history is kept in %s\n", tmp);
+	printf("%s\n", structure_ok && !ret ? "PASS" : "FAIL");
+	if (ret == EXIT_FAILED)
+		return EXIT_FAILED;
+	ret = structure_ok ? 0 : EXIT_FAILED;
+	if (!history)
+		unlink(tmp);
+	return ret;
+
+out_unlink:
+	if (!history)
+		unlink(tmp);
+	return EXIT_USAGE;
 }
 
 static volatile sig_atomic_t stop_requested;

@@ -13,7 +13,7 @@ int trace_pcap_each(const char *path, trace_frame_fn fn, void *ctx, char *why, s
 	pcap_t *p;
 	int ret;
 
-	p = pcap_open_offline(path, errbuf);
+	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (!p) { /* errbuf names the file */
 		snprintf(why, why_len, "%s", errbuf);
 		return -EIO;
@@ -34,7 +34,9 @@ int trace_pcap_each(const char *path, trace_frame_fn fn, void *ctx, char *why, s
 			ret = -EMSGSIZE;
 			goto out_close;
 		}
-		ret = fn(ctx, frame, data, h->caplen);
+		/* tv_usec holds nanoseconds at this precision */
+		ret = fn(ctx, frame, (uint64_t)h->ts.tv_sec * 1000000000 + (uint64_t)h->ts.tv_usec,
+			 data, h->caplen);
 		if (ret)
 			goto out_close;
 	}

@@ -9,11 +9,15 @@
 
 #define TRACE_SNAPLEN 65535 /* whole frames: check cannot judge a cut reply */
 
-/* Called per frame; frame counts from 1 as Wireshark numbers them. Nonzero stops. */
-typedef int (*trace_frame_fn)(void *ctx, uint64_t frame, const uint8_t *data, uint32_t len);
+/*
+ * Called per frame; frame counts from 1 as Wireshark numbers them, ns is its
+ * capture time in nanoseconds since the epoch. Nonzero stops.
+ */
+typedef int (*trace_frame_fn)(void *ctx, uint64_t frame, uint64_t ns, const uint8_t *data,
+			      uint32_t len);
 
 /*
- * Calls fn on every frame of the Ethernet capture at path. Returns 0, what fn
+ * Calls fn on every frame of the Ethernet capture at path (pcap or pcapng). Returns 0, what fn
  * returned, or -errno with the reason in why (naming the file): it cannot be read, is not
  * Ethernet (-EPROTONOSUPPORT), or holds a frame cut by the snapshot length
  * (-EMSGSIZE: its replies could not be checked).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Capture of live xkv traffic (requests to a port and replies from it) to a pcap file. */
+/* Capture of live xkv traffic (requests to a port and replies from it) to a pcapng file. */
 #ifndef XKV_TRACE_RECORD_H
 #define XKV_TRACE_RECORD_H
 

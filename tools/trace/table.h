@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A hash map from byte strings (at most XKV_KEY_MAX bytes) to pointers, for the
- * trace tools' model of the store (key -> value) and their request index
- * ((client, request id) -> expected reply). Chained, so removal is plain unlinking.
+ * trace tools: the check's clients (address -> number) and request index
+ * ((client, request id) -> the request). Chained, so removal is plain unlinking.
  */
 #ifndef XKV_TRACE_TABLE_H
 #define XKV_TRACE_TABLE_H
