@@ -32,6 +32,8 @@ policies=(
 	"crew|--policy crew"
 	"minos|--policy minos"
 	"dcrew|--policy dcrew"
+	"xkv|--policy xkv --compaction on"
+	"crew-compaction|--policy crew --compaction on"
 )
 server_pid= record_pid= server_log=
 out=$(mktemp -d /tmp/xkv-replay.XXXXXX)
