@@ -47,8 +47,8 @@ static const struct xkv_opt attach_opts[] = {
 	{"port", 'p', "PORT", "UDP port of xkv requests (default 7411)"},
 	{"workers", 'w', "N", "worker threads per rx queue, 1..64 (default 1)"},
 	{"policy", 'P', "NAME",
-	 "erew (default), crew, minos (whose roles a running xkv-server --policy minos "
-	 "or xkv writes), dcrew or xkv"},
+	 "xkv (default), erew, crew, minos, dcrew; under minos and xkv a running "
+	 "xkv-server writes the roles"},
 	{"allow", 'a', "CIDR",
 	 "client network allowed to send requests; repeatable. Without any, all xkv requests are "
 	 "dropped."},
@@ -217,7 +217,7 @@ static int cmd_attach(const struct command *cmd, int argc, char **argv)
 
 	args.opts = (struct bpfctl_attach_opts){
 		.mode = BPFCTL_MODE_NATIVE,
-		.config = {.port = XKV_DEFAULT_PORT, .workers = 1, .policy = XKV_POLICY_EREW},
+		.config = {.port = XKV_DEFAULT_PORT, .workers = 1, .policy = XKV_POLICY_XKV},
 		.allow = args.allow,
 		.listen = &args.listen,
 	};

@@ -1046,3 +1046,31 @@ Test(execute, compaction_keeps_the_slot_until_the_window_closes)
 	cr_assert_eq(w.exec.stats.ewt_released, 3);
 	xkv_worker_fini(&w);
 }
+
+/* A window's PUTs came on two sockets (rx queues): each reply leaves on its own. */
+Test(execute, compaction_answers_each_put_on_the_socket_it_came_on)
+{
+	struct capture *other = calloc(1, sizeof(*other));
+	static struct batch b;
+	struct xkv_worker w;
+
+	cr_assert_not_null(other);
+	other->tx = cap->tx;
+	other->room = FRAMES_MAX;
+	compact_worker(&w, 100000);
+	for (int i = 0; i < 4; i++)
+		batch_add(&b, request(XKV_OP_PUT, "hot", "v", 1));
+	batch_look_ahead(&w, &b);
+	for (unsigned i = 0; i < b.n; i++) {
+		w.exec.tx = i % 2 ? &other->tx : &cap->tx; /* as the backend does per queue */
+		batch_serve(&w, &b, i);
+	}
+	xkv_worker_round_end(&w, true);
+	cr_assert_eq(w.exec.tx, &other->tx, "the socket in use is given back");
+	cr_assert_eq(cap->sent, 2, "PUTs 0 and 2 answered on the first socket");
+	cr_assert_eq(other->sent, 2, "PUTs 1 and 3 on the second");
+	assert_reply(&b, 0, 0, XKV_S_OK);
+	assert_reply(&b, 1, 2, XKV_S_OK);
+	xkv_worker_fini(&w);
+	free(other);
+}

@@ -71,7 +71,8 @@ struct xkv_compact_window *xkv_compact_open(struct xkv_compact *c, uint64_t hash
 }
 
 bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-		      const struct xkv_peer *peer, const struct xkv_reply_route *route)
+		      const struct xkv_peer *peer, struct xkv_tx *tx,
+		      const struct xkv_reply_route *route)
 {
 	struct xkv_compact_put *put = &win->puts[win->nputs++];
 
@@ -79,6 +80,7 @@ bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 	memcpy(win->value, req->frag, req->value_len);
 	win->value_len = req->value_len;
 	*put = (struct xkv_compact_put){
+		.tx = tx,
 		.route = *route,
 		.peer = *peer,
 		.request_id = req->request_id,

@@ -28,6 +28,7 @@
 
 /* What a held PUT's reply needs once the window's write is applied. */
 struct xkv_compact_put {
+	struct xkv_tx *tx;	      /* the socket it came on, which answers it */
 	struct xkv_reply_route route; /* the transport's way back, saved when it came */
 	struct xkv_peer peer;
 	uint32_t request_id;
@@ -72,11 +73,12 @@ struct xkv_compact_window *xkv_compact_open(struct xkv_compact *c, uint64_t hash
 					    uint64_t service_ns);
 
 /*
- * Holds req (xkv_compact_fits) in win: its value becomes the window's, route and peer
- * are where its reply goes. Returns true when win is full now and must close.
+ * Holds req (xkv_compact_fits) in win: its value becomes the window's; its reply goes
+ * to peer through tx along route. Returns true when win is full now and must close.
  */
 bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-		      const struct xkv_peer *peer, const struct xkv_reply_route *route);
+		      const struct xkv_peer *peer, struct xkv_tx *tx,
+		      const struct xkv_reply_route *route);
 
 /* The PUT a closing window applies: its key, its last value, its last PUT's header. */
 struct xkv_msg xkv_compact_final(const struct xkv_compact_window *win);

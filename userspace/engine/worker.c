@@ -314,20 +314,24 @@ static enum xkv_status apply_write(struct xkv_worker *w, const struct xkv_msg *m
 static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 {
 	const struct xkv_msg final = xkv_compact_final(win);
-	struct xkv_tx *tx = w->exec.tx;
-	struct xkv_reply_route current;
+	struct xkv_tx *current = w->exec.tx;
+	struct xkv_reply_route route;
 	enum xkv_status status;
 
 	status = apply_write(w, &final, win->hash);
 	/* the request being handled, if any, replies after this along its own route */
-	tx->route_save(tx, &current);
+	current->route_save(current, &route);
 	for (uint32_t i = 0; i < win->nputs && !reply_on_hold; i++) {
 		const struct xkv_msg req = xkv_compact_request(win, i);
+		const struct xkv_compact_put *put = &win->puts[i];
 
-		tx->route_use(tx, &win->puts[i].route);
-		xkv_reply_status(&w->exec, &win->puts[i].peer, &req, status);
+		/* on the socket it came on: a client's rx queue expects it there */
+		w->exec.tx = put->tx;
+		put->tx->route_use(put->tx, &put->route);
+		xkv_reply_status(&w->exec, &put->peer, &req, status);
 	}
-	tx->route_use(tx, &current);
+	w->exec.tx = current;
+	current->route_use(current, &route);
 	w->exec.stats.compact_writes += win->nputs;
 	if (win->nputs > w->exec.stats.compact_window_max)
 		w->exec.stats.compact_window_max = win->nputs;
@@ -668,7 +672,7 @@ static bool compact_take(struct xkv_worker *w, const struct xkv_peer *peer,
 	if (reply_on_hold)
 		xkv_reply_status(&w->exec, peer, m, XKV_S_OK);
 	w->exec.tx->route_save(w->exec.tx, &route);
-	if (xkv_compact_hold(win, m, peer, &route))
+	if (xkv_compact_hold(win, m, peer, w->exec.tx, &route))
 		window_close(w, win);
 	return true;
 }

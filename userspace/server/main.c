@@ -60,12 +60,12 @@ static const struct xkv_opt options[] = {
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
-	[OPT_POLICY] = {"policy", 'P', "erew|crew|minos|dcrew|xkv",
-			"steering (default crew): erew sends every request to the partition's "
-			"owner; crew balances reads; minos serves small and large values on "
-			"different workers; dcrew balances writes too, unless their partition has "
-			"one outstanding; xkv is minos with dcrew's writes among the small workers "
-			"(XDP backend for minos, dcrew and xkv)"},
+	[OPT_POLICY] = {"policy", 'P', "xkv|erew|crew|minos|dcrew",
+			"steering (default xkv; crew on the uring backend): erew sends every "
+			"request to the partition's owner; crew balances reads; minos serves small "
+			"and large values on different workers; dcrew balances writes too, unless "
+			"their partition has one outstanding; xkv is minos and dcrew together, "
+			"with compaction (XDP backend for minos, dcrew and xkv)"},
 	[OPT_MINOS_PERCENTILE] = {"minos-percentile", 0, "P",
 				  "minos: values up to the size class of this percentile of "
 				  "requests are small (99)"},
@@ -87,7 +87,7 @@ static const struct xkv_opt options[] = {
 		      "same path: the ceiling"},
 	[OPT_COMPACTION] = {"compaction", 0, "on|off",
 			    "write compaction: PUTs to one key that queue up on its writer are "
-			    "applied once and answered together (default off)"},
+			    "applied once and answered together (default on under xkv, else off)"},
 	[OPT_COMPACT_SLO] = {"compact-slo", 0, "N",
 			     "compaction: a window stays open up to (N - 1) mean service times, "
 			     "the SLO in service times (default " XKV_OPTS_STR(XKV_COMPACT_SLO) ")"},
@@ -144,6 +144,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		if (policy < 0)
 			return xkv_opts_bad_value(p, "erew, crew, minos, dcrew or xkv");
 		o->policy = (enum xkv_policy)policy;
+		o->policy_given = true;
 		return 0;
 	case OPT_MINOS_PERCENTILE:
 		return xkv_opts_double(p, 1, 100, &o->minos_percentile);
@@ -177,6 +178,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		if (strcmp(p->arg, "on") && strcmp(p->arg, "off"))
 			return xkv_opts_bad_value(p, "on or off");
 		o->compaction = !strcmp(p->arg, "on");
+		o->compaction_given = true;
 		return 0;
 	case OPT_COMPACT_SLO:
 		return xkv_opts_u32(p, 2, 100000, &o->compact_slo);
@@ -195,7 +197,6 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.port = XKV_DEFAULT_PORT,
 		.memory = 64 << 20,
 		.mode = XKV_MODE_CACHE,
-		.policy = XKV_POLICY_CREW,
 		.minos_percentile = 99,
 		.minos_epoch_ms = 1000,
 		.compact_slo = XKV_COMPACT_SLO,
@@ -227,6 +228,11 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		fprintf(stderr, "xkv-server: --listen needs the xdp backend\n");
 		return -EINVAL;
 	}
+	/* the SK_REUSEPORT program can steer by partition only: crew is its best */
+	if (!o->policy_given)
+		o->policy = o->backend == &xkv_backend_xdp ? XKV_POLICY_XKV : XKV_POLICY_CREW;
+	if (!o->compaction_given)
+		o->compaction = o->policy == XKV_POLICY_XKV;
 	/* listening on every address, uring must not serve the world by default */
 	if (o->backend == &xkv_backend_uring && !o->n_allow) {
 		bpfctl_parse_cidr("127.0.0.0/8", &o->allow[o->n_allow++]);

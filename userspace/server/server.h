@@ -33,12 +33,14 @@ struct server_opts {
 	size_t memory;
 	enum xkv_store_mode mode;
 	enum xkv_policy policy;
+	bool policy_given;		/* --policy; else xkv (XDP) or crew (io_uring) */
 	double minos_percentile;	/* minos: the threshold's percentile of request sizes */
 	uint32_t minos_epoch_ms;	/* minos: the control loop's period */
 	const struct backend *backend;
 	bool skb_mode;			/* XDP backend: generic instead of driver mode */
 	bool echo;			/* answer without the store (the measuring ceiling) */
 	bool compaction;		/* write compaction on the workers */
+	bool compaction_given;		/* --compaction; else on under xkv only */
 	uint32_t compact_slo;		/* compaction: the SLO in mean service times */
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
