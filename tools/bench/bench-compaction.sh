@@ -52,6 +52,8 @@ trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
 steps=$((${#workloads[@]} * 2 * (1 + 2 * rounds) + 1))
 bench_start bench-compaction.sh
+# a measurement on a busy machine is not one: the load average goes with the figures
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt"
 
 # bench WORKLOAD [OPTIONS...]: xkv-bench with WORKLOAD's mix, on its keys as loaded
 bench() {
@@ -133,4 +135,5 @@ for wl in "${workloads[@]}"; do
 		-o "$out/sweep-$wl.png" --title "compaction off and on, $wl: SLO search, p99" \
 		"$out/sweep-off-$wl.csv" "$out/sweep-on-$wl.csv" >/dev/null
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt"
 echo "CSVs, JSON, logs and the plots (sweep-*.png) in $out; $((SECONDS - start)) s"
