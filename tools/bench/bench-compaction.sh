@@ -22,7 +22,7 @@
 #   tools/bench/bench-compaction.sh BUILD_DIR
 # Environment:
 #   BENCH_COMPACTION_SHORT=1  short steps, one round, 10,000 keys: checks the script in
-#                             about 2 minutes; its numbers mean nothing
+#                             about 80 s; its numbers mean nothing
 set -euo pipefail
 
 usage="usage: bench-compaction.sh BUILD_DIR"
