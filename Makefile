@@ -125,7 +125,7 @@ bench-dcrew: deps
 	$(Q)tools/bench/bench-dcrew.sh $(BUILD)
 
 # Write compaction off and on under crew: a hot-key storm, zipf 1.25 at 5 % and 50 %
-# writes, 2 workers, ~6 minutes (tools/bench/bench-compaction.sh; docs/BENCH.md). Run it
+# writes, 2 workers, ~5 minutes (tools/bench/bench-compaction.sh; docs/BENCH.md). Run it
 # on an idle machine.
 bench-compaction: deps
 	$(Q)$(MAKE) --no-print-directory all
