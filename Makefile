@@ -39,7 +39,7 @@ BENCHES	:=
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
 .PHONY: all deps test check test-asan asan-suites test-tsan tsan-suites bench bench-minos \
-	bench-dcrew demo clean
+	bench-dcrew bench-compaction demo clean
 
 include userspace/userspace.mk
 include tests/tests.mk
@@ -124,6 +124,13 @@ bench-minos: deps
 bench-dcrew: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/bench-dcrew.sh $(BUILD)
+
+# Write compaction off and on under crew: a hot-key storm, zipf 1.25 at 5 % and 50 %
+# writes, 2 workers, ~5 minutes (tools/bench/bench-compaction.sh; docs/BENCH.md). Run it
+# on an idle machine.
+bench-compaction: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/bench-compaction.sh $(BUILD)
 
 clean:
 	$(Q)rm -rf $(BUILD)

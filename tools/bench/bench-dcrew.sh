@@ -35,25 +35,14 @@ else
 	sweep_step_s=1 equal_s=8 rounds=2
 fi
 
-. "$(dirname "$0")/server-host.sh"
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
 ns_s="xkvdc-$$-s" ns_c="xkvdc-$$-c" if_s="xds$$" if_c="xdc$$" ip_s=10.208.0.1 ip_c=10.208.0.2
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench-dcrew.sh: needs root (namespaces, XDP, AF_XDP)" >&2
-	exit 1
-fi
-mkdir -p "$out"
-rm -f "$out"/*.csv "$out"/*.json "$out"/*.png "$out"/*.log "$out"/*.txt
-netns_pair_up
-start=$SECONDS
-step=0
 steps=$((${#write_fracs[@]} * 2 * (1 + rounds) + 1))
-progress() {
-	step=$((step + 1))
-	printf '== [%2d/%d, %3d s] %s\n' "$step" "$steps" $((SECONDS - start)) "$*"
-}
+bench_start bench-dcrew.sh
 
 # bench WRITE_FRAC [OPTIONS...]: a measured run, on keys load_keys put there
 bench() {
@@ -90,15 +79,10 @@ for wf in "${write_fracs[@]}"; do
 			--label "$p-$wf" --csv "$out/sweep-$p-$wf.csv" \
 			--json >"$out/sweep-$p-$wf.json" 2>"$out/sweep-$p-$wf.log"
 		server_stop
-		found[$p]=$(/usr/bin/python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["rate_found"]))' \
-			"$out/sweep-$p-$wf.json")
+		found[$p]=$(sweep_rate "$out/sweep-$p-$wf.json")
 		echo "   $p: highest rate under the SLO ${found[$p]}/s"
 	done
-	equal=$((${found[crew]} * 3 / 4))
-	if [ "$equal" -le 0 ]; then
-		equal=15000
-		echo "   crew met the SLO at no rate (a busy machine?): equal load at $equal/s"
-	fi
+	equal=$(equal_load crew "${found[crew]}")
 	echo "$equal" >"$out/equal-rate-$wf.txt"
 	# --- b. equal load, interleaved ---------------------------------------------------
 	for r in $(seq "$rounds"); do

@@ -47,7 +47,8 @@ fi
 dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125
 large_pct=0.125 large_size=500000 keys=20000
 
-. "$(dirname "$0")/server-host.sh"
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
 ns_s="xkvmin-$$-s" ns_c="xkvmin-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.207.0.1 ip_c=10.207.0.2
 poll_pid=
 cleanup() {
@@ -60,10 +61,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench-minos.sh: needs root (namespaces, XDP, AF_XDP)" >&2
-	exit 1
-fi
 if [ "${#policies[@]}" -ne 2 ]; then
 	echo "bench-minos.sh: BENCH_MINOS_POLICIES: two policies, the baseline first" >&2
 	exit 1
@@ -71,16 +68,8 @@ fi
 # labels name files and lines: the same policy twice (a check of the script) gets a suffix
 labels=("${policies[0]}" "${policies[1]}")
 if [ "${labels[0]}" = "${labels[1]}" ]; then labels[1]=${labels[1]}-2; fi
-mkdir -p "$out"
-rm -f "$out"/*.csv "$out"/*.json "$out"/*.jsonl "$out"/*.png "$out"/*.log "$out"/*.txt
-netns_pair_up
-start=$SECONDS
-step=0
 steps=$((2 * (1 + ${#fractions[@]} + 1 + 1) + 1))
-progress() {
-	step=$((step + 1))
-	printf '== [%2d/%d, %3d s] %s\n' "$step" "$steps" $((SECONDS - start)) "$*"
-}
+bench_start bench-minos.sh
 
 workload=(--keys "$keys" --key-size 16 --value-size 64 --value-profile bimodal
 	--large-size "$large_size" --get-ratio 0.95 --zipf 0.99 --transport xdp --iface "$if_c")
@@ -119,8 +108,7 @@ for i in 0 1; do
 		--label "${labels[$i]}" --csv "$out/sweep-${labels[$i]}.csv" \
 		--json >"$out/sweep-${labels[$i]}.json" 2>"$out/sweep-${labels[$i]}.log"
 	server_stop
-	rate_found[i]=$(/usr/bin/python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["rate_found"]))' \
-		"$out/sweep-${labels[$i]}.json")
+	rate_found[i]=$(sweep_rate "$out/sweep-${labels[$i]}.json")
 	echo "   ${labels[$i]}: highest rate under the SLO ${rate_found[i]}/s"
 done
 base=${rate_found[0]}
