@@ -13,6 +13,9 @@
 #   c. from the server's counters over each run of b: write requests per store write
 #      (all workers, and the hot worker: the one with the most writes), the hot
 #      worker's busy time per request, the windows' mean and largest size;
+#   c'. the storm also in a closed loop (32 outstanding), where the hot worker is busy
+#      and its rings seldom run dry: the mechanism's own compaction factor, which the
+#      open loop's highest rate under the SLO (client-bound here) cannot show;
 #   d. beside them, xkv-sim's prediction for the same workload under crew and comp on 2
 #      and on 64 cores: the highest load under its SLO and the ratio (C-4 Fig. 4).
 # Then the table, the targets met or missed, and sweep-WORKLOAD.png (p99 against the
@@ -50,7 +53,7 @@ ns_s="xkvcp-$$-s" ns_c="xkvcp-$$-c" if_s="xcs$$" if_c="xcc$$" ip_s=10.209.0.1 ip
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-steps=$((${#workloads[@]} * 2 * (1 + 2 * rounds) + 1))
+steps=$((${#workloads[@]} * 2 * (1 + 2 * rounds) + 2 * rounds + 1))
 bench_start bench-compaction.sh
 # a measurement on a busy machine is not one: the load average goes with the figures
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt"
@@ -123,6 +126,14 @@ for wl in "${workloads[@]}"; do
 			progress "$wl, compaction $s: its highest rate $rate/s for $run_s s (round $r)"
 			run "$s" "$wl" "peak-$s-$wl-$r" --rate "$rate" --duration "$run_s"
 		done
+	done
+done
+
+# --- c'. the storm with the hot worker busy: a closed loop ---------------------------------
+for r in $(seq "$rounds"); do
+	for s in "${settings[@]}"; do
+		progress "storm, compaction $s: closed loop, 32 outstanding, $run_s s (round $r)"
+		run "$s" storm "closed-$s-storm-$r" --depth 32 --duration "$run_s"
 	done
 done
 
