@@ -505,17 +505,7 @@ static void forget_nothing(void *ctx, uint64_t hash)
 	(void)ctx, (void)hash;
 }
 
-/* Replies go where the capture sends them, whichever worker answers. */
-static void route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
-{
-	(void)tx, (void)route;
-}
-
-static void route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
-{
-	(void)tx, (void)route;
-}
-
+/* Two xkv workers, 0 small and 1 large, on one EWT; replies go to the capture. */
 static void xkv_workers(uint64_t timeout_ns)
 {
 	struct xkv_reasm_config reasm = {
@@ -526,8 +516,6 @@ static void xkv_workers(uint64_t timeout_ns)
 	r.small[0] = 0, r.large[0] = 1;
 	for (int c = 12; c < XKV_SIZE_CLASSES; c++)
 		r.classes[c] = (struct xkv_class_workers){.first = 0, .count = 1};
-	cap->tx.route_save = route_save;
-	cap->tx.route_use = route_use;
 	memset(ewt, 0, sizeof(ewt));
 	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
 	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
@@ -1073,4 +1061,38 @@ Test(execute, compaction_answers_each_put_on_the_socket_it_came_on)
 	assert_reply(&b, 1, 2, XKV_S_OK);
 	xkv_worker_fini(&w);
 	free(other);
+}
+
+/*
+ * A hand-off is answered on the receiving worker's socket of the rx queue its request
+ * came on (on veth, TX queue i lands on the peer's rx queue i), not on the one the
+ * receiver polled last; and the receiver's own path is given back after.
+ */
+Test(execute, handoff_is_answered_on_its_request_queue)
+{
+	struct capture *q1_large = calloc(1, sizeof(*q1_large));
+	struct capture *q1_small = calloc(1, sizeof(*q1_small));
+	struct xkv_msg put = big_put('q'), reply;
+
+	cr_assert(q1_large && q1_small);
+	*q1_large = (struct capture){.tx = cap->tx, .room = FRAMES_MAX};
+	*q1_small = (struct capture){.tx = cap->tx, .room = FRAMES_MAX};
+	xkv_workers(0);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	xkv_worker_queue(&xw[0], 1, &q1_small->tx); /* worker 0 polled queue 1, then 0 */
+	xkv_worker_queue(&xw[0], 0, &cap->tx);
+	xkv_worker_queue(&xw[1], 1, &q1_large->tx); /* the PUT comes to worker 1 on queue 1 */
+	feed_pieces(&xw[1], put, in_order, 3);
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
+	cr_assert_eq(cap->sent, 0, "not on queue 0's socket");
+	cr_assert_eq(q1_large->sent, 0, "nor on the sender's");
+	cr_assert_eq(q1_small->sent, 1, "on the receiver's socket of queue 1");
+	cr_assert_eq(xkv_decode(q1_small->frames[0], q1_small->lens[0], &reply), XKV_R_OK);
+	cr_assert_eq(reply.request_id, put.request_id);
+	cr_assert_eq(reply.status, XKV_S_OK);
+	cr_assert_eq(xw[0].exec.tx, &cap->tx, "the receiver's path is given back");
+	cr_assert_eq(xw[0].queue, 0);
+	xkv_workers_fini();
+	free(q1_large);
+	free(q1_small);
 }

@@ -32,6 +32,7 @@ struct xkv_handoff {
 	enum xkv_handoff_kind kind;
 	struct xkv_peer peer;
 	struct xkv_reply_route route; /* the answer goes back the way the request came */
+	uint32_t queue;		      /* ... from the rx queue it came on */
 	struct xkv_msg req;	      /* its key, and a WRITE's value, point into data */
 	uint64_t hash;
 	struct xkv_item *item; /* INSTALL: built, not yet linked */

@@ -245,6 +245,7 @@ static bool hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
 
 	if (m) {
 		m->item = item;
+		m->queue = w->queue;
 		if (xkv_handoffs_push(w->handoffs, w->id, to, m)) {
 			w->exec.stats.handoffs_sent++;
 			return true;
@@ -442,10 +443,15 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 /* One message from another worker; the replies go back the way its request came. */
 static void take_handoff(struct xkv_worker *w, struct xkv_handoff *m)
 {
-	uint32_t owner;
+	struct xkv_tx *tx = w->exec.tx;
+	uint32_t owner, queue = w->queue;
 
 	roles_check(w);
 	w->exec.stats.handoffs_taken++;
+	/* answered on this worker's socket of the request's rx queue (once it polled it) */
+	w->queue = m->queue;
+	if (w->queue_tx[m->queue])
+		w->exec.tx = w->queue_tx[m->queue];
 	w->exec.tx->route_use(w->exec.tx, &m->route);
 	switch (m->kind) {
 	case XKV_HANDOFF_GET:
@@ -466,6 +472,15 @@ static void take_handoff(struct xkv_worker *w, struct xkv_handoff *m)
 		break;
 	}
 	xkv_handoff_free(m);
+	w->queue = queue;
+	w->exec.tx = tx;
+}
+
+void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx)
+{
+	w->queue = queue;
+	w->queue_tx[queue] = tx;
+	w->exec.tx = tx;
 }
 
 int xkv_worker_bell_fd(const struct xkv_worker *w)

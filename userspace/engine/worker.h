@@ -46,6 +46,9 @@ struct xkv_worker {
 	uint32_t round_served;	/* datagrams and hand-offs served in it */
 	uint64_t service_ns;	/* S: the mean busy time per request, measured over rounds */
 	struct xkv_compact *compact; /* write compaction (xkv_worker_compaction); NULL: off */
+	/* xkv_worker_queue: each rx queue's reply path, and the request's queue now */
+	struct xkv_tx *queue_tx[XKV_QUEUES_MAX];
+	uint32_t queue;
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
@@ -83,6 +86,14 @@ void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt);
  * answered. Returns 0, or -ENOMEM.
  */
 int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo);
+
+/*
+ * The requests that follow came on rx queue `queue` (below XKV_QUEUES_MAX) and are
+ * answered through tx; a request handed to another worker is answered through that
+ * worker's path on the same queue, where the client expects its reply. A transport
+ * with one path need not call it.
+ */
+void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx);
 
 /* Serves what other workers handed this one; returns how many. Once per batch. */
 unsigned xkv_worker_handoffs(struct xkv_worker *w);

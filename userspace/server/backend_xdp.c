@@ -300,7 +300,7 @@ static void xdp_run(struct server *s, struct server_worker *w)
 			struct xkv_xsk *sock = &b->socks[q * s->o.workers + w->id];
 
 			/* the executor replies through the socket the request came on */
-			w->proto.exec.tx = &sock->tx;
+			xkv_worker_queue(&w->proto, q, &sock->tx);
 			got += xkv_xsk_poll(sock, &rx);
 		}
 		got += xkv_worker_handoffs(&w->proto);
