@@ -108,7 +108,7 @@ enum { RECORD_IFACE, RECORD_OUT, RECORD_PORT, RECORD_COUNT, RECORD_SECONDS, RECO
 
 static const struct xkv_opt record_options[] = {
 	[RECORD_IFACE] = {"iface", 'i', "IF", "the interface (Ethernet)"},
-	[RECORD_OUT] = {"out", 'o', "FILE", "the pcap file to write"},
+	[RECORD_OUT] = {"out", 'o', "FILE", "the capture to write (pcapng)"},
 	[RECORD_PORT] = {"port", 'p', "P", "the server's UDP port (7411)"},
 	[RECORD_COUNT] = {"count", 'c', "N", "stop after N frames"},
 	[RECORD_SECONDS] = {"seconds", 't', "S", "stop after S seconds"},
