@@ -473,7 +473,11 @@ static int cmd_check(int argc, char **argv)
 	ret = lincheck(exe, timeout, history ?: tmp);
 	if (ret < 0 || ret > EXIT_FAILED) {
 		printf("UNKNOWN: the history could not be judged (kept in %s)\n", history ?: tmp);
-		return EXIT_USAGE;
+		/* a problem found already is an answer: undecided only when nothing else is */
+		if (structure_ok)
+			return EXIT_USAGE;
+		printf("FAIL\n");
+		return EXIT_FAILED;
 	}
 	if (ret == EXIT_FAILED && !history)
 		printf("the history is kept in %s\n", tmp);
