@@ -10,6 +10,19 @@
 #include "xkv/hash.h"
 #include "xkv/roles.h"
 
+/*
+ * What steering needs of a request, read from an xkv header (xkv.bpf.c) or a
+ * memcached one (memcached.h): numbers only, no packet pointers, so that both
+ * protocols reach the steering code as states the verifier can merge.
+ */
+struct xkv_request {
+	__u64 key_off;	 /* where the key starts, from ctx->data */
+	__u32 key_len;	 /* key bytes, hashed where they lie */
+	__u32 value_len; /* the whole value's bytes: a PUT's size class */
+	__u32 frag_len;	 /* value bytes this datagram carries: all of them when equal */
+	__u32 op;	 /* enum xkv_op */
+};
+
 static __always_inline __u64 xkv_depth_of(__u32 worker)
 {
 	struct xkv_qdepth *qd = bpf_map_lookup_elem(&xkv_qdepth, &worker);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The xkv XDP program: parse -> validate -> steer. Traffic that is not UDP to the
- * configured port passes untouched; xkv requests go to the AF_XDP socket of the
- * chosen worker on this rx queue; anything else aimed at the port is dropped and
+ * configured ports (xkv's, and memcached's when set) passes untouched; xkv and
+ * memcached requests go to the AF_XDP socket of the chosen worker on this rx queue,
+ * the same for the same key; anything else aimed at the ports is dropped and
  * counted under a named reason (include/xkv/maps.h), requests that are not addressed
  * to the interface's own unicast MAC and IP (xkv_local) among them.
  */
 #include "maps.bpf.h"
+#include "memcached.h"
 #include "parse.h"
 #include "steer.h"
 
@@ -90,50 +92,59 @@ __noinline int xkv_check_addresses(const struct xkv_addresses *a)
 	return XKV_R_OK;
 }
 
-/* The UDP payload of a datagram whose IP and UDP lengths agree with each other and the packet. */
-static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xkv_config *cfg,
-					     struct xkv_hdr *hdr, __u32 payload_len)
+/* The xkv header at the start of the UDP payload, payload_len bytes, into *req. */
+static __always_inline int xkv_parse_request(struct xdp_md *ctx, struct xkv_hdr *hdr,
+					     __u32 payload_len, struct xkv_request *req)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	__u64 key_off;
-	__u32 key_len, value_len, worker, slot, drop;
-	int claimed;
-	__u8 op;
 	enum xkv_reason reason;
-	__u64 *steered, hash;
 
 	if (payload_len < sizeof(*hdr) || (void *)(hdr + 1) > data_end)
-		return xkv_drop(XKV_R_TRUNCATED);
+		return XKV_R_TRUNCATED;
 	reason = xkv_hdr_check(hdr, payload_len);
 	if (reason != XKV_R_OK)
-		return xkv_drop(reason);
+		return reason;
 	if (hdr->op & XKV_OP_REPLY)
-		return xkv_drop(XKV_R_REPLY_TO_SERVER);
+		return XKV_R_REPLY_TO_SERVER;
+	req->op = hdr->op;
+	req->key_off = (void *)(hdr + 1) - data;
+	req->key_len = xkv_be16(hdr->key_len);
+	req->value_len = xkv_be32(hdr->value_len);
+	req->frag_len = xkv_be32(hdr->frag_len);
+	return XKV_R_OK;
+}
 
-	op = hdr->op;
-	value_len = xkv_be32(hdr->value_len);
-	key_len = xkv_be16(hdr->key_len);
-	/* xkv_hdr_check proved 1..XKV_KEY_MAX; the verifier must see the bound on this register */
+/* A request that passed its protocol's checks, to its worker's AF_XDP socket. */
+static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xkv_config *cfg,
+					     const struct xkv_request *req)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	__u64 key_off = req->key_off;
+	__u32 key_len = req->key_len, worker, slot, drop;
+	__u64 *steered, hash;
+	int claimed;
+
+	/* the parsers proved 1..XKV_KEY_MAX; the verifier must see the bound on this register */
 	barrier_var(key_len);
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
 		return xkv_drop(XKV_R_BAD_KEY_LEN);
 	/*
 	 * The key is hashed where it lies in the packet: no copy. Its offset is made
 	 * opaque to the verifier and bounded again, so that every header layout (VLAN,
-	 * IP options, IPv6 extension headers) reaches the hash as one state: the
-	 * verifier then walks the hash's paths once, not once per layout.
+	 * IP options, IPv6 extension headers) and both protocols reach the hash as one
+	 * state: the verifier then walks the hash's paths once, not once per layout.
 	 */
-	key_off = (void *)(hdr + 1) - data;
 	xkv_opaque_to_verifier(key_off, ctx->rx_queue_index);
 	if (key_off > XKV_KEY_OFF_MAX)
 		return xkv_drop(XKV_R_TRUNCATED);
 	if (xkv_hash_within((const __u8 *)data + key_off, key_len, data_end, &hash))
 		return xkv_drop(XKV_R_TRUNCATED);
 
-	claimed = xkv_ewt_claimed(cfg->policy, op, xkv_be32(hdr->frag_len), value_len);
+	claimed = xkv_ewt_claimed(cfg->policy, req->op, req->frag_len, req->value_len);
 	/* chosen once, outside xkv_ewt_claim's loop: the verifier walks the choice once */
-	worker = xkv_choose_worker(cfg, op, value_len, hash, claimed);
+	worker = xkv_choose_worker(cfg, req->op, req->value_len, hash, claimed);
 	if (claimed)
 		drop = xkv_ewt_claim(cfg, ctx->rx_queue_index, xkv_partition(hash), &worker, &slot);
 	else
@@ -155,15 +166,22 @@ int xkv_xdp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	const struct xkv_config *shared;
 	struct xkv_config cfg;
+	struct xkv_request req;
 	struct xkv_udp_view v;
-	__u32 zero = 0, drop;
+	__u32 zero = 0, drop, payload_len;
+	bool memcached;
+	__u16 dport;
 
 	shared = bpf_map_lookup_elem(&xkv_config, &zero);
 	if (!shared)
 		return xkv_pass();
 	/* each field read once: a concurrent update can't change a value after its check */
 	cfg = *(volatile const struct xkv_config *)shared;
-	if (!cfg.port || !xkv_parse_udp(data, data_end, &v) || v.udp->dest != bpf_htons(cfg.port))
+	if (!cfg.port || !xkv_parse_udp(data, data_end, &v))
+		return xkv_pass();
+	dport = bpf_ntohs(v.udp->dest);
+	memcached = cfg.memcached_port && dport == cfg.memcached_port && dport != cfg.port;
+	if (dport != cfg.port && !memcached)
 		return xkv_pass();
 
 	if (cfg.workers < 1 || cfg.workers > XKV_WORKERS_MAX || cfg.policy >= XKV_POLICY_END)
@@ -180,8 +198,14 @@ int xkv_xdp(struct xdp_md *ctx)
 		return xkv_drop(XKV_R_IP_FRAGMENT);
 	if (bpf_ntohs(v.udp->len) != v.ip_payload_len)
 		return xkv_drop(XKV_R_BAD_UDP_LEN);
-	return xkv_steer_request(ctx, &cfg, (struct xkv_hdr *)(v.udp + 1),
-				 v.ip_payload_len - sizeof(struct udphdr));
+	payload_len = v.ip_payload_len - sizeof(struct udphdr);
+	if (memcached)
+		drop = xkv_mc_parse(ctx, (void *)(v.udp + 1) - data, payload_len, &req);
+	else
+		drop = xkv_parse_request(ctx, (struct xkv_hdr *)(v.udp + 1), payload_len, &req);
+	if (drop != XKV_R_OK)
+		return xkv_drop(drop);
+	return xkv_steer_request(ctx, &cfg, &req);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

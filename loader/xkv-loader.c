@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "bpfctl/bpfctl.h"
 #include "bpfctl/log.h"
+#include "xkv/memcached.h"
 #include "live.h"
 #include "roles.h"
 #include "util/json.h"
@@ -45,6 +46,8 @@ static const struct xkv_opt attach_opts[] = {
 	IFACE_OPT("interface to attach to (required)"),
 	{"mode", 'm', "MODE", "native (in the driver, default) or skb (generic)"},
 	{"port", 'p', "PORT", "UDP port of xkv requests (default 7411)"},
+	{"memcached-port", 'M', "PORT",
+	 "UDP port of memcached requests, steered as xkv's (default 11211; 0: off)"},
 	{"workers", 'w', "N", "worker threads per rx queue, 1..64 (default 1)"},
 	{"policy", 'P', "NAME",
 	 "xkv (default), erew, crew, minos, dcrew; under minos and xkv a running "
@@ -182,6 +185,11 @@ static int take_attach_option(struct xkv_opts *p, char letter, void *args)
 		if (!err)
 			opts->config.port = (__u16)value;
 		return err;
+	case 'M':
+		err = xkv_opts_u32(p, 0, UINT16_MAX, &value);
+		if (!err)
+			opts->config.memcached_port = (__u16)value;
+		return err;
 	case 'w':
 		return xkv_opts_u32(p, 1, XKV_WORKERS_MAX, &opts->config.workers);
 	case 'P':
@@ -217,7 +225,10 @@ static int cmd_attach(const struct command *cmd, int argc, char **argv)
 
 	args.opts = (struct bpfctl_attach_opts){
 		.mode = BPFCTL_MODE_NATIVE,
-		.config = {.port = XKV_DEFAULT_PORT, .workers = 1, .policy = XKV_POLICY_XKV},
+		.config = {.port = XKV_DEFAULT_PORT,
+			   .memcached_port = XKV_MC_DEFAULT_PORT,
+			   .workers = 1,
+			   .policy = XKV_POLICY_XKV},
 		.allow = args.allow,
 		.listen = &args.listen,
 	};
@@ -296,6 +307,8 @@ static struct xkv_roles status_roles;
 
 static void print_status_text(const struct bpfctl_status *st)
 {
+	char mc_port[8] = "off";
+
 	printf("%s:", st->ifname);
 	if (!st->ifindex)
 		printf(" interface gone");
@@ -307,10 +320,13 @@ static void print_status_text(const struct bpfctl_status *st)
 	if (st->n_pins && !st->ours)
 		printf(" (stale pins: the next attach or detach removes them)");
 	printf("\n");
-	if (st->has_config)
-		printf("  policy %s, workers %u, port %u, attached by %s\n",
+	if (st->has_config) {
+		if (st->config.memcached_port)
+			snprintf(mc_port, sizeof(mc_port), "%u", st->config.memcached_port);
+		printf("  policy %s, workers %u, port %u, memcached port %s, attached by %s\n",
 		       xkv_policy_name(st->config.policy), st->config.workers, st->config.port,
-		       st->config.owner == XKV_OWNER_SERVER ? "xkv-server" : "xkv-loader");
+		       mc_port, st->config.owner == XKV_OWNER_SERVER ? "xkv-server" : "xkv-loader");
+	}
 	if (st->n_pins) {
 		printf("  pinned under %s/%s:", BPFCTL_PIN_ROOT, st->ifname);
 		for (unsigned int i = 0; i < st->n_pins; i++)
@@ -339,6 +355,7 @@ static void print_status_json(struct xkv_json *w, const struct bpfctl_status *st
 		xkv_json_string_field(w, "policy", xkv_policy_name(st->config.policy));
 		xkv_json_uint_field(w, "workers", st->config.workers);
 		xkv_json_uint_field(w, "port", st->config.port);
+		xkv_json_uint_field(w, "memcached_port", st->config.memcached_port);
 		xkv_json_string_field(w, "attached_by",
 				      st->config.owner == XKV_OWNER_SERVER ? "server" : "loader");
 	}
@@ -425,11 +442,17 @@ static size_t ewt_fields(const struct bpfctl_ewt *ewt, const struct live_counter
 	return n;
 }
 
-static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
-			     const struct bpfctl_ewt *ewt, const struct live_counters *live)
+/* The ports the counters below are of: cfg NULL when the config is unreadable. */
+static void print_stats_text(const struct xkv_config *cfg, const struct bpfctl_stats *stats,
+			     __u32 workers, const struct bpfctl_ewt *ewt,
+			     const struct live_counters *live)
 {
 	struct ewt_field fields[EWT_FIELDS_MAX];
 
+	if (cfg && cfg->memcached_port)
+		printf("port %u, memcached port %u\n", cfg->port, cfg->memcached_port);
+	else if (cfg)
+		printf("port %u, memcached port off\n", cfg->port);
 	printf("passed %llu\ndropped:\n", (unsigned long long)stats->slots[XKV_STAT_PASSED]);
 	for (__u32 r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
 		printf("  %-16s %llu\n", xkv_reason_name(r), (unsigned long long)stats->slots[r]);
@@ -448,14 +471,19 @@ static void print_stats_text(const struct bpfctl_stats *stats, __u32 workers,
 		printf("no server has published counters here\n");
 }
 
-static int print_stats_json(const struct bpfctl_stats *stats, __u32 workers,
-			    const struct bpfctl_ewt *ewt, const struct live_counters *live)
+static int print_stats_json(const struct xkv_config *cfg, const struct bpfctl_stats *stats,
+			    __u32 workers, const struct bpfctl_ewt *ewt,
+			    const struct live_counters *live)
 {
 	struct ewt_field fields[EWT_FIELDS_MAX];
 	struct xkv_json w;
 
 	xkv_json_init(&w, stdout);
 	xkv_json_object_start(&w);
+	if (cfg) {
+		xkv_json_uint_field(&w, "port", cfg->port);
+		xkv_json_uint_field(&w, "memcached_port", cfg->memcached_port);
+	}
 	xkv_json_uint_field(&w, "passed", stats->slots[XKV_STAT_PASSED]);
 	xkv_json_key(&w, "drops");
 	xkv_json_object_start(&w);
@@ -485,6 +513,7 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 	struct simple_args args = {0};
 	static struct live_counters live;
 	struct bpfctl_stats stats;
+	const struct xkv_config *cfg;
 	struct bpfctl_status st;
 	struct bpfctl_ewt ewt;
 	bool have_live, dcrew;
@@ -498,10 +527,11 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 		return usage_error(cmd, "--iface IF is required");
 	if (need_root() || bpfctl_status(args.ifname, &st) || bpfctl_stats(args.ifname, &stats))
 		return EXIT_FAILED;
+	cfg = st.has_config ? &st.config : NULL;
 	/* every worker slot when the config is unreadable, so no count hides */
-	workers = st.has_config ? st.config.workers : XKV_WORKERS_MAX;
+	workers = cfg ? cfg->workers : XKV_WORKERS_MAX;
 	/* the EWT section only under the policies that use it, as status shows minos's roles */
-	dcrew = st.has_config && xkv_policy_ewt(st.config.policy);
+	dcrew = cfg && xkv_policy_ewt(cfg->policy);
 	if (dcrew && bpfctl_ewt(args.ifname, &ewt))
 		return EXIT_FAILED;
 	/* a server publishes its own counters beside the maps; an attachment alone has none */
@@ -510,11 +540,11 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 	if (ret && ret != -ENODATA)
 		pr_warn("xkv-loader: reading the server's counters: %s\n", strerror(-ret));
 	if (args.json)
-		return print_stats_json(&stats, workers, dcrew ? &ewt : NULL,
+		return print_stats_json(cfg, &stats, workers, dcrew ? &ewt : NULL,
 					have_live ? &live : NULL)
 			   ? EXIT_FAILED
 			   : EXIT_OK;
-	print_stats_text(&stats, workers, dcrew ? &ewt : NULL, have_live ? &live : NULL);
+	print_stats_text(cfg, &stats, workers, dcrew ? &ewt : NULL, have_live ? &live : NULL);
 	return EXIT_OK;
 }
 
@@ -525,7 +555,7 @@ static const struct command commands[] = {
 		.synopsis = "Usage: xkv-loader attach --iface IF [options]\n"
 			    "Load the xkv XDP program, pin its maps under " BPFCTL_PIN_ROOT
 			    "/IF/ and attach it.\n"
-			    "Attaching again only updates the port, workers, policy and "
+			    "Attaching again only updates the ports, workers, policy and "
 			    "allowlist.\n",
 		.opts = attach_opts,
 		.n_opts = XKV_OPTS_COUNT(attach_opts),
@@ -544,7 +574,7 @@ static const struct command commands[] = {
 		.name = "status",
 		.summary = "show what is attached and pinned",
 		.synopsis = "Usage: xkv-loader status [--iface IF] [--json]\n"
-			    "Show the attached program, its mode, policy, workers, port and "
+			    "Show the attached program, its mode, policy, workers, ports and "
 			    "pinned maps,\n"
 			    "for IF or for every interface that has xkv attached or pinned.\n",
 		.opts = status_opts,
@@ -555,11 +585,12 @@ static const struct command commands[] = {
 		.name = "stats",
 		.summary = "show the program's and a running server's counters",
 		.synopsis = "Usage: xkv-loader stats --iface IF [--json]\n"
-			    "Show packets dropped per reason, passed to the stack and steered "
-			    "per worker,\nunder dcrew the Exclusive Writer Table's slots and "
-			    "counters, then the counters\na running xkv-server publishes: per "
-			    "worker (requests by op, replies by status,\ndrops by reason, "
-			    "reassembly, sockets) and the store's.\n",
+			    "Show the ports, packets dropped per reason (xkv and memcached "
+			    "alike), passed to\nthe stack and steered per worker, under dcrew "
+			    "the Exclusive Writer Table's slots\nand counters, then the counters "
+			    "a running xkv-server publishes: per worker\n(requests by op, "
+			    "replies by status, drops by reason, reassembly, sockets) and\nthe "
+			    "store's.\n",
 		.opts = stats_opts,
 		.n_opts = XKV_OPTS_COUNT(stats_opts),
 		.run = cmd_stats,

@@ -83,9 +83,11 @@ struct xkv_config {
 	__u8 policy;   /* enum xkv_policy */
 	__u8 owner;    /* enum xkv_owner: who attached, and so who detaches; XDP ignores it */
 	__u32 workers; /* 1..XKV_WORKERS_MAX worker threads per rx queue */
+	__u16 memcached_port; /* UDP port of memcached requests (memcached.h), host order; 0: off */
+	__u16 pad;	      /* 0 */
 };
 
-_Static_assert(sizeof(struct xkv_config) == 8, "config layout is shared with BPF");
+_Static_assert(sizeof(struct xkv_config) == 12, "config layout is shared with BPF");
 
 /* One worker's queue depth, alone on its cache line so workers don't false-share. */
 struct xkv_qdepth {

@@ -283,6 +283,10 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 		pr_warn("config: port must be 1..65535\n");
 		return -EINVAL;
 	}
+	if (cfg->memcached_port == cfg->port) {
+		pr_warn("config: the memcached port must differ from the xkv port %u\n", cfg->port);
+		return -EINVAL;
+	}
 	if (cfg->owner > XKV_OWNER_SERVER) {
 		pr_warn("config: unknown owner %u\n", cfg->owner);
 		return -EINVAL;

@@ -56,8 +56,9 @@ static int attach(struct server *s, struct xdp_backend *b)
 	struct bpfctl_attach_opts opts = {
 		.ifname = s->o.iface,
 		.mode = s->o.skb_mode ? BPFCTL_MODE_SKB : BPFCTL_MODE_NATIVE,
-		.config = {.port = s->o.port, .policy = (uint8_t)s->o.policy,
-			   .workers = s->o.workers, .owner = XKV_OWNER_SERVER},
+		.config = {.port = s->o.port, .memcached_port = s->o.memcached_port,
+			   .policy = (uint8_t)s->o.policy, .workers = s->o.workers,
+			   .owner = XKV_OWNER_SERVER},
 		.allow = s->o.allow,
 		.n_allow = s->o.n_allow,
 		.listen = &s->o.listen,

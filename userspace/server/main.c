@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include <xkv/hash.h>
+#include <xkv/memcached.h>
 #include "bpfctl/bpfctl.h"
 #include "server/server.h"
 #include "util/opts.h"
@@ -32,6 +33,7 @@ enum {
 	OPT_IFACE,
 	OPT_WORKERS,
 	OPT_PORT,
+	OPT_MEMCACHED_PORT,
 	OPT_MEMORY,
 	OPT_MODE,
 	OPT_POLICY,
@@ -57,6 +59,10 @@ static const struct xkv_opt options[] = {
 	[OPT_WORKERS] = {"workers", 'w', "N",
 			 "worker threads, one per core (default: cores online)"},
 	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
+	[OPT_MEMCACHED_PORT] = {"memcached-port", 0, "P",
+				"memcached's port (default " XKV_OPTS_STR(XKV_MC_DEFAULT_PORT)
+				"; 0: off): on the XDP backend, UDP requests to it are steered as "
+				"xkv's"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -129,6 +135,11 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		if (!err)
 			o->port = (uint16_t)value;
 		return err;
+	case OPT_MEMCACHED_PORT:
+		err = xkv_opts_u64(p, 0, UINT16_MAX, &value);
+		if (!err)
+			o->memcached_port = (uint16_t)value;
+		return err;
 	case OPT_MEMORY:
 		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
 		if (!err)
@@ -195,6 +206,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 	*o = (struct server_opts){
 		.workers = cores > 0 ? (uint32_t)cores : 1,
 		.port = XKV_DEFAULT_PORT,
+		.memcached_port = XKV_MC_DEFAULT_PORT,
 		.memory = 64 << 20,
 		.mode = XKV_MODE_CACHE,
 		.minos_percentile = 99,

@@ -30,6 +30,7 @@ struct server_opts {
 	const char *iface;
 	uint32_t workers;
 	uint16_t port;
+	uint16_t memcached_port;	/* memcached's (XDP: its UDP requests steered); 0: off */
 	size_t memory;
 	enum xkv_store_mode mode;
 	enum xkv_policy policy;
