@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <netinet/in.h>
+#include "xkv/memcached.h"
 #include "xkv/proto.h"
 #include "packet.h"
 
@@ -59,30 +60,101 @@ size_t pkt_key(const struct pkt_spec *spec, __u8 *key)
 	return len;
 }
 
-/* The UDP payload: xkv header, key, value bytes. Returns its length. */
+/* "CMD KEY TAIL\r\n", then a set's value and its "\r\n". */
+static void build_mc_ascii(const struct pkt_spec *s, struct writer *w, const __u8 *key,
+			   size_t key_len)
+{
+	bool set = s->op == XKV_OP_PUT;
+	const char *cmd = s->mc_cmd[0] ? s->mc_cmd : set ? "set" : "get";
+	char tail[sizeof(s->mc_tail)];
+
+	snprintf(tail, sizeof(tail), "%s", s->mc_tail);
+	if (!tail[0] && set)
+		snprintf(tail, sizeof(tail), " 0 0 %u", s->frag_len);
+	put(w, cmd, strlen(cmd));
+	put8(w, ' ');
+	put(w, key, key_len);
+	put(w, tail, strlen(tail));
+	if (s->mc_bare)
+		return;
+	put(w, "\r\n", 2);
+	if (set) {
+		memset(w->buf + w->pos, 'v', s->frag_len);
+		w->pos += s->frag_len;
+		put(w, "\r\n", 2);
+	}
+}
+
+/* The binary header, extras (zeros), key and frag_len value bytes. */
+static void build_mc_binary(const struct pkt_spec *s, struct writer *w, const __u8 *key,
+			    size_t key_len)
+{
+	bool set = s->mc_opcode == XKV_MC_BIN_SET || s->mc_opcode == XKV_MC_BIN_SETQ;
+	size_t extras = (set ? XKV_MC_SET_EXTRAS : 0) + s->mc_extras_delta;
+
+	put8(w, s->mc_reply ? XKV_MC_BIN_RESPONSE : XKV_MC_BIN_REQUEST);
+	put8(w, s->mc_opcode);
+	put16(w, key_len + s->key_len_delta);
+	put8(w, extras);
+	put8(w, 0);  /* data type */
+	put16(w, 0); /* vbucket */
+	put32(w, extras + key_len + s->frag_len + s->mc_body_delta);
+	put32(w, 0x12345678); /* opaque */
+	put32(w, 0);	      /* cas */
+	put32(w, 0);
+	memset(w->buf + w->pos, 0, extras);
+	w->pos += extras;
+	put(w, key, key_len);
+	memset(w->buf + w->pos, 'v', s->frag_len);
+	w->pos += s->frag_len;
+}
+
+/* memcached's frame and request, in the dialect mc names. */
+static void build_mc(const struct pkt_spec *s, struct writer *w, const __u8 *key, size_t key_len)
+{
+	put16(w, 0x1234); /* request id */
+	put16(w, s->mc_seq);
+	put16(w, s->mc_total ? s->mc_total : 1);
+	put16(w, s->mc_reserved);
+	if (s->mc == PKT_MC_ASCII)
+		build_mc_ascii(s, w, key, key_len);
+	else
+		build_mc_binary(s, w, key, key_len);
+}
+
+/* xkv's header, key and frag_len value bytes. */
+static void build_xkv(const struct pkt_spec *s, struct writer *w, const __u8 *key, size_t key_len)
+{
+	put16(w, s->magic ? s->magic : XKV_MAGIC);
+	put8(w, s->version ? s->version : XKV_VERSION);
+	put8(w, s->op ? s->op : XKV_OP_GET);
+	put8(w, s->status);
+	put8(w, s->flags);
+	put16(w, key_len + s->key_len_delta);
+	put32(w, 0x12345678); /* request id */
+	put32(w, s->value_len);
+	put32(w, s->frag_offset);
+	put32(w, s->frag_len + s->frag_len_delta);
+	put32(w, 0); /* timestamp */
+	put32(w, 42);
+	put32(w, 0); /* token */
+	put32(w, 0);
+	put(w, key, key_len);
+	memset(w->buf + w->pos, 'v', s->frag_len);
+	w->pos += s->frag_len;
+}
+
+/* The UDP payload, xkv's or memcached's. Returns its length. */
 static size_t build_payload(const struct pkt_spec *s, __u8 *buf)
 {
 	struct writer w = {.buf = buf};
 	__u8 key[XKV_KEY_MAX + 1];
 	size_t key_len = pkt_key(s, key);
 
-	put16(&w, s->magic ? s->magic : XKV_MAGIC);
-	put8(&w, s->version ? s->version : XKV_VERSION);
-	put8(&w, s->op ? s->op : XKV_OP_GET);
-	put8(&w, s->status);
-	put8(&w, s->flags);
-	put16(&w, key_len + s->key_len_delta);
-	put32(&w, 0x12345678); /* request id */
-	put32(&w, s->value_len);
-	put32(&w, s->frag_offset);
-	put32(&w, s->frag_len + s->frag_len_delta);
-	put32(&w, 0); /* timestamp */
-	put32(&w, 42);
-	put32(&w, 0); /* token */
-	put32(&w, 0);
-	put(&w, key, key_len);
-	memset(buf + w.pos, 'v', s->frag_len);
-	w.pos += s->frag_len;
+	if (s->mc)
+		build_mc(s, &w, key, key_len);
+	else
+		build_xkv(s, &w, key, key_len);
 	if (s->no_payload)
 		return 0;
 	return s->payload && s->payload < w.pos ? s->payload : w.pos;
@@ -189,12 +261,12 @@ void pkt_build(const struct pkt_spec *s, __u8 *buf, struct pkt_layout *layout)
 	else
 		build_ipv4(s, &w, UDP_HLEN + payload_len);
 	put16(&w, SPORT);
-	put16(&w, s->dport ? s->dport : PKT_PORT);
+	put16(&w, s->dport ? s->dport : s->mc ? PKT_MC_PORT : PKT_PORT);
 	put16(&w, UDP_HLEN + payload_len + s->udp_len_delta);
 	put16(&w, 0); /* no checksum: XDP must not look at it */
 	layout->l4_end = w.pos;
 	put(&w, payload, payload_len);
-	memset(buf + w.pos, 0, s->trailer);
+	memset(buf + w.pos, s->trailer_fill, s->trailer);
 	w.pos += s->trailer;
 	layout->len = s->cut && s->cut < w.pos ? s->cut : w.pos;
 }

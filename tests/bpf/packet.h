@@ -3,7 +3,9 @@
  * Crafted frames for the XDP tests and the benchmark. A spec left zero describes
  * a valid xkv GET of the key "key" from 10.0.0.1 (PKT_MAC_SRC) over IPv4 to PKT_PORT
  * of 10.0.0.2 (PKT_MAC_DST), or fd00::1 to fd00::2 over IPv6; each
- * field changes one thing, so a table row reads as "valid, except ...".
+ * field changes one thing, so a table row reads as "valid, except ...". With mc set,
+ * a valid memcached request to PKT_MC_PORT instead, of the same key: "get key\r\n"
+ * in ASCII, a binary GET, each in its UDP frame.
  * Specs hold no pointers: Criterion runs each test in a freshly executed
  * process, where addresses differ.
  */
@@ -16,6 +18,7 @@
 #include "xkv/proto.h"
 
 #define PKT_PORT     7411
+#define PKT_MC_PORT  11211
 #define PKT_MAC_SRC  "02:00:00:00:00:01"
 #define PKT_MAC_DST  "02:00:00:00:00:02"
 #define PKT_SIZE_MAX 2048
@@ -38,6 +41,7 @@ struct pkt_spec {
 	int ip_len_delta;   /* lie of the IP length field */
 	int udp_len_delta;  /* lie of the UDP length field */
 	__u16 trailer;	    /* link padding after the IP packet */
+	char trailer_fill;  /* the padding's bytes; 0: zeros */
 	__u16 cut;	    /* keep only this many bytes of the frame (0: all) */
 	__u16 payload;	    /* keep this many bytes of UDP payload, lengths agreeing (0: all) */
 	bool no_payload;    /* an empty UDP datagram */
@@ -56,6 +60,24 @@ struct pkt_spec {
 	__u32 frag_offset;
 	__u32 frag_len; /* value bytes after the key */
 	int frag_len_delta;
+	/* memcached (include/xkv/memcached.h) instead of xkv: 0 means the valid value */
+	__u8 mc;	    /* PKT_MC_ASCII or PKT_MC_BINARY; 0: xkv */
+	__u16 mc_seq;	    /* the frame's sequence number */
+	__u16 mc_total;	    /* the frame's datagram count; 0: 1 */
+	__u16 mc_reserved;
+	char mc_cmd[8];	    /* ASCII: the command word; "": get (set when op is XKV_OP_PUT) */
+	char mc_tail[300];  /* ASCII: the line after the key; "": set's " 0 0 frag_len" */
+	bool mc_bare;	    /* ASCII: the tail is the datagram's end: no "\r\n", no value */
+	__u8 mc_opcode;	    /* binary: the opcode (0: GET) */
+	bool mc_reply;	    /* binary: the reply's magic */
+	int mc_extras_delta; /* binary: extras beside the opcode's (zeros) */
+	int mc_body_delta;   /* binary: lie of the body length */
+};
+
+/* What mc in a pkt_spec asks for: the value bytes are frag_len 'v's either way. */
+enum {
+	PKT_MC_ASCII = 1,
+	PKT_MC_BINARY = 2,
 };
 
 /* Where the parts of a built frame start. */

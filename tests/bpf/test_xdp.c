@@ -11,6 +11,7 @@
 #include <linux/if_ether.h>
 #include <netinet/in.h>
 #include "xkv/hash.h"
+#include "xkv/memcached.h"
 #include "xkv/roles.h"
 #include "fixture.h"
 #include "packet.h"
@@ -24,9 +25,15 @@
 #define IPV6_FRAG_MORE 0x0001
 #define BODY	       100 /* value bytes of a one-datagram PUT */
 
-static const struct xkv_config erew = {.port = PKT_PORT, .workers = WORKERS};
-static const struct xkv_config crew = {
-	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_CREW};
+#define MC_ASCII  PKT_MC_ASCII
+#define MC_BINARY PKT_MC_BINARY
+
+static const struct xkv_config erew = {
+	.port = PKT_PORT, .memcached_port = PKT_MC_PORT, .workers = WORKERS};
+static const struct xkv_config crew = {.port = PKT_PORT,
+				       .memcached_port = PKT_MC_PORT,
+				       .workers = WORKERS,
+				       .policy = XKV_POLICY_CREW};
 
 /* every test loads the XDP program and runs it with BPF_PROG_RUN */
 const char *suite_skip_reason(void)
@@ -185,6 +192,143 @@ static const struct row rows[] = {
 	{"reply_put", {.op = XKV_OP_PUT | XKV_OP_REPLY, .no_key = true}, XDP_DROP,
 	 XKV_R_REPLY_TO_SERVER},
 	{"reply_with_key", {.op = XKV_OP_GET | XKV_OP_REPLY}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+
+	/* memcached (docs/PROTOCOL.md, "memcached over UDP"): steered as xkv with its key */
+	{"mc_get", {.mc = MC_ASCII}, XDP_REDIRECT, STEERED},
+	{"mc_gets", {.mc = MC_ASCII, .mc_cmd = "gets"}, XDP_REDIRECT, STEERED},
+	{"mc_get_lf_only", {.mc = MC_ASCII, .mc_tail = "\n", .mc_bare = true}, XDP_REDIRECT,
+	 STEERED},
+	{"mc_set", {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY}, XDP_REDIRECT, STEERED},
+	{"mc_set_noreply",
+	 {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY, .mc_tail = " 7 0 100 noreply"},
+	 XDP_REDIRECT,
+	 STEERED},
+	{"mc_set_empty_value", {.mc = MC_ASCII, .op = XKV_OP_PUT}, XDP_REDIRECT, STEERED},
+	{"mc_delete", {.mc = MC_ASCII, .mc_cmd = "delete"}, XDP_REDIRECT, STEERED},
+	{"mc_delete_noreply", {.mc = MC_ASCII, .mc_cmd = "delete", .mc_tail = " noreply"},
+	 XDP_REDIRECT, STEERED},
+	{"mc_key_1_byte", {.mc = MC_ASCII, .key = "k"}, XDP_REDIRECT, STEERED},
+	{"mc_key_250_bytes", {.mc = MC_ASCII, .key_fill = 250}, XDP_REDIRECT, STEERED},
+	{"mc_set_key_250_bytes", {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = 9, .key_fill = 250},
+	 XDP_REDIRECT, STEERED},
+	{"mc_bin_get", {.mc = MC_BINARY}, XDP_REDIRECT, STEERED},
+	{"mc_bin_getq", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_GETQ}, XDP_REDIRECT, STEERED},
+	{"mc_bin_getk", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_GETK}, XDP_REDIRECT, STEERED},
+	{"mc_bin_getkq", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_GETKQ}, XDP_REDIRECT, STEERED},
+	{"mc_bin_set", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = BODY},
+	 XDP_REDIRECT, STEERED},
+	{"mc_bin_setq", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SETQ, .frag_len = BODY},
+	 XDP_REDIRECT, STEERED},
+	{"mc_bin_set_empty_value", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET}, XDP_REDIRECT,
+	 STEERED},
+	{"mc_bin_delete", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_DELETE}, XDP_REDIRECT, STEERED},
+	{"mc_bin_deleteq", {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_DELETEQ}, XDP_REDIRECT,
+	 STEERED},
+	{"mc_bin_key_250_bytes", {.mc = MC_BINARY, .key_fill = 250}, XDP_REDIRECT, STEERED},
+	{"mc_vlan", {.mc = MC_ASCII, .vlan = true}, XDP_REDIRECT, STEERED},
+	{"mc_ipv6", {.mc = MC_ASCII, .ipv6 = true}, XDP_REDIRECT, STEERED},
+	{"mc_ipv4_options", {.mc = MC_ASCII, .ip_opts = 40}, XDP_REDIRECT, STEERED},
+	{"mc_link_padding", {.mc = MC_ASCII, .trailer = 20}, XDP_REDIRECT, STEERED},
+	{"mc_bin_vlan_ipv6", {.mc = MC_BINARY, .vlan = true, .ipv6 = true}, XDP_REDIRECT, STEERED},
+	{"mc_bin_ipv6_ext_headers",
+	 {.mc = MC_BINARY,
+	  .ipv6 = true,
+	  .n_ext = 2,
+	  .ext = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS},
+	  .mc_opcode = XKV_MC_BIN_SET,
+	  .frag_len = BODY},
+	 XDP_REDIRECT,
+	 STEERED},
+	{"mc_bin_ipv4_options", {.mc = MC_BINARY, .ip_opts = 12}, XDP_REDIRECT, STEERED},
+
+	/* memcached: the checks below it are xkv's */
+	{"mc_ipv4_first_fragment", {.mc = MC_ASCII, .frag = IPV4_MF}, XDP_DROP, XKV_R_IP_FRAGMENT},
+	{"mc_ipv6_first_fragment",
+	 {.mc = MC_BINARY, .ipv6 = true, .n_ext = 1, .ext = {IPPROTO_FRAGMENT}, .frag = IPV6_FRAG_MORE},
+	 XDP_DROP,
+	 XKV_R_IP_FRAGMENT},
+	{"mc_ipv4_later_fragment", {.mc = MC_ASCII, .frag = 185}, XDP_PASS, XKV_STAT_PASSED},
+	{"mc_other_port", {.mc = MC_ASCII, .dport = PKT_MC_PORT + 1}, XDP_PASS, XKV_STAT_PASSED},
+	{"mc_disallowed", {.mc = MC_ASCII, .src = "192.0.2.1"}, XDP_DROP, XKV_R_NOT_ALLOWED},
+	{"mc_dest_not_ours", {.mc = MC_BINARY, .dst = "10.0.0.3"}, XDP_DROP, XKV_R_NOT_FOR_US},
+	{"mc_dest_mac_broadcast", {.mc = MC_ASCII, .eth_dst = "ff:ff:ff:ff:ff:ff"}, XDP_DROP,
+	 XKV_R_BAD_DEST_MAC},
+	{"mc_udp_len_long", {.mc = MC_ASCII, .udp_len_delta = 1}, XDP_DROP, XKV_R_BAD_UDP_LEN},
+	{"mc_ip_len_beyond_packet", {.mc = MC_BINARY, .ip_len_delta = 1}, XDP_DROP,
+	 XKV_R_BAD_IP_LEN},
+
+	/* malformed memcached: the frame */
+	{"mc_udp_empty", {.mc = MC_ASCII, .no_payload = true}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_frame_7_bytes", {.mc = MC_ASCII, .payload = 7}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_frame_alone", {.mc = MC_BINARY, .payload = 8}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_sequence_1", {.mc = MC_ASCII, .mc_seq = 1}, XDP_DROP, XKV_R_BAD_FRAGMENT},
+	{"mc_total_2", {.mc = MC_BINARY, .mc_total = 2}, XDP_DROP, XKV_R_BAD_FRAGMENT},
+	{"mc_reserved", {.mc = MC_ASCII, .mc_reserved = 1}, XDP_DROP, XKV_R_BAD_FLAGS},
+	/* ASCII */
+	{"mc_unknown_command", {.mc = MC_ASCII, .mc_cmd = "incr"}, XDP_DROP, XKV_R_BAD_OP},
+	{"mc_add", {.mc = MC_ASCII, .mc_cmd = "add", .mc_tail = " 0 0 0"}, XDP_DROP, XKV_R_BAD_OP},
+	{"mc_command_uppercase", {.mc = MC_ASCII, .mc_cmd = "GET"}, XDP_DROP, XKV_R_BAD_OP},
+	{"mc_command_getx", {.mc = MC_ASCII, .mc_cmd = "getx"}, XDP_DROP, XKV_R_BAD_OP},
+	{"mc_command_deletes", {.mc = MC_ASCII, .mc_cmd = "deletes"}, XDP_DROP, XKV_R_BAD_OP},
+	{"mc_command_3_bytes", {.mc = MC_ASCII, .payload = 8 + 3}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_key_0_bytes", {.mc = MC_ASCII, .no_key = true}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	/* memcached would skip the second space: XDP does not (the key is empty) */
+	{"mc_two_spaces", {.mc = MC_ASCII, .mc_cmd = "get "}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	{"mc_key_251_bytes", {.mc = MC_ASCII, .key_fill = 251}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	{"mc_key_251_unterminated", {.mc = MC_ASCII, .key_fill = 251, .mc_bare = true}, XDP_DROP,
+	 XKV_R_BAD_KEY_LEN},
+	{"mc_key_unterminated", {.mc = MC_ASCII, .mc_bare = true}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_key_ends_in_padding",
+	 {.mc = MC_ASCII, .mc_bare = true, .trailer = 20, .trailer_fill = ' '},
+	 XDP_DROP,
+	 XKV_R_TRUNCATED},
+	{"mc_set_line_ends_in_padding",
+	 {.mc = MC_ASCII, .op = XKV_OP_PUT, .mc_bare = true, .trailer = 20, .trailer_fill = '\n'},
+	 XDP_DROP,
+	 XKV_R_TRUNCATED},
+	{"mc_set_line_unterminated",
+	 {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY, .mc_bare = true},
+	 XDP_DROP,
+	 XKV_R_TRUNCATED},
+	{"mc_set_no_value_end",
+	 {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY, .payload = 8 + 17 + 1},
+	 XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	/* binary */
+	{"mc_bin_header_23_bytes", {.mc = MC_BINARY, .payload = 8 + 23}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_bin_unknown_opcode", {.mc = MC_BINARY, .mc_opcode = 0x05}, XDP_DROP, XKV_R_BAD_OP},
+	{"mc_bin_add", {.mc = MC_BINARY, .mc_opcode = 0x02, .mc_extras_delta = 8}, XDP_DROP,
+	 XKV_R_BAD_OP},
+	{"mc_bin_key_0_bytes", {.mc = MC_BINARY, .no_key = true}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	{"mc_bin_key_251_bytes", {.mc = MC_BINARY, .key_fill = 251}, XDP_DROP, XKV_R_BAD_KEY_LEN},
+	{"mc_bin_key_len_says_more", {.mc = MC_BINARY, .key_len_delta = 1}, XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"mc_bin_body_says_more", {.mc = MC_BINARY, .mc_body_delta = 1}, XDP_DROP, XKV_R_BAD_LENGTH},
+	{"mc_bin_body_says_less",
+	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = BODY, .mc_body_delta = -1},
+	 XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"mc_bin_get_with_extras", {.mc = MC_BINARY, .mc_extras_delta = 4}, XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"mc_bin_set_without_extras",
+	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = BODY, .mc_extras_delta = -8},
+	 XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"mc_bin_get_with_value", {.mc = MC_BINARY, .frag_len = 10}, XDP_DROP, XKV_R_BAD_LENGTH},
+	{"mc_bin_delete_with_value",
+	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_DELETE, .frag_len = 10},
+	 XDP_DROP,
+	 XKV_R_BAD_LENGTH},
+	{"mc_bin_reply_magic", {.mc = MC_BINARY, .mc_reply = true}, XDP_DROP, XKV_R_REPLY_TO_SERVER},
+	/* each protocol on the other's port */
+	{"mc_get_to_xkv_port", {.mc = MC_ASCII, .dport = PKT_PORT}, XDP_DROP, XKV_R_TRUNCATED},
+	{"mc_set_to_xkv_port", {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY, .dport = PKT_PORT},
+	 XDP_DROP, XKV_R_BAD_MAGIC},
+	{"mc_bin_set_to_xkv_port",
+	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = BODY, .dport = PKT_PORT},
+	 XDP_DROP,
+	 XKV_R_BAD_MAGIC},
+	{"xkv_get_to_mc_port", {.dport = PKT_MC_PORT}, XDP_DROP, XKV_R_BAD_FRAGMENT},
 };
 
 static __u32 owner_of(const struct pkt_spec *spec, __u32 workers)
@@ -464,8 +608,10 @@ Test(xdp, empty_socket_slot)
  * Minos (include/xkv/roles.h). Four workers: 0 and 1 small, 2 and 3 large; classes
  * above 11 are large, class 19 (a 500 KB value) shared by both large workers.
  */
-static const struct xkv_config minos = {
-	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_MINOS};
+static const struct xkv_config minos = {.port = PKT_PORT,
+					.memcached_port = PKT_MC_PORT,
+					.workers = WORKERS,
+					.policy = XKV_POLICY_MINOS};
 
 static struct xkv_roles split_roles(void)
 {
@@ -628,8 +774,10 @@ Test(xdp, minos_roles_slots_and_bad_roles)
  * partition's EWT slot, or takes the free slot for the less loaded of two workers.
  * Each test loads the program afresh, so its EWT starts empty.
  */
-static const struct xkv_config dcrew = {
-	.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_DCREW};
+static const struct xkv_config dcrew = {.port = PKT_PORT,
+					.memcached_port = PKT_MC_PORT,
+					.workers = WORKERS,
+					.policy = XKV_POLICY_DCREW};
 static const struct pkt_spec put = {.op = XKV_OP_PUT, .value_len = BODY, .frag_len = BODY};
 
 static __u32 partition_of(const struct pkt_spec *spec)
@@ -852,7 +1000,10 @@ Test(xdp, dcrew_pieces_of_one_put_join_one_owner)
  * A write in one datagram takes a free slot for a small worker or joins a held one;
  * a PUT in pieces and a GET go as minos sends them and leave the EWT alone.
  */
-static const struct xkv_config xkv = {.port = PKT_PORT, .workers = WORKERS, .policy = XKV_POLICY_XKV};
+static const struct xkv_config xkv = {.port = PKT_PORT,
+				      .memcached_port = PKT_MC_PORT,
+				      .workers = WORKERS,
+				      .policy = XKV_POLICY_XKV};
 
 /* Every value from 64 bytes (class 7) up is large: minos would send any PUT to 2 or 3. */
 static struct xkv_roles low_threshold_roles(void)
@@ -1003,4 +1154,208 @@ Test(xdp, xkv_gets_go_by_minos_and_leave_the_slot)
 Test(xdp, xkv_full_slot_is_an_ewt_busy_drop)
 {
 	full_slot_is_an_ewt_busy_drop(&xkv);
+}
+
+/*
+ * memcached over UDP (include/xkv/memcached.h): the same key goes where xkv's goes.
+ * A spec of xkv's as memcached sends it in a dialect: same key, op and value.
+ */
+static struct pkt_spec as_memcached(const struct pkt_spec *x, __u8 dialect)
+{
+	struct pkt_spec m = *x;
+
+	m.mc = dialect;
+	m.value_len = 0;
+	if (x->op == XKV_OP_DELETE)
+		snprintf(m.mc_cmd, sizeof(m.mc_cmd), "delete");
+	m.mc_opcode = x->op == XKV_OP_PUT ? XKV_MC_BIN_SET
+		      : x->op == XKV_OP_DELETE ? XKV_MC_BIN_DELETE
+					       : XKV_MC_BIN_GET;
+	return m;
+}
+
+/*
+ * Under every policy each request goes to one worker in all three protocols: with
+ * every depth 0 the less loaded of two is the owner, and an empty EWT is taken for
+ * it. Value sizes 63 and 64 straddle minos's threshold (low_threshold_roles): a
+ * memcached value measured a byte off would change worker there.
+ */
+Test(xdp, mc_goes_where_xkv_goes_under_every_policy)
+{
+	const struct xkv_config *policies[] = {&erew, &crew, &minos, &dcrew, &xkv};
+	const struct xkv_roles r = low_threshold_roles();
+	const struct {
+		__u8 op;
+		__u32 value_len;
+	} requests[] = {{XKV_OP_GET, 0}, {XKV_OP_PUT, 63}, {XKV_OP_PUT, 64}, {XKV_OP_DELETE, 0}};
+	const __u8 dialects[] = {0, MC_ASCII, MC_BINARY};
+	struct fixture f;
+
+	for (size_t p = 0; p < ARRAY_SIZE(policies); p++) {
+		cr_assert_eq(fixture_open(&f, policies[p], WORKERS), 0);
+		if (xkv_policy_roles(policies[p]->policy))
+			set_roles(&f, 0, &r);
+		for (int k = 0; k < 24; k++) {
+			for (size_t q = 0; q < ARRAY_SIZE(requests); q++) {
+				struct pkt_spec x = {.op = requests[q].op,
+						     .value_len = requests[q].value_len,
+						     .frag_len = requests[q].value_len};
+				int want = -1;
+
+				snprintf(x.key, sizeof(x.key), "user:%d", k);
+				for (size_t d = 0; d < ARRAY_SIZE(dialects); d++) {
+					struct pkt_spec spec = d ? as_memcached(&x, dialects[d]) : x;
+					char name[96];
+					int w;
+
+					snprintf(name, sizeof(name), "%s %s %s %u, %.16s",
+						 xkv_policy_name(policies[p]->policy),
+						 d == 0 ? "xkv" : d == 1 ? "ascii" : "binary",
+						 xkv_op_name(x.op), x.value_len, x.key);
+					cr_assert_eq(fixture_ewt_reset(&f), 0);
+					for (__u32 v = 0; v < WORKERS; v++)
+						set_depth(&f, v, 0);
+					w = expect_packet(&f, name, &spec, XDP_REDIRECT, STEERED);
+					if (want < 0)
+						want = w;
+					cr_expect_eq(w, want, "%s: worker %d, xkv's went to %d", name,
+						     w, want);
+				}
+				if (policies[p]->policy == XKV_POLICY_EREW)
+					cr_expect_eq(want, (int)owner_of(&x, WORKERS), "%s: not the owner",
+						     x.key);
+				/* a large value's PUT goes to a large worker under minos */
+				if (policies[p]->policy == XKV_POLICY_MINOS && x.op == XKV_OP_PUT)
+					cr_expect_eq(want >= 2, x.value_len >= 64,
+						     "%s: %u bytes on worker %d", x.key, x.value_len,
+						     want);
+			}
+		}
+		fixture_close(&f);
+	}
+}
+
+/* A get of several keys goes where its first key's owner is, whatever the others' are. */
+Test(xdp, mc_multi_get_steered_by_its_first_key)
+{
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	for (int k = 0; k < 16; k++) {
+		for (__u8 cmd = 0; cmd < 2; cmd++) {
+			struct pkt_spec spec = {.mc = MC_ASCII};
+			__u32 first;
+			int others = 0;
+
+			snprintf(spec.key, sizeof(spec.key), "first:%d", k);
+			snprintf(spec.mc_cmd, sizeof(spec.mc_cmd), cmd ? "gets" : "get");
+			first = owner_of(&spec, WORKERS);
+			/* two more keys, each with another owner */
+			for (int i = 0; others < 2; i++) {
+				struct pkt_spec other = {0};
+				size_t at = strlen(spec.mc_tail);
+
+				snprintf(other.key, sizeof(other.key), "other:%d:%d", k, i);
+				if (owner_of(&other, WORKERS) == first)
+					continue;
+				snprintf(spec.mc_tail + at, sizeof(spec.mc_tail) - at, " %s",
+					 other.key);
+				others++;
+			}
+			cr_expect_eq(expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED),
+				     (int)first, "get %s%s: not the first key's owner", spec.key,
+				     spec.mc_tail);
+		}
+	}
+	fixture_close(&f);
+}
+
+/*
+ * A set's line is read up to XKV_MC_SCAN_MAX bytes after its key for its end: one
+ * that ends there is steered, a longer one is a bad_length drop.
+ */
+Test(xdp, mc_set_line_longer_than_xdp_reads)
+{
+	struct pkt_spec spec = {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = 8};
+	struct fixture f;
+	size_t len;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	/* " 0 0 8" padded with spaces so that "\r" is the 256th byte after the key */
+	len = snprintf(spec.mc_tail, sizeof(spec.mc_tail), " 0 0 8");
+	memset(spec.mc_tail + len, ' ', 255 - len);
+	spec.mc_tail[255] = '\0';
+	expect_packet(&f, "'\\n' 257th", &spec, XDP_DROP, XKV_R_BAD_LENGTH);
+	spec.mc_tail[254] = '\0';
+	cr_expect_eq(expect_packet(&f, "'\\n' 256th", &spec, XDP_REDIRECT, STEERED),
+		     (int)owner_of(&spec, WORKERS));
+	fixture_close(&f);
+}
+
+/*
+ * Cut valid requests after each byte of their UDP payload, lengths honest: short of
+ * the frame, the command word or the binary header it is truncated; a key that the
+ * datagram ends inside is truncated; a binary body that disagrees is bad_length; a
+ * set whose value lacks its two last bytes is bad_length. The rest is steered.
+ */
+Test(xdp, mc_truncation_at_every_byte)
+{
+	static const struct {
+		struct pkt_spec spec;
+		__u32 key_end;	/* payload bytes up to the end of the key */
+		__u32 line_end; /* and up to the set's "\r\n"; 0: not a set */
+	} bases[] = {
+		{{.mc = MC_ASCII}, 8 + 7, 0},
+		{{.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = 8}, 8 + 7, 8 + 15},
+		{{.mc = MC_ASCII, .mc_cmd = "delete", .vlan = true}, 8 + 10, 0},
+		{{.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = 8, .ipv6 = true}, 0, 0},
+	};
+	struct pkt_layout layout;
+	__u8 pkt[PKT_SIZE_MAX];
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	for (size_t b = 0; b < ARRAY_SIZE(bases); b++) {
+		struct pkt_spec spec = bases[b].spec;
+		__u32 key_end = bases[b].key_end, line_end = bases[b].line_end;
+		char name[64];
+
+		pkt_build(&spec, pkt, &layout);
+		for (spec.payload = 1; spec.payload < layout.len - layout.l4_end; spec.payload++) {
+			__u32 n = spec.payload, verdict = XDP_DROP;
+			int counter = XKV_R_TRUNCATED;
+
+			if (spec.mc == MC_BINARY && n >= 8 + 24) {
+				counter = XKV_R_BAD_LENGTH;
+			} else if (spec.mc == MC_ASCII && n > key_end) {
+				if (!line_end || n >= line_end + 2) /* a shorter value: the worker's */
+					verdict = XDP_REDIRECT, counter = STEERED;
+				else if (n >= line_end)
+					counter = XKV_R_BAD_LENGTH;
+			}
+			snprintf(name, sizeof(name), "base %zu payload of %u", b, n);
+			expect_packet(&f, name, &spec, verdict, counter);
+		}
+	}
+	fixture_close(&f);
+}
+
+/* The memcached port is read per packet: 0 passes memcached's datagrams to the stack. */
+Test(xdp, mc_port_changes_apply_at_once)
+{
+	struct xkv_config cfg = erew;
+	const struct pkt_spec get = {.mc = MC_ASCII}, moved = {.mc = MC_ASCII, .dport = 11311};
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &cfg, WORKERS), 0);
+	expect_packet(&f, "port on", &get, XDP_REDIRECT, STEERED);
+	cfg.memcached_port = 0;
+	cr_assert_eq(fixture_config(&f, &cfg), 0);
+	expect_packet(&f, "port off", &get, XDP_PASS, XKV_STAT_PASSED);
+	expect_packet(&f, "xkv, memcached off", &(struct pkt_spec){0}, XDP_REDIRECT, STEERED);
+	cfg.memcached_port = 11311;
+	cr_assert_eq(fixture_config(&f, &cfg), 0);
+	expect_packet(&f, "old port", &get, XDP_PASS, XKV_STAT_PASSED);
+	expect_packet(&f, "new port", &moved, XDP_REDIRECT, STEERED);
+	fixture_close(&f);
 }
