@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proto/mc_udp.h"
+
+void xkv_mc_frame(uint8_t *p, uint16_t id, uint16_t seq, uint16_t total)
+{
+	const struct xkv_mc_frame f = {.request_id = htons(id), .seq = htons(seq),
+				       .total = htons(total)};
+
+	memcpy(p, &f, sizeof(f));
+}
+
+/* A span of a line; its tokens end where XDP's key ends (xkv_mc_key_end). */
+struct span {
+	const char *p;
+	size_t len;
+};
+
+/* The next token of *rest into *tok, consuming it; false when none is left. */
+static bool next_token(struct span *rest, struct span *tok)
+{
+	while (rest->len && xkv_mc_key_end((uint8_t)*rest->p)) {
+		rest->p++;
+		rest->len--;
+	}
+	if (!rest->len)
+		return false;
+	tok->p = rest->p;
+	while (rest->len && !xkv_mc_key_end((uint8_t)*rest->p)) {
+		rest->p++;
+		rest->len--;
+	}
+	tok->len = (size_t)(rest->p - tok->p);
+	return true;
+}
+
+static bool token_is(const struct span *t, const char *word)
+{
+	return t->len == strlen(word) && !memcmp(t->p, word, t->len);
+}
+
+/* A decimal token up to max; a leading '-' when negative is allowed. */
+static bool token_number(const struct span *t, bool negative, uint64_t max, int64_t *out)
+{
+	size_t i = negative && t->len > 1 && t->p[0] == '-';
+	uint64_t v = 0;
+
+	if (i == t->len || t->len - i > 20)
+		return false;
+	for (size_t j = i; j < t->len; j++) {
+		if (t->p[j] < '0' || t->p[j] > '9' || v > (max - (uint64_t)(t->p[j] - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(t->p[j] - '0');
+	}
+	*out = i ? -(int64_t)v : (int64_t)v;
+	return true;
+}
+
+static bool key_ok(const struct span *k)
+{
+	return k->len >= XKV_KEY_MIN && k->len <= XKV_KEY_MAX;
+}
+
+/* get/gets k1 [k2 ...]: the first key in msg, the others left in msg->mc.keys. */
+static enum xkv_mc_verdict ascii_get(struct span rest, struct xkv_msg *msg)
+{
+	struct span key, more = rest, k;
+
+	if (!next_token(&rest, &key))
+		return XKV_MC_UDP_ERROR;
+	while (next_token(&more, &k))
+		if (!key_ok(&k))
+			return XKV_MC_UDP_BAD_FORMAT;
+	msg->op = XKV_OP_GET;
+	msg->key = key.p;
+	msg->key_len = (uint16_t)key.len;
+	msg->mc.keys = rest.p;
+	msg->mc.keys_len = (uint16_t)rest.len;
+	return XKV_MC_UDP_OK;
+}
+
+/* Whether what follows the arguments is nothing, or "noreply" alone. */
+static bool noreply_tail(struct span rest, bool *noreply)
+{
+	struct span t;
+
+	*noreply = next_token(&rest, &t);
+	return !*noreply || (token_is(&t, "noreply") && !next_token(&rest, &t));
+}
+
+/* set k flags exptime bytes [noreply]\r\n, then the data block and its own \r\n. */
+static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t data_len,
+				     struct xkv_msg *msg)
+{
+	struct span key, t[3];
+	int64_t flags, exptime, bytes;
+
+	if (!next_token(&rest, &key) || !next_token(&rest, &t[0]) || !next_token(&rest, &t[1]) ||
+	    !next_token(&rest, &t[2]) || !noreply_tail(rest, &msg->mc.quiet))
+		return XKV_MC_UDP_ERROR;
+	if (!key_ok(&key) || !token_number(&t[0], false, UINT32_MAX, &flags) ||
+	    !token_number(&t[1], true, INT64_MAX, &exptime) ||
+	    !token_number(&t[2], false, INT32_MAX, &bytes))
+		return XKV_MC_UDP_BAD_FORMAT;
+	if (bytes > XKV_VALUE_MAX)
+		return XKV_MC_UDP_TOO_LARGE;
+	/* the data block ends with its own \r\n, as memcached wants it */
+	if (data_len < (size_t)bytes + 2 || data[bytes] != '\r' || data[bytes + 1] != '\n')
+		return XKV_MC_UDP_BAD_CHUNK;
+	msg->op = XKV_OP_PUT;
+	msg->key = key.p;
+	msg->key_len = (uint16_t)key.len;
+	msg->frag = data;
+	msg->value_len = msg->frag_len = (uint32_t)bytes;
+	msg->mc.flags = (uint32_t)flags;
+	msg->mc.exptime = exptime;
+	return XKV_MC_UDP_OK;
+}
+
+/* delete k [0] [noreply]: memcached still takes the old time argument when it is 0. */
+static enum xkv_mc_verdict ascii_delete(struct span rest, struct xkv_msg *msg)
+{
+	struct span key, t, after;
+
+	if (!next_token(&rest, &key))
+		return XKV_MC_UDP_ERROR;
+	after = rest;
+	if (next_token(&after, &t) && token_is(&t, "0"))
+		rest = after;
+	if (!key_ok(&key) || !noreply_tail(rest, &msg->mc.quiet))
+		return XKV_MC_UDP_BAD_FORMAT;
+	msg->op = XKV_OP_DELETE;
+	msg->key = key.p;
+	msg->key_len = (uint16_t)key.len;
+	return XKV_MC_UDP_OK;
+}
+
+static enum xkv_mc_verdict ascii_decode(const char *p, size_t len, struct xkv_msg *msg)
+{
+	const char *nl = memchr(p, '\n', len);
+	struct span line, cmd;
+
+	msg->mc.dialect = XKV_DIALECT_MC_ASCII;
+	if (!nl)
+		return XKV_MC_UDP_DROP; /* memcached waits for a line end that never comes */
+	line = (struct span){p, (size_t)(nl - p)};
+	if (line.len && line.p[line.len - 1] == '\r')
+		line.len--;
+	if (!next_token(&line, &cmd))
+		return XKV_MC_UDP_ERROR;
+	if (token_is(&cmd, "get"))
+		return ascii_get(line, msg);
+	if (token_is(&cmd, "gets")) {
+		msg->mc.with_cas = true;
+		return ascii_get(line, msg);
+	}
+	if (token_is(&cmd, "set"))
+		return ascii_set(line, nl + 1, len - (size_t)(nl + 1 - p), msg);
+	if (token_is(&cmd, "delete"))
+		return ascii_delete(line, msg);
+	return XKV_MC_UDP_ERROR;
+}
+
+/* A binary request: its 24-byte header and a body of exactly the length it claims. */
+static enum xkv_mc_verdict binary_decode(const uint8_t *p, size_t len, struct xkv_msg *msg)
+{
+	const uint8_t *body = p + sizeof(struct xkv_mc_bin_hdr);
+	uint32_t key_len, body_len, value_len;
+	struct xkv_mc_bin_hdr h;
+	__be32 extras[2];
+	bool get, set;
+
+	msg->mc.dialect = XKV_DIALECT_MC_BINARY;
+	if (len < sizeof(h))
+		return XKV_MC_UDP_DROP;
+	memcpy(&h, p, sizeof(h));
+	key_len = xkv_be16(h.key_len);
+	body_len = xkv_be32(h.body_len);
+	if (body_len != len - sizeof(h))
+		return XKV_MC_UDP_DROP;
+	msg->mc.opcode = h.opcode;
+	msg->mc.opaque = xkv_be32(h.opaque);
+	get = h.opcode == XKV_MC_BIN_GET || h.opcode == XKV_MC_BIN_GETQ ||
+	      h.opcode == XKV_MC_BIN_GETK || h.opcode == XKV_MC_BIN_GETKQ;
+	set = h.opcode == XKV_MC_BIN_SET || h.opcode == XKV_MC_BIN_SETQ;
+	if (!get && !set && h.opcode != XKV_MC_BIN_DELETE && h.opcode != XKV_MC_BIN_DELETEQ)
+		return XKV_MC_UDP_UNKNOWN;
+	if (h.data_type || key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX ||
+	    h.extras_len != (set ? XKV_MC_SET_EXTRAS : 0) || key_len + h.extras_len > body_len)
+		return XKV_MC_UDP_BAD_FORMAT;
+	value_len = body_len - h.extras_len - key_len;
+	if (value_len && !set)
+		return XKV_MC_UDP_BAD_FORMAT;
+	if (value_len > XKV_VALUE_MAX)
+		return XKV_MC_UDP_TOO_LARGE;
+	/* a compare-and-swap needs the writer's memcached semantics: over TCP only */
+	if (!get && h.cas)
+		return XKV_MC_UDP_UNSUPPORTED;
+	msg->key = body + h.extras_len;
+	msg->key_len = (uint16_t)key_len;
+	msg->mc.quiet = h.opcode == XKV_MC_BIN_GETQ || h.opcode == XKV_MC_BIN_GETKQ ||
+			h.opcode == XKV_MC_BIN_SETQ || h.opcode == XKV_MC_BIN_DELETEQ;
+	if (get) {
+		msg->op = XKV_OP_GET;
+		msg->mc.with_cas = true;
+		msg->mc.with_key = h.opcode == XKV_MC_BIN_GETK || h.opcode == XKV_MC_BIN_GETKQ;
+	} else if (set) {
+		memcpy(extras, body, sizeof(extras)); /* flags, expiration; any alignment */
+		msg->op = XKV_OP_PUT;
+		msg->mc.flags = ntohl(extras[0]);
+		msg->mc.exptime = (int32_t)ntohl(extras[1]);
+		msg->frag = body + h.extras_len + key_len;
+		msg->value_len = msg->frag_len = value_len;
+	} else {
+		msg->op = XKV_OP_DELETE;
+	}
+	return XKV_MC_UDP_OK;
+}
+
+enum xkv_mc_verdict xkv_mc_decode(const void *buf, size_t len, struct xkv_msg *msg)
+{
+	const uint8_t *p = (const uint8_t *)buf + sizeof(struct xkv_mc_frame);
+	struct xkv_mc_frame f;
+
+	*msg = (struct xkv_msg){0};
+	/* one request per datagram: sequence 0 of 1, as memcached serves UDP */
+	if (len <= sizeof(f) || len > UINT16_MAX)
+		return XKV_MC_UDP_DROP;
+	memcpy(&f, buf, sizeof(f));
+	if (f.seq || ntohs(f.total) != 1 || f.reserved)
+		return XKV_MC_UDP_DROP;
+	msg->request_id = ntohs(f.request_id);
+	msg->mc.size = (uint16_t)len;
+	len -= sizeof(f);
+	if (p[0] == XKV_MC_BIN_REQUEST)
+		return binary_decode(p, len, msg);
+	return ascii_decode((const char *)p, len, msg);
+}
+
+bool xkv_mc_next_key(const char **keys, uint16_t *len, const void **key, uint16_t *key_len)
+{
+	struct span rest = {*keys, *len}, tok;
+
+	if (!next_token(&rest, &tok))
+		return false;
+	*keys = rest.p;
+	*len = (uint16_t)rest.len;
+	*key = tok.p;
+	*key_len = (uint16_t)tok.len;
+	return true;
+}
+
+void xkv_mc_bin_hdr(uint8_t *p, const struct xkv_mc_req *req, uint16_t status,
+		     uint16_t key_len, uint8_t extras_len, uint32_t body_len, uint64_t cas)
+{
+	const struct xkv_mc_bin_hdr h = {
+		.magic = XKV_MC_BIN_RESPONSE,
+		.opcode = req->opcode,
+		.key_len = htons(key_len),
+		.extras_len = extras_len,
+		.status = htons(status),
+		.body_len = htonl(body_len),
+		.opaque = htonl(req->opaque),
+		.cas = xkv_be64(cas),
+	};
+
+	memcpy(p, &h, sizeof(h));
+}
+
+size_t xkv_mc_value_line(char *p, const void *key, uint16_t key_len, uint32_t flags,
+			 uint32_t bytes, const uint64_t *cas)
+{
+	size_t n = 6;
+	int tail;
+
+	memcpy(p, "VALUE ", 6);
+	memcpy(p + n, key, key_len);
+	n += key_len;
+	if (cas)
+		tail = snprintf(p + n, XKV_MC_VALUE_LINE_MAX + 1 - n, " %u %u %llu\r\n", flags,
+				bytes, (unsigned long long)*cas);
+	else
+		tail = snprintf(p + n, XKV_MC_VALUE_LINE_MAX + 1 - n, " %u %u\r\n", flags, bytes);
+	return n + (size_t)tail;
+}
+
+const char *xkv_mc_error_line(enum xkv_mc_verdict v)
+{
+	switch (v) {
+	case XKV_MC_UDP_BAD_FORMAT:
+		return "CLIENT_ERROR bad command line format\r\n";
+	case XKV_MC_UDP_BAD_CHUNK:
+		return "CLIENT_ERROR bad data chunk\r\n";
+	case XKV_MC_UDP_TOO_LARGE:
+		return "SERVER_ERROR object too large for cache\r\n";
+	case XKV_MC_UDP_UNSUPPORTED:
+		return "SERVER_ERROR not supported over UDP\r\n";
+	default:
+		return "ERROR\r\n";
+	}
+}
+
+uint16_t xkv_mc_bin_error_status(enum xkv_mc_verdict v)
+{
+	switch (v) {
+	case XKV_MC_UDP_TOO_LARGE:
+		return XKV_MC_BIN_S_TOO_LARGE;
+	case XKV_MC_UDP_UNKNOWN:
+		return XKV_MC_BIN_S_UNKNOWN;
+	case XKV_MC_UDP_UNSUPPORTED:
+		return XKV_MC_BIN_S_NOT_SUPPORTED;
+	default:
+		return XKV_MC_BIN_S_EINVAL;
+	}
+}
