@@ -193,10 +193,9 @@ static enum xkv_mc_verdict binary_decode(const uint8_t *p, size_t len, struct xk
 	    h.extras_len != (set ? XKV_MC_SET_EXTRAS : 0) || key_len + h.extras_len > body_len)
 		return XKV_MC_UDP_BAD_FORMAT;
 	value_len = body_len - h.extras_len - key_len;
+	/* no value can be over XKV_VALUE_MAX: the datagram is at most 64 KiB */
 	if (value_len && !set)
 		return XKV_MC_UDP_BAD_FORMAT;
-	if (value_len > XKV_VALUE_MAX)
-		return XKV_MC_UDP_TOO_LARGE;
 	/* a compare-and-swap needs the writer's memcached semantics: over TCP only */
 	if (!get && h.cas)
 		return XKV_MC_UDP_UNSUPPORTED;
@@ -307,8 +306,6 @@ const char *xkv_mc_error_line(enum xkv_mc_verdict v)
 uint16_t xkv_mc_bin_error_status(enum xkv_mc_verdict v)
 {
 	switch (v) {
-	case XKV_MC_UDP_TOO_LARGE:
-		return XKV_MC_BIN_S_TOO_LARGE;
 	case XKV_MC_UDP_UNKNOWN:
 		return XKV_MC_BIN_S_UNKNOWN;
 	case XKV_MC_UDP_UNSUPPORTED:

@@ -40,7 +40,7 @@ enum xkv_mc_verdict {
 	XKV_MC_UDP_ERROR,	/* "ERROR": a command not served, or its arguments miscounted */
 	XKV_MC_UDP_BAD_FORMAT,	/* "CLIENT_ERROR bad command line format"; binary: EINVAL */
 	XKV_MC_UDP_BAD_CHUNK,	/* "CLIENT_ERROR bad data chunk" */
-	XKV_MC_UDP_TOO_LARGE,	/* "SERVER_ERROR object too large for cache"; binary: E2BIG */
+	XKV_MC_UDP_TOO_LARGE,	/* "SERVER_ERROR object too large for cache" */
 	XKV_MC_UDP_UNKNOWN,	/* binary: an opcode not served */
 	XKV_MC_UDP_UNSUPPORTED, /* binary SET or DELETE with a CAS to compare: TCP only */
 };
