@@ -79,11 +79,12 @@ int fuzz_replay_done(void)
 		[XKV_MC_UDP_BAD_FORMAT] = "bad command line format",
 		[XKV_MC_UDP_BAD_CHUNK] = "bad data chunk",
 		[XKV_MC_UDP_TOO_LARGE] = "too large",
+		[XKV_MC_UDP_DELETE_USAGE] = "delete's usage",
 		[XKV_MC_UDP_UNKNOWN] = "unknown opcode",
 		[XKV_MC_UDP_UNSUPPORTED] = "a CAS to compare",
 	};
 	/* the verdicts each dialect has: binary has no line, chunk or size to get wrong */
-	static const uint8_t ascii = 0x3f, binary = 0xcb;
+	static const uint16_t ascii = 0x7f, binary = 0x18b;
 	char what[64];
 	int missed = 0;
 

@@ -485,6 +485,7 @@ static void mc_udp_corpus(void)
 	mc_udp_ascii("bad-number", "set k x 0 1\r\nA\r\n");
 	mc_udp_ascii("bad-chunk", "set k 0 0 5\r\nabc\r\n");
 	mc_udp_ascii("too-large", "set k 0 0 2000000\r\n");
+	mc_udp_ascii("delete-usage", "delete k 5\r\n");
 	s = mc_frame(0x4321, 1, 1);
 	put(&s, "get k\r\n", 7);
 	save("mc_udp", "sequence-1", &s);

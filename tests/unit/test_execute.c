@@ -1243,13 +1243,18 @@ Test(execute, mc_ascii_get_set_delete)
 			 "VALUE k 42 5\r\nhello\r\nVALUE k2 4294967295 1\r\nx\r\nEND\r\n",
 			 "every hit in order, misses left out");
 	cr_assert_str_eq(mc_ascii(&w, "set e 0 0 0\r\n\r\n"), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "set f 4294967297 -1 1 yesreply\r\nf\r\n"), "STORED\r\n",
+			 "flags kept to 32 bits, a word after the arguments ignored, as memcached");
+	cr_assert_str_eq(mc_ascii(&w, "get f\r\n"), "END\r\n", "a negative exptime: expired");
+	cr_assert_str_eq(mc_ascii(&w, "set f 4294967297 0 1\r\nf\r\n"), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get f\r\n"), "VALUE f 1 1\r\nf\r\nEND\r\n");
 	cr_assert_str_eq(mc_ascii(&w, "get e\r\n"), "VALUE e 0 0\r\n\r\nEND\r\n");
 	cr_assert_str_eq(mc_ascii(&w, "delete k\r\n"), "DELETED\r\n");
 	cr_assert_str_eq(mc_ascii(&w, "delete k 0\r\n"), "NOT_FOUND\r\n");
 	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "END\r\n");
-	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 3);
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 5);
 	cr_assert_eq(w.exec.stats.requests[XKV_OP_DELETE], 2);
-	cr_assert_eq(w.exec.stats.requests[XKV_OP_GET], 8, "each key of a get counts");
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_GET], 10, "each key of a get counts");
 	cr_assert_eq(w.exec.stats.mc_errors + w.exec.stats.mc_dropped, 0);
 	xkv_worker_fini(&w);
 }
@@ -1310,6 +1315,7 @@ Test(execute, mc_binary_every_op)
 	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
 	cr_assert(mc_binary(&w, XKV_MC_BIN_DELETEQ, "k", NULL, 0, 0, &h), "quiet, but a miss");
 	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_NOT_FOUND);
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR, "Not found", 9), 0);
 	cr_assert(mc_binary(&w, XKV_MC_BIN_SET, "k", "", 0, 0, &h));
 	cr_assert_not(mc_binary(&w, XKV_MC_BIN_DELETEQ, "k", NULL, 0, 0, &h), "done: quiet");
 	cr_assert_not(mc_binary(&w, XKV_MC_BIN_GETQ, "k", NULL, 0, 0, &h), "deleted");
@@ -1450,6 +1456,8 @@ Test(execute, mc_bad_frames_are_dropped_and_counted)
 
 Test(execute, mc_ascii_errors_get_memcached_replies)
 {
+	static const char delete_usage[] =
+		"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n";
 	static char long_key[300] = "get ";
 	static const struct {
 		const char *cmd, *reply;
@@ -1462,13 +1470,16 @@ Test(execute, mc_ascii_errors_get_memcached_replies)
 		{"set k 0 0 1 noreply more\r\nA\r\n", "ERROR\r\n"},
 		{"set k x 0 1\r\nA\r\n", "CLIENT_ERROR bad command line format\r\n"},
 		{"set k 0 0 -1\r\n\r\n", "CLIENT_ERROR bad command line format\r\n"},
-		{"set k 4294967296 0 1\r\nA\r\n", "CLIENT_ERROR bad command line format\r\n"},
-		{"set k 0 0 1 yesreply\r\nA\r\n", "ERROR\r\n"},
+		{"set k 18446744073709551616 0 1\r\nA\r\n",
+		 "CLIENT_ERROR bad command line format\r\n"},
+		{"set k 0 2147483648 1\r\nA\r\n", "CLIENT_ERROR bad command line format\r\n"},
 		{"set k 0 0 5\r\nabc\r\n", "CLIENT_ERROR bad data chunk\r\n"},
 		{"set k 0 0 2\r\nabXY", "CLIENT_ERROR bad data chunk\r\n"},
 		{"set k 0 0 2\r\nab", "CLIENT_ERROR bad data chunk\r\n"},
 		{"set k 0 0 2000000\r\n", "SERVER_ERROR object too large for cache\r\n"},
-		{"delete k 5\r\n", "CLIENT_ERROR bad command line format\r\n"},
+		{"delete k 5\r\n", delete_usage},
+		{"delete k noreply 0\r\n", delete_usage},
+		{"delete k 0 noreply more\r\n", "ERROR\r\n"},
 		{"delete\r\n", "ERROR\r\n"},
 		{long_key, "CLIENT_ERROR bad command line format\r\n"},
 	};
@@ -1559,6 +1570,9 @@ Test(execute, mc_binary_errors_get_their_status_or_are_dropped)
 		cr_assert_eq(ntohs(h.status), rows[i].status, "row %u: status %#x", i,
 			     ntohs(h.status));
 		cr_assert_eq(h.opcode, rows[i].opcode);
+		cr_assert_eq(ntohl(h.body_len), strlen(xkv_mc_bin_status_text(rows[i].status)));
+		cr_assert_eq(memcmp(reply + MC_BIN_HDR, xkv_mc_bin_status_text(rows[i].status),
+				    ntohl(h.body_len)), 0, "row %u: memcached's message", i);
 		errors++;
 	}
 	xkv_worker_mc_datagram(&w, &peer, short_hdr, sizeof(short_hdr));

@@ -48,11 +48,16 @@ static void send_text(struct xkv_exec *x, const struct xkv_peer *peer, const str
 	send_split(x, peer, req, (const uint8_t *)line, strlen(line));
 }
 
-/* A binary response without a value: status, and body bytes (a key, a message) if any. */
+/*
+ * A binary response without a value: status and cas; its body the key when key_len
+ * (GETK's miss), else an error's message, as memcached sends them.
+ */
 static void send_binary(struct xkv_exec *x, const struct xkv_peer *peer,
-			const struct xkv_msg *req, uint16_t status, const void *body,
-			uint16_t body_len, uint16_t key_len, uint64_t cas)
+			const struct xkv_msg *req, uint16_t status, uint16_t key_len, uint64_t cas)
 {
+	const char *text = xkv_mc_bin_status_text(status);
+	const void *body = key_len ? req->key : (const void *)text;
+	uint16_t body_len = key_len ? key_len : (uint16_t)strlen(text);
 	uint8_t reply[BIN_HDR + XKV_KEY_MAX];
 
 	xkv_mc_bin_hdr(reply, &req->mc, status, key_len, 0, body_len, cas);
@@ -164,9 +169,7 @@ static size_t binary_get(struct xkv_exec *x, const struct xkv_peer *peer,
 
 	if (get_one(x, &pos, room, req->key, req->key_len, hash, &meta, &len)) {
 		if (!req->mc.quiet)
-			send_binary(x, peer, req, XKV_MC_BIN_S_NOT_FOUND,
-				    key_len ? req->key : (const void *)"Not found",
-				    key_len ? key_len : 9, key_len, 0);
+			send_binary(x, peer, req, XKV_MC_BIN_S_NOT_FOUND, key_len, 0);
 		return 0;
 	}
 	xkv_mc_bin_hdr(p, &req->mc, XKV_MC_BIN_S_OK, key_len, 4, (uint32_t)(4 + key_len + len),
@@ -196,7 +199,7 @@ void xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	}
 	x->stats.mc_amplify_refused++;
 	if (req->mc.dialect == XKV_DIALECT_MC_BINARY)
-		send_binary(x, peer, req, XKV_MC_BIN_S_INTERNAL, NULL, 0, 0, 0);
+		send_binary(x, peer, req, XKV_MC_BIN_S_INTERNAL, 0, 0);
 	else
 		send_text(x, peer, req, "SERVER_ERROR reply too large\r\n");
 }
@@ -247,7 +250,7 @@ void xkv_mc_reply_status(struct xkv_exec *x, const struct xkv_peer *peer,
 	if (req->mc.dialect == XKV_DIALECT_MC_ASCII)
 		send_text(x, peer, req, ascii_status_line(req, status));
 	else
-		send_binary(x, peer, req, binary_status(status), NULL, 0, 0,
+		send_binary(x, peer, req, binary_status(status), 0,
 			    status == XKV_S_OK && req->op == XKV_OP_PUT ? x->cas : 0);
 }
 
@@ -258,5 +261,5 @@ void xkv_mc_reply_error(struct xkv_exec *x, const struct xkv_peer *peer,
 	if (req->mc.dialect == XKV_DIALECT_MC_ASCII)
 		send_text(x, peer, req, xkv_mc_error_line(v));
 	else
-		send_binary(x, peer, req, xkv_mc_bin_error_status(v), NULL, 0, 0, 0);
+		send_binary(x, peer, req, xkv_mc_bin_error_status(v), 0, 0);
 }

@@ -43,20 +43,34 @@ static bool token_is(const struct span *t, const char *word)
 	return t->len == strlen(word) && !memcmp(t->p, word, t->len);
 }
 
-/* A decimal token up to max; a leading '-' when negative is allowed. */
-static bool token_number(const struct span *t, bool negative, uint64_t max, int64_t *out)
+/* A decimal token up to max. */
+static bool token_u64(const struct span *t, uint64_t max, uint64_t *out)
 {
-	size_t i = negative && t->len > 1 && t->p[0] == '-';
 	uint64_t v = 0;
 
-	if (i == t->len || t->len - i > 20)
+	if (!t->len || t->len > 20)
 		return false;
-	for (size_t j = i; j < t->len; j++) {
-		if (t->p[j] < '0' || t->p[j] > '9' || v > (max - (uint64_t)(t->p[j] - '0')) / 10)
+	for (size_t i = 0; i < t->len; i++) {
+		if (t->p[i] < '0' || t->p[i] > '9' || v > (max - (uint64_t)(t->p[i] - '0')) / 10)
 			return false;
-		v = v * 10 + (uint64_t)(t->p[j] - '0');
+		v = v * 10 + (uint64_t)(t->p[i] - '0');
 	}
-	*out = i ? -(int64_t)v : (int64_t)v;
+	*out = v;
+	return true;
+}
+
+/* A decimal token in int32_t's range, a leading '-' when negative (memcached's exptime). */
+static bool token_i32(const struct span *t, int64_t *out)
+{
+	struct span digits = *t;
+	bool negative = t->len > 1 && t->p[0] == '-';
+	uint64_t v;
+
+	digits.p += negative;
+	digits.len -= negative;
+	if (!token_u64(&digits, (uint64_t)INT32_MAX + negative, &v))
+		return false;
+	*out = negative ? -(int64_t)v : (int64_t)v;
 	return true;
 }
 
@@ -83,13 +97,19 @@ static enum xkv_mc_verdict ascii_get(struct span rest, struct xkv_msg *msg)
 	return XKV_MC_UDP_OK;
 }
 
-/* Whether what follows the arguments is nothing, or "noreply" alone. */
-static bool noreply_tail(struct span rest, bool *noreply)
+/*
+ * The optional token after a command's arguments: memcached reads noreply there and
+ * ignores any other word; a second token is one too many.
+ */
+static bool optional_noreply(struct span rest, bool *noreply)
 {
 	struct span t;
 
-	*noreply = next_token(&rest, &t);
-	return !*noreply || (token_is(&t, "noreply") && !next_token(&rest, &t));
+	*noreply = false;
+	if (!next_token(&rest, &t))
+		return true;
+	*noreply = token_is(&t, "noreply");
+	return !next_token(&rest, &t);
 }
 
 /* set k flags exptime bytes [noreply]\r\n, then the data block and its own \r\n. */
@@ -97,14 +117,15 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 				     struct xkv_msg *msg)
 {
 	struct span key, t[3];
-	int64_t flags, exptime, bytes;
+	uint64_t flags, bytes;
+	int64_t exptime;
 
 	if (!next_token(&rest, &key) || !next_token(&rest, &t[0]) || !next_token(&rest, &t[1]) ||
-	    !next_token(&rest, &t[2]) || !noreply_tail(rest, &msg->mc.quiet))
+	    !next_token(&rest, &t[2]) || !optional_noreply(rest, &msg->mc.quiet))
 		return XKV_MC_UDP_ERROR;
-	if (!key_ok(&key) || !token_number(&t[0], false, UINT32_MAX, &flags) ||
-	    !token_number(&t[1], true, INT64_MAX, &exptime) ||
-	    !token_number(&t[2], false, INT32_MAX, &bytes))
+	/* flags as memcached reads them: any 64-bit number, kept to its low 32 bits */
+	if (!key_ok(&key) || !token_u64(&t[0], UINT64_MAX, &flags) || !token_i32(&t[1], &exptime) ||
+	    !token_u64(&t[2], INT32_MAX, &bytes))
 		return XKV_MC_UDP_BAD_FORMAT;
 	if (bytes > XKV_VALUE_MAX)
 		return XKV_MC_UDP_TOO_LARGE;
@@ -124,14 +145,21 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 /* delete k [0] [noreply]: memcached still takes the old time argument when it is 0. */
 static enum xkv_mc_verdict ascii_delete(struct span rest, struct xkv_msg *msg)
 {
-	struct span key, t, after;
+	struct span key, t[3];
+	bool zero;
+	int n = 0;
 
 	if (!next_token(&rest, &key))
 		return XKV_MC_UDP_ERROR;
-	after = rest;
-	if (next_token(&after, &t) && token_is(&t, "0"))
-		rest = after;
-	if (!key_ok(&key) || !noreply_tail(rest, &msg->mc.quiet))
+	while (n < 3 && next_token(&rest, &t[n]))
+		n++;
+	if (n == 3)
+		return XKV_MC_UDP_ERROR;
+	msg->mc.quiet = n && token_is(&t[n - 1], "noreply");
+	zero = n && token_is(&t[0], "0");
+	if ((n == 1 && !zero && !msg->mc.quiet) || (n == 2 && (!zero || !msg->mc.quiet)))
+		return XKV_MC_UDP_DELETE_USAGE;
+	if (!key_ok(&key))
 		return XKV_MC_UDP_BAD_FORMAT;
 	msg->op = XKV_OP_DELETE;
 	msg->key = key.p;
@@ -296,10 +324,36 @@ const char *xkv_mc_error_line(enum xkv_mc_verdict v)
 		return "CLIENT_ERROR bad data chunk\r\n";
 	case XKV_MC_UDP_TOO_LARGE:
 		return "SERVER_ERROR object too large for cache\r\n";
+	case XKV_MC_UDP_DELETE_USAGE:
+		return "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n";
 	case XKV_MC_UDP_UNSUPPORTED:
 		return "SERVER_ERROR not supported over UDP\r\n";
 	default:
 		return "ERROR\r\n";
+	}
+}
+
+const char *xkv_mc_bin_status_text(uint16_t status)
+{
+	switch (status) {
+	case XKV_MC_BIN_S_NOT_FOUND:
+		return "Not found";
+	case XKV_MC_BIN_S_TOO_LARGE:
+		return "Too large.";
+	case XKV_MC_BIN_S_EINVAL:
+		return "Invalid arguments";
+	case XKV_MC_BIN_S_UNKNOWN:
+		return "Unknown command";
+	case XKV_MC_BIN_S_NO_MEMORY:
+		return "Out of memory";
+	case XKV_MC_BIN_S_NOT_SUPPORTED:
+		return "Not supported";
+	case XKV_MC_BIN_S_INTERNAL:
+		return "Reply too large";
+	case XKV_MC_BIN_S_BUSY:
+		return "Busy";
+	default:
+		return "";
 	}
 }
 

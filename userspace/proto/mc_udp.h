@@ -41,6 +41,7 @@ enum xkv_mc_verdict {
 	XKV_MC_UDP_BAD_FORMAT,	/* "CLIENT_ERROR bad command line format"; binary: EINVAL */
 	XKV_MC_UDP_BAD_CHUNK,	/* "CLIENT_ERROR bad data chunk" */
 	XKV_MC_UDP_TOO_LARGE,	/* "SERVER_ERROR object too large for cache" */
+	XKV_MC_UDP_DELETE_USAGE, /* delete's own "CLIENT_ERROR bad command line format.  Usage: ..." */
 	XKV_MC_UDP_UNKNOWN,	/* binary: an opcode not served */
 	XKV_MC_UDP_UNSUPPORTED, /* binary SET or DELETE with a CAS to compare: TCP only */
 };
@@ -78,6 +79,9 @@ size_t xkv_mc_value_line(char *p, const void *key, uint16_t key_len, uint32_t fl
 
 /* The ASCII line of an error verdict, with its "\r\n". */
 const char *xkv_mc_error_line(enum xkv_mc_verdict v);
+
+/* The message a binary error reply carries, as memcached words it ("" for none). */
+const char *xkv_mc_bin_status_text(uint16_t status);
 
 /* The binary status of an error verdict. */
 uint16_t xkv_mc_bin_error_status(enum xkv_mc_verdict v);
