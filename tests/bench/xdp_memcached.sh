@@ -4,8 +4,10 @@
 # memcached port on one, xkv-bench --protocol memcached and memcached-binary on the
 # other, with the kernel's UDP stack and with the AF_XDP client. Each run loads every
 # key, then reads and writes them: every reply checked byte for byte (no error, no
-# miss, none invalid). Then the same without --trust: a GET whose reply is over 3x its
-# request is refused, counted by the server, and never answered with the value.
+# miss, none invalid). Then two workers under each policy, hot keys half written: the
+# same checks, and no write applied beside its owner or without its EWT slot, and
+# under xkv memcached SETs held in compaction windows. Then without --trust: a GET
+# whose reply is over 3x its request is refused, counted, never answered with the value.
 # Everything made here goes on every way out.
 #   xdp_memcached.sh BUILD_DIR
 set -euo pipefail
@@ -57,7 +59,7 @@ PY
 
 # Every key loaded, every GET a hit with the value written, every SET stored.
 served='
-assert load["ok"] == 1000 and load["errors"] == 0, "not every key loaded"
+assert load["ok"] == r["keys"] and load["errors"] == 0, "not every key loaded"
 for op in ("get", "put"):
     assert r[op]["errors"] == 0, f"{op}: wrong answers"
 assert r["invalid"] == 0, "datagrams that are no reply"
@@ -71,6 +73,9 @@ server_counter() {
 		"$out/server.log"
 }
 
+# the hot keys' run under each policy on two workers: writes handed over, EWT, windows
+hot='--keys 200 --zipf 0.99 --get-ratio 0.5 --value-size 300'
+
 netns_pair_up
 # trusted: the client's link cannot be spoofed, so values may be over 3x a GET
 server_run server memcached "$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 \
@@ -82,6 +87,21 @@ for proto in memcached memcached-binary; do
 		--transport xdp --iface "$if_c"
 done
 server_stop
+for policy in erew crew minos dcrew xkv; do
+	server_run "server" memcached "$build/xkv-server" --backend xdp --iface "$if_s" \
+		--workers 2 --allow "$ip_c/32" --trust "$ip_c/32" --policy "$policy" ||
+		fail "no server under $policy"
+	for proto in memcached memcached-binary; do
+		# shellcheck disable=SC2086 # $hot is a list of options
+		check_run "$proto-$policy" "$served" --protocol "$proto" $hot
+	done
+	server_stop
+	for c in foreign_writes ewt_not_owner mc_dropped mc_errors; do
+		[ "$(server_counter $c)" -eq 0 ] || fail "$policy: $c $(server_counter $c)"
+	done
+	[ "$policy" != xkv ] || [ "$(server_counter compact_windows)" -gt 0 ] ||
+		fail "xkv: no compaction window opened for the hot keys' SETs"
+done
 
 # untrusted: a 512-byte value is over 3x a GET, which gets an error, never the value
 server_run server memcached "$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 \
