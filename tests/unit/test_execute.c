@@ -1641,3 +1641,49 @@ Test(execute, mc_writes_it_does_not_own_are_refused)
 	cr_assert_eq(w.exec.stats.foreign_writes, 2);
 	xkv_worker_fini(&w);
 }
+
+/*
+ * Under minos a write that reached another worker is handed to its partition's owner,
+ * which answers it later in memcached's format, along the request's route, with the
+ * flags stored; quiet ones get nothing.
+ */
+Test(execute, mc_writes_handed_over_are_answered_in_their_dialect)
+{
+	static uint8_t dgram[3][FRAME];
+	static const char set[] = "set hand 5 0 3\r\nabc\r\n";
+	static const char quiet[] = "delete gone noreply\r\n";
+	uint8_t body[FRAME];
+	struct xkv_mc_bin_hdr h;
+	size_t len[3];
+
+	xkv_workers(0);
+	xw[0].ewt = xw[1].ewt = NULL; /* minos alone: the roles' owner, worker 0, writes */
+	len[0] = mc_dgram(dgram[0], 700, set, strlen(set));
+	len[1] = mc_dgram(dgram[1], 701, body,
+			  mc_bin_request(body, XKV_MC_BIN_SET, "hand2", "xyz", 3, 6));
+	len[2] = mc_dgram(dgram[2], 702, quiet, strlen(quiet));
+	for (unsigned i = 0; i < 3; i++) {
+		cap->route = (uint8_t)(i + 1);
+		xkv_worker_mc_datagram(&xw[1], &peer, dgram[i], len[i]);
+	}
+	cr_assert_eq(cap->sent, 0, "the large worker applies none of them");
+	cr_assert_eq(xw[1].exec.stats.handoffs_sent, 3);
+	cap->route = 99;
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 3);
+	cr_assert_eq(cap->sent, 2, "the owner answers both SETs, not the noreply DELETE");
+	cr_assert_eq(cap->routes[0], 1, "along the request's route");
+	cr_assert_eq(cap->routes[1], 2);
+	cap->sent = 1;
+	cr_assert_eq(mc_reply(0, 700), 1);
+	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
+	cap->sent = 2;
+	cr_assert_eq(mc_reply(1, 701), 1);
+	memcpy(&h, mc_out, sizeof(h));
+	cr_assert_eq(h.magic, XKV_MC_BIN_RESPONSE);
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert_neq(h.cas, 0, "the CAS the owner's write gave");
+	cr_assert_str_eq(mc_ascii(&xw[1], "get hand hand2\r\n"),
+			 "VALUE hand 5 3\r\nabc\r\nVALUE hand2 6 3\r\nxyz\r\nEND\r\n",
+			 "stored with their flags, read from any worker");
+	xkv_workers_fini();
+}

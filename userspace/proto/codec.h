@@ -27,7 +27,7 @@ struct xkv_mc_req {
 	uint32_t opaque;    /* binary: echoed in its reply */
 	uint32_t flags;	    /* SET: the client's, stored beside the value */
 	int64_t exptime;    /* SET: as the client sent it (xkv_mc_exptime reads it) */
-	const char *keys;   /* ASCII get: the keys after the first, blank separated */
+	const char *keys;   /* ASCII get: the keys after the first, in the datagram */
 	uint16_t keys_len;
 };
 
