@@ -180,7 +180,7 @@ int xkv_xdp(struct xdp_md *ctx)
 	if (!cfg.port || !xkv_parse_udp(data, data_end, &v))
 		return xkv_pass();
 	dport = bpf_ntohs(v.udp->dest);
-	memcached = dport != cfg.port && dport == cfg.memcached_port;
+	memcached = cfg.memcached_port && dport == cfg.memcached_port && dport != cfg.port;
 	if (dport != cfg.port && !memcached)
 		return xkv_pass();
 
@@ -199,8 +199,6 @@ int xkv_xdp(struct xdp_md *ctx)
 	if (bpf_ntohs(v.udp->len) != v.ip_payload_len)
 		return xkv_drop(XKV_R_BAD_UDP_LEN);
 	payload_len = v.ip_payload_len - sizeof(struct udphdr);
-	/* a global function's argument must be initialized memory */
-	__builtin_memset(&req, 0, sizeof(req));
 	if (memcached)
 		drop = xkv_mc_parse(ctx, (void *)(v.udp + 1) - data, payload_len, &req);
 	else

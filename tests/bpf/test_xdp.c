@@ -1294,9 +1294,10 @@ Test(xdp, mc_set_line_longer_than_xdp_reads)
 
 /*
  * Cut valid requests after each byte of their UDP payload, lengths honest: short of
- * the frame, the command word or the binary header it is truncated; a key that the
- * datagram ends inside is truncated; a binary body that disagrees is bad_length; a
- * set whose value lacks its two last bytes is bad_length. The rest is steered.
+ * the frame, the command word or the binary header it is truncated, and so is a key
+ * or a set's line that the datagram ends inside; a binary body that disagrees is
+ * bad_length, and so is a set with fewer than 2 bytes after its line. The rest is
+ * steered: a set's value shorter than its BYTES is the worker's to refuse.
  */
 Test(xdp, mc_truncation_at_every_byte)
 {

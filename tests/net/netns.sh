@@ -81,6 +81,13 @@ send() {
 	done"
 }
 
+# send_mc N PORT: N memcached ASCII GETs of "key", each in its UDP frame (id, sequence 0 of 1)
+send_mc() {
+	ip netns exec "$CLI_NS" bash -c "for i in \$(seq $1); do
+		printf '\x12\x34\x00\x00\x00\x01\x00\x00get key\r\n' >/dev/udp/$SRV_IP/$2 || exit 1
+	done"
+}
+
 stat_of() {
 	loader stats --iface "$SRV_IF" --json | grep -o "\"$1\":[0-9]*" | cut -d: -f2
 }
@@ -145,6 +152,8 @@ check "status names program, mode, policy, pins" expect_out \
 	"xkv program 'xkv_xdp' id $id1, native mode" loader status --iface "$SRV_IF"
 check "status --json" expect_out '"policy":"xkv","workers":2,"port":7411' \
 	loader status --json
+check "status: memcached's port by default" expect_out "port 7411, memcached port 11211," \
+	loader status --iface "$SRV_IF"
 check "attach again is idempotent" loader attach --iface "$SRV_IF" --workers 2 \
 	--allow "$CLI_IP/32"
 check "same program after the second attach" test "$(prog_id)" = "$id1"
@@ -152,6 +161,8 @@ for map in xkv_config xkv_stats xkv_steered xkv_qdepth xkv_allow xkv_xsks; do
 	check "pinned $map" test -e "$PINS/$map"
 done
 check "bpftool: config fields by name" expect_out '"workers": 2' \
+	bpftool map dump pinned "$PINS/xkv_config"
+check "bpftool: the memcached port by name" expect_out '"memcached_port": 11211' \
 	bpftool map dump pinned "$PINS/xkv_config"
 check "bpftool: queue depth fields by name" expect_out '"depth": 0' \
 	bpftool map dump pinned "$PINS/xkv_qdepth"
@@ -169,6 +180,9 @@ xkv_before=$(stat_of no_socket)
 check "send GETs to another port" send 3 $((PORT + 1))
 check "... passed" grows_by passed "$before" 3
 check "... and not taken for xkv" test "$(stat_of no_socket)" = "$xkv_before"
+before=$(stat_of bad_config)
+check "send memcached GETs to its port" send_mc 3 11211
+check "... taken as xkv's: bad_config (no roles yet)" grows_by bad_config "$before" 3
 
 echo "-- config at run time"
 check "re-attach: port, policy, workers, allowlist" loader attach --iface "$SRV_IF" \
@@ -186,6 +200,19 @@ xkv_before=$(stat_of not_allowed)
 check "send GETs to the old port" send 2 $PORT
 check "... passed" grows_by passed "$before" 2
 check "... and not taken for xkv" test "$(stat_of not_allowed)" = "$xkv_before"
+check "memcached's port equal to xkv's is refused" expect_fail "must differ" \
+	loader attach --iface "$SRV_IF" --port $PORT --memcached-port $PORT --allow "$CLI_IP/32"
+check "re-attach: --memcached-port 0" loader attach --iface "$SRV_IF" --memcached-port 0 \
+	--policy crew --allow "$CLI_IP/32"
+check "status: memcached port off" expect_out "port $PORT, memcached port off," \
+	loader status --iface "$SRV_IF"
+check "stats --json: the ports" expect_out '"port":7411,"memcached_port":0' \
+	loader stats --iface "$SRV_IF" --json
+before=$(stat_of passed)
+xkv_before=$(stat_of no_socket)
+check "send memcached GETs" send_mc 2 11211
+check "... passed" grows_by passed "$before" 2
+check "... and not taken for memcached" test "$(stat_of no_socket)" = "$xkv_before"
 
 echo "-- dcrew's Exclusive Writer Table"
 # ewt_holds EXPR: EXPR holds of e, the "ewt" object of stats --json
