@@ -1153,6 +1153,17 @@ static unsigned mc_reply(unsigned mark, uint16_t id)
 	return n;
 }
 
+/* Reply k of those sent so far, one datagram answering id, into mc_out. */
+static void mc_reply_one(unsigned k, uint16_t id)
+{
+	unsigned sent = cap->sent;
+
+	cr_assert_lt(k, sent);
+	cap->sent = k + 1;
+	cr_assert_eq(mc_reply(k, id), 1, "reply %u: one datagram", k);
+	cap->sent = sent;
+}
+
 /* An ASCII command from src to w: its reply, as text ("" when none came). */
 static const char *mc_ascii_from(struct xkv_worker *w, const struct xkv_peer *src,
 				 const char *cmd)
@@ -1400,24 +1411,21 @@ Test(execute, mc_compaction_answers_held_sets_in_their_dialect)
 	xkv_worker_mc_datagram(&w, &peer, frames[1], lens[1]);
 	cr_assert_eq(cap->sent, 0, "both SETs held");
 	xkv_worker_mc_datagram(&w, &peer, frames[2], lens[2]);
-	cr_assert_eq(mc_reply(0, 502), 1);
+	mc_reply_one(0, 502);
 	cr_assert_str_eq((char *)mc_out, "END\r\n", "the value before the window");
 	xkv_worker_mc_datagram(&w, &peer, frames[3], lens[3]);
 	xkv_worker_mc_datagram(&w, &peer, frames[4], lens[4]);
 	cr_assert_eq(cap->sent, 1, "every SET held");
 	xkv_worker_round_end(&w, true);
 	cr_assert_eq(cap->sent, 4, "three replies: the noreply SET gets none");
-	cap->sent = 2;
-	cr_assert_eq(mc_reply(1, 500), 1);
+	mc_reply_one(1, 500);
 	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
-	cap->sent = 3;
-	cr_assert_eq(mc_reply(2, 501), 1);
+	mc_reply_one(2, 501);
 	memcpy(&h, mc_out, sizeof(h));
 	cr_assert_eq(h.magic, XKV_MC_BIN_RESPONSE, "the binary SET in binary");
 	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
 	cr_assert_neq(h.cas, 0);
-	cap->sent = 4;
-	cr_assert_eq(mc_reply(3, 504), 1);
+	mc_reply_one(3, 504);
 	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
 	cr_assert_eq(w.exec.stats.compact_windows, 1);
 	cr_assert_eq(w.exec.stats.compact_writes, 4);
@@ -1673,11 +1681,9 @@ Test(execute, mc_writes_handed_over_are_answered_in_their_dialect)
 	cr_assert_eq(cap->sent, 2, "the owner answers both SETs, not the noreply DELETE");
 	cr_assert_eq(cap->routes[0], 1, "along the request's route");
 	cr_assert_eq(cap->routes[1], 2);
-	cap->sent = 1;
-	cr_assert_eq(mc_reply(0, 700), 1);
+	mc_reply_one(0, 700);
 	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
-	cap->sent = 2;
-	cr_assert_eq(mc_reply(1, 701), 1);
+	mc_reply_one(1, 701);
 	memcpy(&h, mc_out, sizeof(h));
 	cr_assert_eq(h.magic, XKV_MC_BIN_RESPONSE);
 	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
