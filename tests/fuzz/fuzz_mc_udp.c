@@ -6,7 +6,8 @@
  * - its key, and each further key of an ASCII get, lies inside the datagram, 1 to
  *   XKV_KEY_MAX bytes, an ASCII one without a byte that ends a key for XDP
  *   (xkv_mc_key_end), so that XDP hashes the same bytes;
- * - a SET's value lies inside it after the key, at most XKV_VALUE_MAX bytes, whole.
+ * - a SET's value lies inside it after the key, at most XKV_VALUE_MAX bytes, whole;
+ * - a refused write's key, when it was read, is such a key too.
  */
 #include <string.h>
 
@@ -67,6 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* an error is answered in the request's dialect, on its frame */
 	if (v != XKV_MC_UDP_OK && v != XKV_MC_UDP_DROP)
 		FUZZ_CHECK(m.mc.dialect != XKV_DIALECT_XKV && m.mc.size == size);
+	/* a refused write's key, whose EWT slot the worker lets go, is one XDP hashed */
+	if (v != XKV_MC_UDP_OK && m.key_len)
+		check_key(data, size, &m, m.key, m.key_len);
 	return 0;
 }
 

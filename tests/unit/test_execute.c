@@ -1693,3 +1693,41 @@ Test(execute, mc_writes_handed_over_are_answered_in_their_dialect)
 			 "stored with their flags, read from any worker");
 	xkv_workers_fini();
 }
+
+/*
+ * XDP steers a memcached write by its command and key, and under dcrew and xkv claims
+ * its EWT slot; one the worker then refuses (or drops) must let that slot go, or the
+ * partition would stay with this worker for good.
+ */
+Test(execute, mc_refused_writes_let_their_ewt_slot_go)
+{
+	static const char *const ascii[] = {
+		"set k 0 0 5\r\nabc\r\n", "set k 0 0\r\nxx", "set k 0 0 x\r\n\r\n",
+		"delete k 5\r\n", "delete k 0 noreply more\r\n", "delete k x", /* no line end */
+	};
+	static const struct mc_bin_row binary[] = {
+		{.opcode = XKV_MC_BIN_SET, .extras_len = 8, .key_len = 1, .body_len = 9, .cas = 5,
+		 .len = 9},
+		{.opcode = XKV_MC_BIN_DELETE, .data_type = 1, .key_len = 1, .body_len = 1, .len = 1},
+	};
+	const unsigned n = sizeof(ascii) / sizeof(ascii[0]) + sizeof(binary) / sizeof(binary[0]);
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 0);
+	for (unsigned i = 0; i < n; i++) {
+		*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1}; /* as XDP took it */
+		if (i < sizeof(ascii) / sizeof(ascii[0]))
+			mc_ascii(&w, ascii[i]);
+		else
+			mc_bin_raw(&w, &binary[i - sizeof(ascii) / sizeof(ascii[0])]);
+		cr_assert(!slot_of("k")->writes && !slot_of("k")->owner, "request %u: slot let go",
+			  i);
+	}
+	cr_assert_eq(w.exec.stats.ewt_released, n);
+	cr_assert_eq(w.exec.stats.mc_errors + w.exec.stats.mc_dropped, n);
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1};
+	mc_ascii(&w, "get k k k\r\n");
+	mc_ascii(&w, "bogus k\r\n");
+	cr_assert_eq(slot_of("k")->writes, 1, "a read and an unknown command hold nothing");
+	xkv_worker_fini(&w);
+}

@@ -787,15 +787,17 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_peer *peer, const v
 	struct xkv_msg m;
 
 	verdict = xkv_mc_decode(data, len, &m);
-	if (verdict == XKV_MC_UDP_DROP) {
+	if (verdict == XKV_MC_UDP_OK) {
+		serve(w, peer, &m, key_hash(w, data, &m));
+		return;
+	}
+	if (verdict == XKV_MC_UDP_DROP)
 		w->exec.stats.mc_dropped++;
-		return;
-	}
-	if (verdict != XKV_MC_UDP_OK) {
+	else
 		xkv_mc_reply_error(&w->exec, peer, &m, verdict);
-		return;
-	}
-	serve(w, peer, &m, key_hash(w, data, &m));
+	/* XDP steers a write by its command and key alone, and took its slot: let it go */
+	if (is_write(&m) && ewt_claimed(w, &m))
+		ewt_let_go(w, xkv_hash(m.key, m.key_len), 1);
 }
 
 static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const void *data,

@@ -78,6 +78,14 @@ static bool key_ok(const struct span *k)
 	return k->len >= XKV_KEY_MIN && k->len <= XKV_KEY_MAX;
 }
 
+/* A write's op and key, noted as soon as they are read: an error leaves them set. */
+static void write_key(struct xkv_msg *msg, uint8_t op, const void *key, size_t key_len)
+{
+	msg->op = op;
+	msg->key = key;
+	msg->key_len = (uint16_t)key_len;
+}
+
 /* get/gets k1 [k2 ...]: the first key in msg, the others left in msg->mc.keys. */
 static enum xkv_mc_verdict ascii_get(struct span rest, struct xkv_msg *msg)
 {
@@ -119,8 +127,12 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 	uint64_t flags, bytes;
 	int64_t exptime;
 
-	if (!next_token(&rest, &key) || !next_token(&rest, &t[0]) || !next_token(&rest, &t[1]) ||
-	    !next_token(&rest, &t[2]) || !optional_noreply(rest, &msg->mc.quiet))
+	if (!next_token(&rest, &key))
+		return XKV_MC_UDP_ERROR;
+	if (key_ok(&key))
+		write_key(msg, XKV_OP_PUT, key.p, key.len);
+	if (!next_token(&rest, &t[0]) || !next_token(&rest, &t[1]) || !next_token(&rest, &t[2]) ||
+	    !optional_noreply(rest, &msg->mc.quiet))
 		return XKV_MC_UDP_ERROR;
 	/* flags as memcached reads them: any 64-bit number, kept to its low 32 bits */
 	if (!key_ok(&key) || !token_u64(&t[0], UINT64_MAX, &flags) || !token_i32(&t[1], &exptime) ||
@@ -131,9 +143,6 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 	/* the data block ends with its own \r\n, as memcached wants it */
 	if (data_len < (size_t)bytes + 2 || data[bytes] != '\r' || data[bytes + 1] != '\n')
 		return XKV_MC_UDP_BAD_CHUNK;
-	msg->op = XKV_OP_PUT;
-	msg->key = key.p;
-	msg->key_len = (uint16_t)key.len;
 	msg->frag = data;
 	msg->value_len = msg->frag_len = (uint32_t)bytes;
 	msg->mc.flags = (uint32_t)flags;
@@ -150,6 +159,8 @@ static enum xkv_mc_verdict ascii_delete(struct span rest, struct xkv_msg *msg)
 
 	if (!next_token(&rest, &key))
 		return XKV_MC_UDP_ERROR;
+	if (key_ok(&key))
+		write_key(msg, XKV_OP_DELETE, key.p, key.len);
 	while (n < 3 && next_token(&rest, &t[n]))
 		n++;
 	if (n == 3)
@@ -158,25 +169,15 @@ static enum xkv_mc_verdict ascii_delete(struct span rest, struct xkv_msg *msg)
 	zero = n && token_is(&t[0], "0");
 	if ((n == 1 && !zero && !msg->mc.quiet) || (n == 2 && (!zero || !msg->mc.quiet)))
 		return XKV_MC_UDP_DELETE_USAGE;
-	if (!key_ok(&key))
-		return XKV_MC_UDP_BAD_FORMAT;
-	msg->op = XKV_OP_DELETE;
-	msg->key = key.p;
-	msg->key_len = (uint16_t)key.len;
-	return XKV_MC_UDP_OK;
+	return key_ok(&key) ? XKV_MC_UDP_OK : XKV_MC_UDP_BAD_FORMAT;
 }
 
-static enum xkv_mc_verdict ascii_decode(const char *p, size_t len, struct xkv_msg *msg)
+/* One command line, and a set's data block after it. */
+static enum xkv_mc_verdict ascii_command(struct span line, const char *data, size_t data_len,
+					 struct xkv_msg *msg)
 {
-	const char *nl = memchr(p, '\n', len);
-	struct span line, cmd;
+	struct span cmd;
 
-	msg->mc.dialect = XKV_DIALECT_MC_ASCII;
-	if (!nl)
-		return XKV_MC_UDP_DROP; /* memcached waits for a line end that never comes */
-	line = (struct span){p, (size_t)(nl - p)};
-	if (line.len && line.p[line.len - 1] == '\r')
-		line.len--;
 	if (!next_token(&line, &cmd))
 		return XKV_MC_UDP_ERROR;
 	if (token_is(&cmd, "get"))
@@ -186,10 +187,24 @@ static enum xkv_mc_verdict ascii_decode(const char *p, size_t len, struct xkv_ms
 		return ascii_get(line, msg);
 	}
 	if (token_is(&cmd, "set"))
-		return ascii_set(line, nl + 1, len - (size_t)(nl + 1 - p), msg);
+		return ascii_set(line, data, data_len, msg);
 	if (token_is(&cmd, "delete"))
 		return ascii_delete(line, msg);
 	return XKV_MC_UDP_ERROR;
+}
+
+static enum xkv_mc_verdict ascii_decode(const char *p, size_t len, struct xkv_msg *msg)
+{
+	const char *nl = memchr(p, '\n', len), *data = nl ? nl + 1 : p + len;
+	struct span line = {p, (size_t)(data - p) - (nl != NULL)};
+	enum xkv_mc_verdict v;
+
+	msg->mc.dialect = XKV_DIALECT_MC_ASCII;
+	if (line.len && line.p[line.len - 1] == '\r')
+		line.len--;
+	v = ascii_command(line, data, len - (size_t)(data - p), msg);
+	/* memcached waits for a line end that never comes; a write's key is read all the same */
+	return nl ? v : XKV_MC_UDP_DROP;
 }
 
 /* A binary request: its 24-byte header and a body of exactly the length it claims. */
@@ -216,33 +231,29 @@ static enum xkv_mc_verdict binary_decode(const uint8_t *p, size_t len, struct xk
 	set = h.opcode == XKV_MC_BIN_SET || h.opcode == XKV_MC_BIN_SETQ;
 	if (!get && !set && h.opcode != XKV_MC_BIN_DELETE && h.opcode != XKV_MC_BIN_DELETEQ)
 		return XKV_MC_UDP_UNKNOWN;
-	if (h.data_type || key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX ||
+	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX ||
 	    h.extras_len != (set ? XKV_MC_SET_EXTRAS : 0) || key_len + h.extras_len > body_len)
 		return XKV_MC_UDP_BAD_FORMAT;
 	value_len = body_len - h.extras_len - key_len;
-	/* no value can be over XKV_VALUE_MAX: the datagram is at most 64 KiB */
-	if (value_len && !set)
+	write_key(msg, get ? XKV_OP_GET : set ? XKV_OP_PUT : XKV_OP_DELETE, body + h.extras_len,
+		  key_len);
+	/* (no value can be over XKV_VALUE_MAX: the datagram is at most 64 KiB) */
+	if (h.data_type || (value_len && !set))
 		return XKV_MC_UDP_BAD_FORMAT;
 	/* a compare-and-swap needs the writer's memcached semantics: over TCP only */
 	if (!get && h.cas)
 		return XKV_MC_UDP_UNSUPPORTED;
-	msg->key = body + h.extras_len;
-	msg->key_len = (uint16_t)key_len;
 	msg->mc.quiet = h.opcode == XKV_MC_BIN_GETQ || h.opcode == XKV_MC_BIN_GETKQ ||
 			h.opcode == XKV_MC_BIN_SETQ || h.opcode == XKV_MC_BIN_DELETEQ;
 	if (get) {
-		msg->op = XKV_OP_GET;
 		msg->mc.with_cas = true;
 		msg->mc.with_key = h.opcode == XKV_MC_BIN_GETK || h.opcode == XKV_MC_BIN_GETKQ;
 	} else if (set) {
 		memcpy(extras, body, sizeof(extras)); /* flags, expiration; any alignment */
-		msg->op = XKV_OP_PUT;
 		msg->mc.flags = ntohl(extras[0]);
 		msg->mc.exptime = (int32_t)ntohl(extras[1]);
 		msg->frag = body + h.extras_len + key_len;
 		msg->value_len = msg->frag_len = value_len;
-	} else {
-		msg->op = XKV_OP_DELETE;
 	}
 	return XKV_MC_UDP_OK;
 }
@@ -264,6 +275,8 @@ enum xkv_mc_verdict xkv_mc_decode(const void *buf, size_t len, struct xkv_msg *m
 	len -= sizeof(f);
 	if (p[0] == XKV_MC_BIN_REQUEST)
 		return binary_decode(p, len, msg);
+	if (p[0] == XKV_MC_BIN_RESPONSE)
+		return XKV_MC_UDP_DROP; /* a reply sent to the server, as XDP drops it */
 	return ascii_decode((const char *)p, len, msg);
 }
 

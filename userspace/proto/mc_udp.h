@@ -49,7 +49,9 @@ enum xkv_mc_verdict {
 /*
  * Decodes the datagram buf[0..len) sent to the memcached port. On XKV_MC_UDP_OK msg
  * holds a GET, PUT (set) or DELETE with msg->mc filled, key and value pointing into buf.
- * On an error to answer, msg->mc and request_id are filled enough for its reply.
+ * On an error to answer, msg->mc and request_id are filled enough for its reply; and
+ * whatever the verdict, a write whose command and key were read (as XDP reads them)
+ * has its op and key set: steering claimed its EWT slot, which the worker lets go.
  */
 enum xkv_mc_verdict xkv_mc_decode(const void *buf, size_t len, struct xkv_msg *msg);
 
