@@ -50,7 +50,8 @@ static int write_store(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_re
 	pending.w.key = pending.key;
 	pending.value = malloc(w->value_len + 1);
 	cr_assert_not_null(pending.value);
-	memcpy(pending.value, w->value, w->value_len);
+	if (w->value_len) /* a delete or a touch has no value, not even a pointer */
+		memcpy(pending.value, w->value, w->value_len);
 	pending.w.value = pending.value;
 	deferred++;
 	return -EINPROGRESS;

@@ -306,7 +306,10 @@ static int swallow(struct mc_ctx *c, int32_t vlen)
 	return 0;
 }
 
-/* set, add, replace, append, prepend, cas: "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]" */
+/*
+ * set, add, replace, append, prepend, cas:
+ * "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]"
+ */
 static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 {
 	const struct mc_line *l = c->line;
@@ -337,7 +340,8 @@ static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 			struct xkv_mc_write del = key_write(XKV_MC_DELETE, &l->tok[1]);
 			struct xkv_mc_result r;
 
-			c->line = NULL; /* its reply is the error above: resume has nothing to add */
+			/* its reply is the error above: resume has nothing to add */
+			c->line = NULL;
 			mc_write(c, &del, &r);
 		}
 		return swallow(c, vlen);
