@@ -65,7 +65,7 @@ struct pkt_spec {
 	__u16 mc_seq;	    /* the frame's sequence number */
 	__u16 mc_total;	    /* the frame's datagram count; 0: 1 */
 	__u16 mc_reserved;
-	char mc_cmd[8];	    /* ASCII: the command word; "": get (set when op is XKV_OP_PUT) */
+	char mc_cmd[8];	    /* ASCII: the command word; "": get, or set for XKV_OP_PUT */
 	char mc_tail[300];  /* ASCII: the line after the key; "": set's " 0 0 frag_len" */
 	bool mc_bare;	    /* ASCII: the tail is the datagram's end: no "\r\n", no value */
 	__u8 mc_opcode;	    /* binary: the opcode (0: GET) */

@@ -244,7 +244,11 @@ static const struct row rows[] = {
 	/* memcached: the checks below it are xkv's */
 	{"mc_ipv4_first_fragment", {.mc = MC_ASCII, .frag = IPV4_MF}, XDP_DROP, XKV_R_IP_FRAGMENT},
 	{"mc_ipv6_first_fragment",
-	 {.mc = MC_BINARY, .ipv6 = true, .n_ext = 1, .ext = {IPPROTO_FRAGMENT}, .frag = IPV6_FRAG_MORE},
+	 {.mc = MC_BINARY,
+	  .ipv6 = true,
+	  .n_ext = 1,
+	  .ext = {IPPROTO_FRAGMENT},
+	  .frag = IPV6_FRAG_MORE},
 	 XDP_DROP,
 	 XKV_R_IP_FRAGMENT},
 	{"mc_ipv4_later_fragment", {.mc = MC_ASCII, .frag = 185}, XDP_PASS, XKV_STAT_PASSED},
@@ -303,7 +307,8 @@ static const struct row rows[] = {
 	{"mc_bin_key_251_bytes", {.mc = MC_BINARY, .key_fill = 251}, XDP_DROP, XKV_R_BAD_KEY_LEN},
 	{"mc_bin_key_len_says_more", {.mc = MC_BINARY, .key_len_delta = 1}, XDP_DROP,
 	 XKV_R_BAD_LENGTH},
-	{"mc_bin_body_says_more", {.mc = MC_BINARY, .mc_body_delta = 1}, XDP_DROP, XKV_R_BAD_LENGTH},
+	{"mc_bin_body_says_more", {.mc = MC_BINARY, .mc_body_delta = 1}, XDP_DROP,
+	 XKV_R_BAD_LENGTH},
 	{"mc_bin_body_says_less",
 	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = BODY, .mc_body_delta = -1},
 	 XDP_DROP,
@@ -319,11 +324,14 @@ static const struct row rows[] = {
 	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_DELETE, .frag_len = 10},
 	 XDP_DROP,
 	 XKV_R_BAD_LENGTH},
-	{"mc_bin_reply_magic", {.mc = MC_BINARY, .mc_reply = true}, XDP_DROP, XKV_R_REPLY_TO_SERVER},
+	{"mc_bin_reply_magic", {.mc = MC_BINARY, .mc_reply = true}, XDP_DROP,
+	 XKV_R_REPLY_TO_SERVER},
 	/* each protocol on the other's port */
 	{"mc_get_to_xkv_port", {.mc = MC_ASCII, .dport = PKT_PORT}, XDP_DROP, XKV_R_TRUNCATED},
-	{"mc_set_to_xkv_port", {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY, .dport = PKT_PORT},
-	 XDP_DROP, XKV_R_BAD_MAGIC},
+	{"mc_set_to_xkv_port",
+	 {.mc = MC_ASCII, .op = XKV_OP_PUT, .frag_len = BODY, .dport = PKT_PORT},
+	 XDP_DROP,
+	 XKV_R_BAD_MAGIC},
 	{"mc_bin_set_to_xkv_port",
 	 {.mc = MC_BINARY, .mc_opcode = XKV_MC_BIN_SET, .frag_len = BODY, .dport = PKT_PORT},
 	 XDP_DROP,
@@ -1175,10 +1183,39 @@ static struct pkt_spec as_memcached(const struct pkt_spec *x, __u8 dialect)
 }
 
 /*
- * Under every policy each request goes to one worker in all three protocols: with
- * every depth 0 the less loaded of two is the owner, and an empty EWT is taken for
- * it. Value sizes 63 and 64 straddle minos's threshold (low_threshold_roles): a
- * memcached value measured a byte off would change worker there.
+ * x in xkv, then in ASCII and in binary, each from depths of 0 and an empty EWT: with
+ * every depth 0 the less loaded of two is the owner, and a free slot is taken for it.
+ * Expects all three on one worker, and returns it.
+ */
+static int one_worker_in_every_dialect(struct fixture *f, const struct xkv_config *cfg,
+				       const struct pkt_spec *x)
+{
+	const __u8 dialects[] = {0, MC_ASCII, MC_BINARY};
+	const char *const names[] = {"xkv", "ascii", "binary"};
+	int want = -1;
+
+	for (size_t d = 0; d < ARRAY_SIZE(dialects); d++) {
+		struct pkt_spec spec = d ? as_memcached(x, dialects[d]) : *x;
+		char name[96];
+		int w;
+
+		snprintf(name, sizeof(name), "%s %s %s %u, %.16s", xkv_policy_name(cfg->policy),
+			 names[d], xkv_op_name(x->op), x->value_len, x->key);
+		cr_assert_eq(fixture_ewt_reset(f), 0);
+		for (__u32 v = 0; v < WORKERS; v++)
+			set_depth(f, v, 0);
+		w = expect_packet(f, name, &spec, XDP_REDIRECT, STEERED);
+		if (want < 0)
+			want = w;
+		cr_expect_eq(w, want, "%s: worker %d, xkv's went to %d", name, w, want);
+	}
+	return want;
+}
+
+/*
+ * Under every policy a request goes to one worker in all three protocols. Value sizes
+ * 63 and 64 straddle minos's threshold (low_threshold_roles): a memcached value
+ * measured a byte off would change worker there.
  */
 Test(xdp, mc_goes_where_xkv_goes_under_every_policy)
 {
@@ -1188,47 +1225,31 @@ Test(xdp, mc_goes_where_xkv_goes_under_every_policy)
 		__u8 op;
 		__u32 value_len;
 	} requests[] = {{XKV_OP_GET, 0}, {XKV_OP_PUT, 63}, {XKV_OP_PUT, 64}, {XKV_OP_DELETE, 0}};
-	const __u8 dialects[] = {0, MC_ASCII, MC_BINARY};
 	struct fixture f;
 
 	for (size_t p = 0; p < ARRAY_SIZE(policies); p++) {
+		__u32 policy = policies[p]->policy;
+
 		cr_assert_eq(fixture_open(&f, policies[p], WORKERS), 0);
-		if (xkv_policy_roles(policies[p]->policy))
+		if (xkv_policy_roles(policy))
 			set_roles(&f, 0, &r);
 		for (int k = 0; k < 24; k++) {
 			for (size_t q = 0; q < ARRAY_SIZE(requests); q++) {
 				struct pkt_spec x = {.op = requests[q].op,
 						     .value_len = requests[q].value_len,
 						     .frag_len = requests[q].value_len};
-				int want = -1;
+				int w;
 
 				snprintf(x.key, sizeof(x.key), "user:%d", k);
-				for (size_t d = 0; d < ARRAY_SIZE(dialects); d++) {
-					struct pkt_spec spec = d ? as_memcached(&x, dialects[d]) : x;
-					char name[96];
-					int w;
-
-					snprintf(name, sizeof(name), "%s %s %s %u, %.16s",
-						 xkv_policy_name(policies[p]->policy),
-						 d == 0 ? "xkv" : d == 1 ? "ascii" : "binary",
-						 xkv_op_name(x.op), x.value_len, x.key);
-					cr_assert_eq(fixture_ewt_reset(&f), 0);
-					for (__u32 v = 0; v < WORKERS; v++)
-						set_depth(&f, v, 0);
-					w = expect_packet(&f, name, &spec, XDP_REDIRECT, STEERED);
-					if (want < 0)
-						want = w;
-					cr_expect_eq(w, want, "%s: worker %d, xkv's went to %d", name,
-						     w, want);
-				}
-				if (policies[p]->policy == XKV_POLICY_EREW)
-					cr_expect_eq(want, (int)owner_of(&x, WORKERS), "%s: not the owner",
-						     x.key);
+				w = one_worker_in_every_dialect(&f, policies[p], &x);
+				if (policy == XKV_POLICY_EREW)
+					cr_expect_eq(w, (int)owner_of(&x, WORKERS),
+						     "%s: not its owner", x.key);
 				/* a large value's PUT goes to a large worker under minos */
-				if (policies[p]->policy == XKV_POLICY_MINOS && x.op == XKV_OP_PUT)
-					cr_expect_eq(want >= 2, x.value_len >= 64,
-						     "%s: %u bytes on worker %d", x.key, x.value_len,
-						     want);
+				if (policy == XKV_POLICY_MINOS && x.op == XKV_OP_PUT)
+					cr_expect_eq(w >= 2, x.value_len >= 64,
+						     "%s: %u B on worker %d", x.key, x.value_len,
+						     w);
 			}
 		}
 		fixture_close(&f);
@@ -1329,7 +1350,8 @@ Test(xdp, mc_truncation_at_every_byte)
 			if (spec.mc == MC_BINARY && n >= 8 + 24) {
 				counter = XKV_R_BAD_LENGTH;
 			} else if (spec.mc == MC_ASCII && n > key_end) {
-				if (!line_end || n >= line_end + 2) /* a shorter value: the worker's */
+				/* a value shorter than BYTES: the worker's to refuse */
+				if (!line_end || n >= line_end + 2)
 					verdict = XDP_REDIRECT, counter = STEERED;
 				else if (n >= line_end)
 					counter = XKV_R_BAD_LENGTH;
