@@ -52,6 +52,9 @@ struct xkv_request_counters {
 	__u64 compact_writes;	/* PUTs answered from a window: one store write per window */
 	__u64 compact_window_max; /* most PUTs one window held */
 	__u64 busy_ns;		/* time spent serving: rounds of polling that served something */
+	__u64 mc_dropped;	/* memcached datagrams dropped: a bad frame, a request cut short */
+	__u64 mc_errors;	/* memcached requests answered an error (ERROR, CLIENT_ERROR) */
+	__u64 mc_amplify_refused; /* memcached GETs whose reply an untrusted source may not get */
 };
 
 /*

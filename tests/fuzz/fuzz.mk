@@ -3,7 +3,7 @@
 # replay_main.c and any compiler, replays its seed corpus in make test (and under
 # ASan); fuzz-NAME, with clang's libFuzzer, is what make fuzz runs.
 
-FUZZ_HARNESSES := decode reasm_raw reasm_ops memcached
+FUZZ_HARNESSES := decode reasm_raw reasm_ops memcached mc_udp
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/tests/fuzz/fuzz_memcached.o: XKV_CFLAGS += -Itools/bench
@@ -30,6 +30,7 @@ $(eval $(call fuzz_harness,decode,))
 $(eval $(call fuzz_harness,reasm_raw,$(BUILD)/tests/fuzz/reasm_fuzz.o))
 $(eval $(call fuzz_harness,reasm_ops,$(BUILD)/tests/fuzz/reasm_fuzz.o))
 $(eval $(call fuzz_harness,memcached,$(BUILD)/tools/bench/proto.o))
+$(eval $(call fuzz_harness,mc_udp,))
 
 # The seed corpora, written through the codec (tests/fuzz/make_corpus.c): run again
 # when the wire format changes.

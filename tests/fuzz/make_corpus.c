@@ -388,15 +388,16 @@ static void mc_ascii(const char *name, const char *body)
 	save("memcached", name, &s);
 }
 
-/* A binary reply: header fields, then extras, key and value. */
-static void mc_binary(const char *name, uint8_t opcode, uint16_t status, uint32_t opaque,
-		      uint8_t extras_len, const char *key, const char *val)
+/* A binary message of magic: header fields, then extras (zeros), key and value. */
+static struct seed mc_binary_msg(uint8_t magic, uint8_t opcode, uint16_t status,
+				 uint32_t opaque, uint8_t extras_len, const char *key,
+				 const char *val)
 {
 	struct seed s = mc_frame(0x5678, 0, 1);
 	uint32_t key_len = (uint32_t)strlen(key),
 		 body = extras_len + key_len + (uint32_t)strlen(val);
 
-	put8(&s, 0x81);
+	put8(&s, magic);
 	put8(&s, opcode);
 	put16(&s, (uint16_t)key_len);
 	put8(&s, extras_len);
@@ -410,6 +411,15 @@ static void mc_binary(const char *name, uint8_t opcode, uint16_t status, uint32_
 	put(&s, (uint8_t[4]){0}, extras_len);
 	put(&s, key, key_len);
 	put(&s, val, strlen(val));
+	return s;
+}
+
+/* A binary reply, for xkv-bench's parser. */
+static void mc_binary(const char *name, uint8_t opcode, uint16_t status, uint32_t opaque,
+		      uint8_t extras_len, const char *key, const char *val)
+{
+	struct seed s = mc_binary_msg(0x81, opcode, status, opaque, extras_len, key, val);
+
 	save("memcached", name, &s);
 }
 
@@ -441,6 +451,60 @@ static void memcached_corpus(void)
 	mc_binary("binary-ids-differ", 0x00, 0, 0x5679, 4, "", "hello");
 }
 
+/* An ASCII request to the memcached port, for the worker's decoder. */
+static void mc_udp_ascii(const char *name, const char *body)
+{
+	struct seed s = mc_frame(0x4321, 0, 1);
+
+	put(&s, body, strlen(body));
+	save("mc_udp", name, &s);
+}
+
+/* A binary request; then byte at (from the frame's end) set to v, unless at is 0. */
+static void mc_udp_binary(const char *name, uint8_t opcode, uint8_t extras_len, const char *val,
+			  size_t at, uint8_t v)
+{
+	struct seed s = mc_binary_msg(0x80, opcode, 0, 0x4321, extras_len, "key", val);
+
+	if (at)
+		s.bytes[8 + at] = v;
+	save("mc_udp", name, &s);
+}
+
+static void mc_udp_corpus(void)
+{
+	struct seed s;
+
+	mc_udp_ascii("get", "get k\r\n");
+	mc_udp_ascii("gets-keys", "gets a bb ccc\r\n");
+	mc_udp_ascii("set", "set k 1 0 5\r\nhello\r\n");
+	mc_udp_ascii("set-noreply", "set k 4294967295 -1 0 noreply\n\r\n");
+	mc_udp_ascii("delete", "delete k 0 noreply\r\n");
+	mc_udp_ascii("no-line-end", "get k");
+	mc_udp_ascii("unknown", "incr k 1\r\n");
+	mc_udp_ascii("bad-number", "set k x 0 1\r\nA\r\n");
+	mc_udp_ascii("bad-chunk", "set k 0 0 5\r\nabc\r\n");
+	mc_udp_ascii("too-large", "set k 0 0 2000000\r\n");
+	mc_udp_ascii("delete-usage", "delete k 5\r\n");
+	s = mc_frame(0x4321, 1, 1);
+	put(&s, "get k\r\n", 7);
+	save("mc_udp", "sequence-1", &s);
+	s.len = 8;
+	save("mc_udp", "frame-alone", &s);
+
+	mc_udp_binary("binary-get", 0x00, 0, "", 0, 0);
+	mc_udp_binary("binary-getkq", 0x0d, 0, "", 0, 0);
+	mc_udp_binary("binary-set", 0x01, 8, "hello", 0, 0);
+	mc_udp_binary("binary-deleteq", 0x14, 0, "", 0, 0);
+	mc_udp_binary("binary-body-lies", 0x00, 0, "", 11, 9);	 /* body length 9 */
+	mc_udp_binary("binary-get-extras", 0x00, 4, "", 0, 0);
+	mc_udp_binary("binary-unknown", 0x30, 0, "", 0, 0);
+	mc_udp_binary("binary-set-cas", 0x01, 8, "hello", 23, 1); /* cas 1 */
+	s = mc_binary_msg(0x80, 0x00, 0, 1, 0, "key", "");
+	s.len = 8 + 10;
+	save("mc_udp", "binary-header-cut", &s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -456,5 +520,6 @@ int main(int argc, char **argv)
 	reasm_raw_corpus();
 	reasm_ops_corpus();
 	memcached_corpus();
+	mc_udp_corpus();
 	return 0;
 }

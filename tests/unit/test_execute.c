@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Request execution: every op's reply, values in pieces, and replies a full transport loses. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <xkv/hash.h>
 #include "engine/execute.h"
 #include "engine/worker.h"
+#include "proto/mc_udp.h"
 
 #define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
 #define HDR	 ((uint32_t)sizeof(struct xkv_hdr))
@@ -1095,4 +1097,637 @@ Test(execute, handoff_is_answered_on_its_request_queue)
 	xkv_workers_fini();
 	free(q1_large);
 	free(q1_small);
+}
+
+/* memcached over UDP (proto/mc_udp.h, engine/mc_serve.h): datagrams to its port. */
+#define MC_FRAME sizeof(struct xkv_mc_frame)
+#define MC_BIN_HDR sizeof(struct xkv_mc_bin_hdr)
+
+static uint8_t mc_out[XKV_EXEC_SCRATCH + 1]; /* the last reply, its datagrams joined */
+static size_t mc_out_len;
+static uint16_t mc_id = 100;
+
+/* A worker of 1, plain: no compaction, no EWT, no roles. */
+static void mc_worker(struct xkv_worker *w, uint32_t id, uint32_t nworkers)
+{
+	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+
+	cr_assert_eq(xkv_worker_init(w, id, nworkers, store, &cap->tx, &reasm), 0);
+	cap->reserved = cap->sent = 0;
+}
+
+/* body behind a frame of id, sequence 0 of 1, into dgram; returns the datagram's length. */
+static size_t mc_dgram(uint8_t *dgram, uint16_t id, const void *body, size_t len)
+{
+	cr_assert_leq(len + MC_FRAME, FRAME);
+	xkv_mc_frame(dgram, id, 0, 1);
+	memcpy(dgram + MC_FRAME, body, len);
+	return len + MC_FRAME;
+}
+
+/*
+ * The datagrams sent from mark on, joined into mc_out: each within XKV_MC_DGRAM_MAX,
+ * its frame answering id, numbered 0..n-1 of n. Returns n.
+ */
+static unsigned mc_reply(unsigned mark, uint16_t id)
+{
+	unsigned n = cap->sent - mark;
+
+	mc_out_len = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *d = cap->frames[mark + i];
+		size_t len = cap->lens[mark + i];
+		struct xkv_mc_frame f;
+
+		cr_assert(len > MC_FRAME && len <= XKV_MC_DGRAM_MAX, "datagram %u: %zu bytes", i,
+			  len);
+		memcpy(&f, d, sizeof(f));
+		cr_assert_eq(ntohs(f.request_id), id, "datagram %u answers its request", i);
+		cr_assert_eq(ntohs(f.seq), i, "datagram %u numbered in order", i);
+		cr_assert_eq(ntohs(f.total), n, "datagram %u says how many", i);
+		cr_assert_eq(f.reserved, 0);
+		memcpy(mc_out + mc_out_len, d + MC_FRAME, len - MC_FRAME);
+		mc_out_len += len - MC_FRAME;
+	}
+	mc_out[mc_out_len] = '\0';
+	return n;
+}
+
+/* Reply k of those sent so far, one datagram answering id, into mc_out. */
+static void mc_reply_one(unsigned k, uint16_t id)
+{
+	unsigned sent = cap->sent;
+
+	cr_assert_lt(k, sent);
+	cap->sent = k + 1;
+	cr_assert_eq(mc_reply(k, id), 1, "reply %u: one datagram", k);
+	cap->sent = sent;
+}
+
+/* An ASCII command from src to w: its reply, as text ("" when none came). */
+static const char *mc_ascii_from(struct xkv_worker *w, const struct xkv_peer *src,
+				 const char *cmd)
+{
+	static uint8_t dgram[FRAME];
+
+	cap->reserved = cap->sent = 0;
+	mc_id++;
+	xkv_worker_mc_datagram(w, src, dgram, mc_dgram(dgram, mc_id, cmd, strlen(cmd)));
+	mc_reply(0, mc_id);
+	return (const char *)mc_out;
+}
+
+static const char *mc_ascii(struct xkv_worker *w, const char *cmd)
+{
+	return mc_ascii_from(w, &peer, cmd);
+}
+
+/* A binary request's body: extras (a SET's flags and no expiry), key, value. */
+static size_t mc_bin_request(uint8_t *p, uint8_t opcode, const char *key, const void *value,
+			     uint32_t len, uint32_t flags)
+{
+	bool set = opcode == XKV_MC_BIN_SET || opcode == XKV_MC_BIN_SETQ;
+	uint32_t extras = set ? XKV_MC_SET_EXTRAS : 0, key_len = (uint32_t)strlen(key);
+	const struct xkv_mc_bin_hdr h = {
+		.magic = XKV_MC_BIN_REQUEST,
+		.opcode = opcode,
+		.key_len = htons((uint16_t)key_len),
+		.extras_len = (uint8_t)extras,
+		.body_len = htonl(extras + key_len + len),
+		.opaque = htonl(0xc0de0000u + mc_id),
+	};
+	const uint32_t ext[2] = {htonl(flags), 0};
+
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), ext, extras);
+	memcpy(p + sizeof(h) + extras, key, key_len);
+	if (len)
+		memcpy(p + sizeof(h) + extras + key_len, value, len);
+	return sizeof(h) + extras + key_len + len;
+}
+
+/*
+ * A binary request to w from src: whether a reply came; if so its header in *h
+ * (checked to answer the request's opcode and opaque) and its body in mc_out after it.
+ */
+static bool mc_binary_from(struct xkv_worker *w, const struct xkv_peer *src, uint8_t opcode,
+			   const char *key, const void *value, uint32_t len, uint32_t flags,
+			   struct xkv_mc_bin_hdr *h)
+{
+	static uint8_t body[FRAME], dgram[FRAME];
+
+	cap->reserved = cap->sent = 0;
+	mc_id++;
+	len = (uint32_t)mc_bin_request(body, opcode, key, value, len, flags);
+	xkv_worker_mc_datagram(w, src, dgram, mc_dgram(dgram, mc_id, body, len));
+	if (!mc_reply(0, mc_id))
+		return false;
+	cr_assert_geq(mc_out_len, sizeof(*h));
+	memcpy(h, mc_out, sizeof(*h));
+	cr_assert_eq(h->magic, XKV_MC_BIN_RESPONSE);
+	cr_assert_eq(h->opcode, opcode, "the request's opcode");
+	cr_assert_eq(ntohl(h->opaque), 0xc0de0000u + mc_id, "the request's opaque");
+	cr_assert_eq(ntohl(h->body_len), mc_out_len - sizeof(*h));
+	return true;
+}
+
+static bool mc_binary(struct xkv_worker *w, uint8_t opcode, const char *key, const void *value,
+		      uint32_t len, uint32_t flags, struct xkv_mc_bin_hdr *h)
+{
+	return mc_binary_from(w, &peer, opcode, key, value, len, flags, h);
+}
+
+Test(execute, mc_ascii_get_set_delete)
+{
+	unsigned long long cas;
+	struct xkv_worker w;
+
+	mc_worker(&w, 0, 1);
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "END\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "set k 42 0 5\r\nhello\r\n"), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "VALUE k 42 5\r\nhello\r\nEND\r\n");
+	cr_assert_eq(sscanf(mc_ascii(&w, "gets k\r\n"), "VALUE k 42 5 %llu\r\n", &cas), 1);
+	cr_assert_neq(cas, 0, "gets: the CAS");
+	cr_assert_str_eq(mc_ascii(&w, "set k2 4294967295 0 1\nx\r\n"), "STORED\r\n",
+			 "a line may end in \\n alone");
+	cr_assert_str_eq(mc_ascii(&w, "get k none  k2\r\n"),
+			 "VALUE k 42 5\r\nhello\r\nVALUE k2 4294967295 1\r\nx\r\nEND\r\n",
+			 "every hit in order, misses left out");
+	cr_assert_str_eq(mc_ascii(&w, "set e 0 0 0\r\n\r\n"), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "set f 4294967297 -1 1 yesreply\r\nf\r\n"), "STORED\r\n",
+			 "flags kept to 32 bits, a word after the arguments ignored, as memcached");
+	cr_assert_str_eq(mc_ascii(&w, "get f\r\n"), "END\r\n", "a negative exptime: expired");
+	cr_assert_str_eq(mc_ascii(&w, "set f 4294967297 0 1\r\nf\r\n"), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get f\r\n"), "VALUE f 1 1\r\nf\r\nEND\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get e\r\n"), "VALUE e 0 0\r\n\r\nEND\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "delete k\r\n"), "DELETED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "delete k 0\r\n"), "NOT_FOUND\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "END\r\n");
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 5);
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_DELETE], 2);
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_GET], 10, "each key of a get counts");
+	cr_assert_eq(w.exec.stats.mc_errors + w.exec.stats.mc_dropped, 0);
+	xkv_worker_fini(&w);
+}
+
+Test(execute, mc_ascii_noreply_sends_nothing)
+{
+	struct xkv_worker w;
+
+	mc_worker(&w, 0, 1);
+	cr_assert_str_eq(mc_ascii(&w, "set k 1 0 1 noreply\r\nA\r\n"), "");
+	cr_assert_eq(cap->sent, 0);
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "VALUE k 1 1\r\nA\r\nEND\r\n", "stored");
+	cr_assert_str_eq(mc_ascii(&w, "delete k noreply\r\n"), "");
+	cr_assert_str_eq(mc_ascii(&w, "delete k 0 noreply\r\n"), "", "not even NOT_FOUND");
+	cr_assert_eq(cap->sent, 0);
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "END\r\n", "deleted");
+	xkv_worker_fini(&w);
+}
+
+Test(execute, mc_binary_every_op)
+{
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+	uint64_t cas;
+
+	mc_worker(&w, 0, 1);
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GET, "k", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_NOT_FOUND);
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR, "Not found", 9), 0);
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GETK, "k", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_NOT_FOUND);
+	cr_assert_eq(ntohs(h.key_len), 1, "GETK's miss carries the key");
+	cr_assert_eq(mc_out[MC_BIN_HDR], 'k');
+	cr_assert_not(mc_binary(&w, XKV_MC_BIN_GETQ, "k", NULL, 0, 0, &h), "GETQ: a miss is quiet");
+	cr_assert_not(mc_binary(&w, XKV_MC_BIN_GETKQ, "k", NULL, 0, 0, &h));
+
+	cr_assert(mc_binary(&w, XKV_MC_BIN_SET, "k", "hello", 5, 7, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert_eq(ntohl(h.body_len), 0);
+	cas = xkv_be64(h.cas);
+	cr_assert_neq(cas, 0, "a SET's reply carries its CAS");
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GET, "k", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert_eq(h.extras_len, 4);
+	cr_assert_eq(ntohs(h.key_len), 0);
+	cr_assert_eq(xkv_be64(h.cas), cas);
+	cr_assert_eq(mc_out_len, MC_BIN_HDR + 4 + 5);
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR, "\0\0\0\7hello", 9), 0, "flags, then the value");
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GETKQ, "k", NULL, 0, 0, &h), "a hit is answered");
+	cr_assert_eq(ntohs(h.key_len), 1);
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR, "\0\0\0\7khello", 10), 0);
+
+	cr_assert_not(mc_binary(&w, XKV_MC_BIN_SETQ, "k", "bye", 3, 9, &h), "SETQ: quiet");
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GETK, "k", NULL, 0, 0, &h));
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR, "\0\0\0\tkbye", 8), 0);
+	cr_assert_neq(xkv_be64(h.cas), cas, "a new version, a new CAS");
+	cr_assert(mc_binary(&w, XKV_MC_BIN_DELETE, "k", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert(mc_binary(&w, XKV_MC_BIN_DELETEQ, "k", NULL, 0, 0, &h), "quiet, but a miss");
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_NOT_FOUND);
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR, "Not found", 9), 0);
+	cr_assert(mc_binary(&w, XKV_MC_BIN_SET, "k", "", 0, 0, &h));
+	cr_assert_not(mc_binary(&w, XKV_MC_BIN_DELETEQ, "k", NULL, 0, 0, &h), "done: quiet");
+	cr_assert_not(mc_binary(&w, XKV_MC_BIN_GETQ, "k", NULL, 0, 0, &h), "deleted");
+	xkv_worker_fini(&w);
+}
+
+/* A value over one datagram: memcached's split, sequence numbers and total in each. */
+static void mc_check_split(struct xkv_worker *w, uint32_t len)
+{
+	static uint8_t value[XKV_VALUE_MAX];
+	struct xkv_item_meta meta = {.flags = 9};
+	char head[64], text[64];
+	size_t want, n;
+
+	for (uint32_t i = 0; i < len; i++)
+		value[i] = (uint8_t)(i * 7 + len);
+	cr_assert_eq(xkv_store_put_meta(store, "big", 3, xkv_hash("big", 3), value, len, &meta), 0);
+	snprintf(text, sizeof(text), "get big\r\n");
+	n = (size_t)snprintf(head, sizeof(head), "VALUE big 9 %u\r\n", len);
+	want = n + len + 2 + 5;
+	mc_ascii(w, text);
+	cr_assert_eq(cap->sent, (want + XKV_MC_DGRAM_MAX - MC_FRAME - 1) /
+				       (XKV_MC_DGRAM_MAX - MC_FRAME), "%u bytes: %u datagrams",
+		     len, cap->sent);
+	cr_assert_eq(mc_out_len, want);
+	cr_assert_eq(memcmp(mc_out, head, n), 0);
+	cr_assert_eq(memcmp(mc_out + n, value, len), 0, "%u bytes back, byte for byte", len);
+	cr_assert_eq(memcmp(mc_out + n + len, "\r\nEND\r\n", 7), 0);
+}
+
+Test(execute, mc_replies_over_one_datagram_are_split_in_sequence)
+{
+	static uint8_t value[100000];
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+
+	mc_worker(&w, 0, 1);
+	mc_check_split(&w, 1392 - 25); /* "VALUE big 9 1367\r\n" and END: 1392, one datagram */
+	cr_assert_eq(cap->sent, 1);
+	mc_check_split(&w, 1392 - 24); /* a byte over */
+	cr_assert_eq(cap->sent, 2);
+	mc_check_split(&w, 100000);
+	mc_check_split(&w, XKV_VALUE_MAX);
+	for (uint32_t i = 0; i < sizeof(value); i++)
+		value[i] = (uint8_t)(i * 7 + sizeof(value));
+	cr_assert_eq(xkv_store_put(store, "big", 3, xkv_hash("big", 3), value, sizeof(value)), 0);
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GET, "big", NULL, 0, 0, &h));
+	cr_assert_eq(cap->sent, (MC_BIN_HDR + 4 + sizeof(value) + 1391) / 1392);
+	cr_assert_eq(mc_out_len, MC_BIN_HDR + 4 + sizeof(value));
+	cr_assert_eq(memcmp(mc_out + MC_BIN_HDR + 4, value, sizeof(value)), 0);
+	xkv_worker_fini(&w);
+}
+
+/*
+ * memcached SETs join compaction windows as xkv PUTs do, and the window's close
+ * answers each in its own dialect, with its own frame id, once the last value (and
+ * its flags) is stored; a noreply SET held there gets nothing.
+ */
+Test(execute, mc_compaction_answers_held_sets_in_their_dialect)
+{
+	static const char *const ascii[] = {"set hot 1 0 2\r\nv1\r\n", NULL, "get hot\r\n",
+					    "set hot 3 0 2 noreply\r\nv3\r\n",
+					    "set hot 4 0 2\r\nv4\r\n"};
+	static uint8_t frames[5][FRAME];
+	size_t lens[5];
+	uint8_t body[FRAME];
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+
+	compact_worker(&w, 100000); /* a deadline far off: only the dry rings close it */
+	for (unsigned i = 0; i < 5; i++) {
+		size_t len = ascii[i] ? strlen(ascii[i])
+				      : mc_bin_request(body, XKV_MC_BIN_SET, "hot", "v2", 2, 2);
+
+		lens[i] = mc_dgram(frames[i], (uint16_t)(500 + i),
+				   ascii[i] ? ascii[i] : (const void *)body, len);
+	}
+	xkv_worker_tick(&w, xkv_now_ns());
+	for (unsigned i = 0; i < 5; i++)
+		xkv_worker_mc_look_ahead(&w, frames[i], lens[i]);
+	xkv_worker_mc_datagram(&w, &peer, frames[0], lens[0]);
+	xkv_worker_mc_datagram(&w, &peer, frames[1], lens[1]);
+	cr_assert_eq(cap->sent, 0, "both SETs held");
+	xkv_worker_mc_datagram(&w, &peer, frames[2], lens[2]);
+	mc_reply_one(0, 502);
+	cr_assert_str_eq((char *)mc_out, "END\r\n", "the value before the window");
+	xkv_worker_mc_datagram(&w, &peer, frames[3], lens[3]);
+	xkv_worker_mc_datagram(&w, &peer, frames[4], lens[4]);
+	cr_assert_eq(cap->sent, 1, "every SET held");
+	xkv_worker_round_end(&w, true);
+	cr_assert_eq(cap->sent, 4, "three replies: the noreply SET gets none");
+	mc_reply_one(1, 500);
+	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
+	mc_reply_one(2, 501);
+	memcpy(&h, mc_out, sizeof(h));
+	cr_assert_eq(h.magic, XKV_MC_BIN_RESPONSE, "the binary SET in binary");
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert_neq(h.cas, 0);
+	mc_reply_one(3, 504);
+	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
+	cr_assert_eq(w.exec.stats.compact_windows, 1);
+	cr_assert_eq(w.exec.stats.compact_writes, 4);
+	cr_assert_eq(w.exec.stats.store_writes, 1, "one store write for four SETs");
+	cr_assert_str_eq(mc_ascii(&w, "get hot\r\n"), "VALUE hot 4 2\r\nv4\r\nEND\r\n",
+			 "the last value, with its flags");
+	xkv_worker_fini(&w);
+}
+
+/* A frame that is not sequence 0 of 1 with reserved 0, or nothing after it: dropped. */
+Test(execute, mc_bad_frames_are_dropped_and_counted)
+{
+	/* each a good request behind a bad frame */
+	static const uint8_t bad[][15] = {
+		{0, 1, 0, 1, 0, 1, 0, 0, 'g', 'e', 't', ' ', 'k', '\r', '\n'}, /* sequence 1 */
+		{0, 1, 0, 0, 0, 2, 0, 0, 'g', 'e', 't', ' ', 'k', '\r', '\n'}, /* of 2 */
+		{0, 1, 0, 0, 0, 0, 0, 0, 'g', 'e', 't', ' ', 'k', '\r', '\n'}, /* of 0 */
+		{0, 1, 0, 0, 0, 1, 0, 1, 'g', 'e', 't', ' ', 'k', '\r', '\n'}, /* reserved */
+	};
+	static const char get[] = "\0\1\0\0\0\1\0\0get k\r\n";
+	struct xkv_worker w;
+
+	mc_worker(&w, 0, 1);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		xkv_worker_mc_datagram(&w, &peer, bad[i], sizeof(bad[i]));
+	xkv_worker_mc_datagram(&w, &peer, get, 8); /* a frame alone */
+	xkv_worker_mc_datagram(&w, &peer, get, 5); /* not even that */
+	xkv_worker_mc_datagram(&w, &peer, get, sizeof(get) - 3); /* no line end */
+	cr_assert_eq(cap->sent, 0);
+	cr_assert_eq(w.exec.stats.mc_dropped, 7);
+	xkv_worker_mc_datagram(&w, &peer, get, sizeof(get) - 1);
+	cr_assert_eq(mc_reply(0, 1), 1, "the same bytes whole are served");
+	cr_assert_str_eq((char *)mc_out, "END\r\n");
+	xkv_worker_fini(&w);
+}
+
+Test(execute, mc_ascii_errors_get_memcached_replies)
+{
+	static const char delete_usage[] =
+		"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n";
+	static char long_key[300] = "get ";
+	static const struct {
+		const char *cmd, *reply;
+	} rows[] = {
+		{"bogus\r\n", "ERROR\r\n"},
+		{"\r\n", "ERROR\r\n"},
+		{"get\r\n", "ERROR\r\n"},
+		{"incr k 1\r\n", "ERROR\r\n"},
+		{"set k 0 0\r\n", "ERROR\r\n"},
+		{"set k 0 0 1 noreply more\r\nA\r\n", "ERROR\r\n"},
+		{"set k x 0 1\r\nA\r\n", "CLIENT_ERROR bad command line format\r\n"},
+		{"set k 0 0 -1\r\n\r\n", "CLIENT_ERROR bad command line format\r\n"},
+		{"set k 18446744073709551616 0 1\r\nA\r\n",
+		 "CLIENT_ERROR bad command line format\r\n"},
+		{"set k 0 2147483648 1\r\nA\r\n", "CLIENT_ERROR bad command line format\r\n"},
+		{"set k 0 0 5\r\nabc\r\n", "CLIENT_ERROR bad data chunk\r\n"},
+		{"set k 0 0 2\r\nabXY", "CLIENT_ERROR bad data chunk\r\n"},
+		{"set k 0 0 2\r\nab", "CLIENT_ERROR bad data chunk\r\n"},
+		{"set k 0 0 2000000\r\n", "SERVER_ERROR object too large for cache\r\n"},
+		{"delete k 5\r\n", delete_usage},
+		{"delete k noreply 0\r\n", delete_usage},
+		{"delete k 0 noreply more\r\n", "ERROR\r\n"},
+		{"delete\r\n", "ERROR\r\n"},
+		{long_key, "CLIENT_ERROR bad command line format\r\n"},
+	};
+	struct xkv_worker w;
+
+	memset(long_key + 4, 'a', 251);
+	strcpy(long_key + 4 + 251, "\r\n");
+	mc_worker(&w, 0, 1);
+	for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		cr_assert_str_eq(mc_ascii(&w, rows[i].cmd), rows[i].reply, "row %u: %s", i,
+				 rows[i].cmd);
+	cr_assert_eq(w.exec.stats.mc_errors, sizeof(rows) / sizeof(rows[0]));
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT] + w.exec.stats.requests[XKV_OP_GET] +
+			     w.exec.stats.requests[XKV_OP_DELETE], 0, "nothing executed");
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "END\r\n", "nothing stored");
+	xkv_worker_fini(&w);
+}
+
+/* A binary request's header as rows give it, host order; its body is len bytes of 'k'. */
+struct mc_bin_row {
+	uint8_t opcode, extras_len, data_type;
+	uint16_t key_len;
+	uint32_t body_len; /* as the header claims it */
+	uint64_t cas;
+	size_t len;	   /* body bytes sent */
+	uint16_t status;   /* the reply's; 0: dropped, no reply */
+};
+
+/* Sends row's request to w: its reply, or NULL when none came. */
+static const char *mc_bin_raw(struct xkv_worker *w, const struct mc_bin_row *row)
+{
+	static uint8_t dgram[FRAME], body[FRAME];
+	const struct xkv_mc_bin_hdr h = {
+		.magic = XKV_MC_BIN_REQUEST,
+		.opcode = row->opcode,
+		.key_len = htons(row->key_len),
+		.extras_len = row->extras_len,
+		.data_type = row->data_type,
+		.body_len = htonl(row->body_len),
+		.cas = row->cas,
+	};
+
+	cap->reserved = cap->sent = 0;
+	memset(body, 'k', sizeof(body));
+	memcpy(body, &h, sizeof(h));
+	xkv_worker_mc_datagram(w, &peer, dgram,
+			       mc_dgram(dgram, ++mc_id, body, MC_BIN_HDR + row->len));
+	return mc_reply(0, mc_id) ? (const char *)mc_out : NULL;
+}
+
+Test(execute, mc_binary_errors_get_their_status_or_are_dropped)
+{
+	static const struct mc_bin_row rows[] = {
+		{.opcode = 0x30, .key_len = 1, .body_len = 1, .len = 1,
+		 .status = XKV_MC_BIN_S_UNKNOWN},
+		{.opcode = XKV_MC_BIN_GET, .extras_len = 4, .key_len = 1, .body_len = 5, .len = 5,
+		 .status = XKV_MC_BIN_S_EINVAL},
+		{.opcode = XKV_MC_BIN_SET, .key_len = 1, .body_len = 2, .len = 2,
+		 .status = XKV_MC_BIN_S_EINVAL}, /* no extras */
+		{.opcode = XKV_MC_BIN_DELETE, .key_len = 1, .body_len = 3, .len = 3,
+		 .status = XKV_MC_BIN_S_EINVAL}, /* a value */
+		{.opcode = XKV_MC_BIN_GET, .status = XKV_MC_BIN_S_EINVAL}, /* no key */
+		{.opcode = XKV_MC_BIN_GET, .key_len = 251, .body_len = 251, .len = 251,
+		 .status = XKV_MC_BIN_S_EINVAL},
+		{.opcode = XKV_MC_BIN_GET, .data_type = 1, .key_len = 1, .body_len = 1, .len = 1,
+		 .status = XKV_MC_BIN_S_EINVAL},
+		{.opcode = XKV_MC_BIN_SET, .extras_len = 8, .key_len = 1, .body_len = 9, .cas = 5,
+		 .len = 9, .status = XKV_MC_BIN_S_NOT_SUPPORTED},
+		{.opcode = XKV_MC_BIN_GET, .key_len = 1, .body_len = 100, .len = 1}, /* lies */
+		{.opcode = XKV_MC_BIN_GET, .key_len = 1, .body_len = 1, .len = 2},
+	};
+	uint8_t short_hdr[MC_FRAME + 10] = {0, 1, 0, 0, 0, 1, 0, 0, XKV_MC_BIN_REQUEST};
+	unsigned errors = 0, drops = 0;
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+	const char *reply;
+
+	mc_worker(&w, 0, 1);
+	for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		reply = mc_bin_raw(&w, &rows[i]);
+		if (!rows[i].status) {
+			cr_assert_null(reply, "row %u: dropped", i);
+			drops++;
+			continue;
+		}
+		cr_assert_not_null(reply, "row %u: answered", i);
+		memcpy(&h, reply, sizeof(h));
+		cr_assert_eq(ntohs(h.status), rows[i].status, "row %u: status %#x", i,
+			     ntohs(h.status));
+		cr_assert_eq(h.opcode, rows[i].opcode);
+		cr_assert_eq(ntohl(h.body_len), strlen(xkv_mc_bin_status_text(rows[i].status)));
+		cr_assert_eq(memcmp(reply + MC_BIN_HDR, xkv_mc_bin_status_text(rows[i].status),
+				    ntohl(h.body_len)), 0, "row %u: memcached's message", i);
+		errors++;
+	}
+	xkv_worker_mc_datagram(&w, &peer, short_hdr, sizeof(short_hdr));
+	cr_assert_eq(cap->sent, 0, "a header cut short: dropped");
+	cr_assert_eq(w.exec.stats.mc_errors, errors);
+	cr_assert_eq(w.exec.stats.mc_dropped, drops + 1);
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "END\r\n", "nothing stored");
+	xkv_worker_fini(&w);
+}
+
+/*
+ * memcached has no token to show: a reply over XKV_AMPLIFY_MAX times its request goes
+ * only to a trusted network; another source gets a short error, counted.
+ */
+Test(execute, mc_large_replies_go_only_to_trusted_sources)
+{
+	static const struct xkv_peer v4 = {
+		.addr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3}};
+	static char set[300] = "set k 0 0 200\r\n";
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+	uint64_t bytes;
+
+	mc_worker(&w, 0, 1);
+	w.exec.validate = &validate;
+	validating();
+	validate.trusted[validate.ntrusted++] = (struct xkv_allow_key){
+		.prefixlen = 96 + 16, .addr = {[10] = 0xff, [11] = 0xff, [12] = 10, [13] = 1}};
+	cr_assert_str_eq(mc_ascii(&w, "set s 0 0 10\r\n0123456789\r\n"), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get s\r\n"), "VALUE s 0 10\r\n0123456789\r\nEND\r\n",
+			 "36 bytes for 15: within 3x");
+	memset(set + strlen(set), 'v', 200);
+	strcat(set, "\r\n");
+	cr_assert_str_eq(mc_ascii(&w, set), "STORED\r\n");
+	cr_assert_str_eq(mc_ascii(&w, "get k\r\n"), "SERVER_ERROR reply too large\r\n");
+	bytes = cap->lens[0];
+	cr_assert_leq(bytes, XKV_AMPLIFY_MAX * (MC_FRAME + 7));
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GET, "k", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_INTERNAL);
+	cr_assert_eq(w.exec.stats.mc_amplify_refused, 2);
+	cr_assert_eq(strncmp(mc_ascii_from(&w, &v4, "get k\r\n"), "VALUE k 0 200\r\n", 15), 0,
+		     "10.1.2.3 is trusted: the value");
+	cr_assert(mc_binary_from(&w, &v4, XKV_MC_BIN_GET, "k", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert_eq(w.exec.stats.mc_amplify_refused, 2);
+	xkv_worker_fini(&w);
+}
+
+/* Invariant 1 holds for memcached's writes too: refused, in memcached's words. */
+Test(execute, mc_writes_it_does_not_own_are_refused)
+{
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+	char key[16], cmd[64];
+
+	for (int n = 0;; n++) {
+		snprintf(key, sizeof(key), "own%d", n);
+		if (xkv_partition_owner(xkv_partition(xkv_hash(key, strlen(key))), 2) == 0)
+			break;
+	}
+	mc_worker(&w, 1, 2);
+	snprintf(cmd, sizeof(cmd), "set %s 0 0 1\r\nv\r\n", key);
+	cr_assert_str_eq(mc_ascii(&w, cmd), "SERVER_ERROR busy\r\n");
+	cr_assert(mc_binary(&w, XKV_MC_BIN_DELETEQ, key, NULL, 0, 0, &h), "an error is not quiet");
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_BUSY);
+	cr_assert_eq(w.exec.stats.foreign_writes, 2);
+	xkv_worker_fini(&w);
+}
+
+/*
+ * Under minos a write that reached another worker is handed to its partition's owner,
+ * which answers it later in memcached's format, along the request's route, with the
+ * flags stored; quiet ones get nothing.
+ */
+Test(execute, mc_writes_handed_over_are_answered_in_their_dialect)
+{
+	static uint8_t dgram[3][FRAME];
+	static const char set[] = "set hand 5 0 3\r\nabc\r\n";
+	static const char quiet[] = "delete gone noreply\r\n";
+	uint8_t body[FRAME];
+	struct xkv_mc_bin_hdr h;
+	size_t len[3];
+
+	xkv_workers(0);
+	xw[0].ewt = xw[1].ewt = NULL; /* minos alone: the roles' owner, worker 0, writes */
+	len[0] = mc_dgram(dgram[0], 700, set, strlen(set));
+	len[1] = mc_dgram(dgram[1], 701, body,
+			  mc_bin_request(body, XKV_MC_BIN_SET, "hand2", "xyz", 3, 6));
+	len[2] = mc_dgram(dgram[2], 702, quiet, strlen(quiet));
+	for (unsigned i = 0; i < 3; i++) {
+		cap->route = (uint8_t)(i + 1);
+		xkv_worker_mc_datagram(&xw[1], &peer, dgram[i], len[i]);
+	}
+	cr_assert_eq(cap->sent, 0, "the large worker applies none of them");
+	cr_assert_eq(xw[1].exec.stats.handoffs_sent, 3);
+	cap->route = 99;
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 3);
+	cr_assert_eq(cap->sent, 2, "the owner answers both SETs, not the noreply DELETE");
+	cr_assert_eq(cap->routes[0], 1, "along the request's route");
+	cr_assert_eq(cap->routes[1], 2);
+	mc_reply_one(0, 700);
+	cr_assert_str_eq((char *)mc_out, "STORED\r\n");
+	mc_reply_one(1, 701);
+	memcpy(&h, mc_out, sizeof(h));
+	cr_assert_eq(h.magic, XKV_MC_BIN_RESPONSE);
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK);
+	cr_assert_neq(h.cas, 0, "the CAS the owner's write gave");
+	cr_assert_str_eq(mc_ascii(&xw[1], "get hand hand2\r\n"),
+			 "VALUE hand 5 3\r\nabc\r\nVALUE hand2 6 3\r\nxyz\r\nEND\r\n",
+			 "stored with their flags, read from any worker");
+	xkv_workers_fini();
+}
+
+/*
+ * XDP steers a memcached write by its command and key, and under dcrew and xkv claims
+ * its EWT slot; one the worker then refuses (or drops) must let that slot go, or the
+ * partition would stay with this worker for good.
+ */
+Test(execute, mc_refused_writes_let_their_ewt_slot_go)
+{
+	static const char *const ascii[] = {
+		"set k 0 0 5\r\nabc\r\n", "set k 0 0\r\nxx", "set k 0 0 x\r\n\r\n",
+		"delete k 5\r\n", "delete k 0 noreply more\r\n", "delete k x", /* no line end */
+	};
+	static const struct mc_bin_row binary[] = {
+		{.opcode = XKV_MC_BIN_SET, .extras_len = 8, .key_len = 1, .body_len = 9, .cas = 5,
+		 .len = 9},
+		{.opcode = XKV_MC_BIN_DELETE, .data_type = 1, .key_len = 1, .body_len = 1, .len = 1},
+	};
+	const unsigned n = sizeof(ascii) / sizeof(ascii[0]) + sizeof(binary) / sizeof(binary[0]);
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 0);
+	for (unsigned i = 0; i < n; i++) {
+		*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1}; /* as XDP took it */
+		if (i < sizeof(ascii) / sizeof(ascii[0]))
+			mc_ascii(&w, ascii[i]);
+		else
+			mc_bin_raw(&w, &binary[i - sizeof(ascii) / sizeof(ascii[0])]);
+		cr_assert(!slot_of("k")->writes && !slot_of("k")->owner, "request %u: slot let go",
+			  i);
+	}
+	cr_assert_eq(w.exec.stats.ewt_released, n);
+	cr_assert_eq(w.exec.stats.mc_errors + w.exec.stats.mc_dropped, n);
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1};
+	mc_ascii(&w, "get k k k\r\n");
+	mc_ascii(&w, "bogus k\r\n");
+	cr_assert_eq(slot_of("k")->writes, 1, "a read and an unknown command hold nothing");
+	xkv_worker_fini(&w);
 }

@@ -34,8 +34,13 @@ $(BUILD)/tests/run-bench-xdp-queues: tests/bench/xdp_queues.sh | $(BUILD)/xkv-be
 $(BUILD)/tests/run-memcached: tests/bench/memcached.sh | $(BUILD)/xkv-bench
 	$(call script_launcher,$(abspath $(BUILD)))
 
+# xdp_memcached.sh: memcached over UDP through the XDP backend, both dialects, both clients
+$(BUILD)/tests/run-xdp-memcached: tests/bench/xdp_memcached.sh | $(BUILD)/xkv-bench $(BUILD)/xkv-server
+	$(call script_launcher,$(abspath $(BUILD)))
+
 BINS += $(BUILD)/xkv-bench
 TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-bench-xdp-queues \
-	 $(BUILD)/tests/run-memcached
+	 $(BUILD)/tests/run-memcached $(BUILD)/tests/run-xdp-memcached
 ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp \
-	      $(BUILD)/tests/run-bench-xdp-queues $(BUILD)/tests/run-memcached
+	      $(BUILD)/tests/run-bench-xdp-queues $(BUILD)/tests/run-memcached \
+	      $(BUILD)/tests/run-xdp-memcached

@@ -85,6 +85,7 @@ bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 		.peer = *peer,
 		.request_id = req->request_id,
 		.timestamp = req->timestamp,
+		.mc = req->mc,
 	};
 	return win->nputs == XKV_COMPACT_WRITES;
 }
@@ -100,6 +101,7 @@ struct xkv_msg xkv_compact_request(const struct xkv_compact_window *win, uint32_
 		.timestamp = win->puts[i].timestamp,
 		.key = win->key,
 		.frag = win->value,
+		.mc = win->puts[i].mc,
 	};
 }
 

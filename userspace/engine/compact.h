@@ -33,6 +33,7 @@ struct xkv_compact_put {
 	struct xkv_peer peer;
 	uint32_t request_id;
 	uint64_t timestamp;
+	struct xkv_mc_req mc; /* a memcached SET's: its reply's format; the last one's flags */
 };
 
 struct xkv_compact_window {
@@ -80,7 +81,7 @@ bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 		      const struct xkv_peer *peer, struct xkv_tx *tx,
 		      const struct xkv_reply_route *route);
 
-/* The PUT a closing window applies: its key, its last value, its last PUT's header. */
+/* The PUT a closing window applies: its key, its last value, its last PUT's header and meta. */
 struct xkv_msg xkv_compact_final(const struct xkv_compact_window *win);
 
 /* The reply header of held PUT i: as its request would make it. */

@@ -7,13 +7,15 @@
 #include <xkv/hash.h>
 
 #include "engine/execute.h"
+#include "engine/mc_exec.h"
+#include "engine/mc_serve.h"
 
 #define HDR sizeof(struct xkv_hdr)
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx)
 {
 	*x = (struct xkv_exec){.store = store, .tx = tx, .small_class_max = XKV_SIZE_CLASSES};
-	x->scratch = malloc(XKV_VALUE_MAX);
+	x->scratch = malloc(XKV_EXEC_SCRATCH);
 	return x->scratch ? 0 : -ENOMEM;
 }
 
@@ -62,6 +64,10 @@ void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const str
 	size_t cap;
 	void *buf;
 
+	if (req->mc.dialect != XKV_DIALECT_XKV) {
+		xkv_mc_reply_status(x, peer, req, status);
+		return;
+	}
 	x->stats.replies[status]++;
 	buf = x->tx->reserve(x->tx, &cap);
 	if (!buf) {
@@ -187,6 +193,18 @@ void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req)
 		xkv_exec_count_size(x, req->value_len);
 }
 
+/* A memcached SET: its flags and expiry go in beside the value, its new CAS in x->cas. */
+static int put_meta(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
+{
+	struct xkv_item_meta meta = {.flags = req->mc.flags,
+				     .exptime = xkv_mc_exptime(x->store, req->mc.exptime)};
+	int err = xkv_store_put_meta(x->store, req->key, req->key_len, hash, req->frag,
+				     req->value_len, &meta);
+
+	x->cas = err ? 0 : meta.cas;
+	return err;
+}
+
 enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
 {
 	uint8_t op = req->op & ~XKV_OP_REPLY;
@@ -197,8 +215,10 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 	x->stats.store_writes++;
 	switch (op) {
 	case XKV_OP_PUT:
-		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,
-				    req->value_len);
+		err = req->mc.dialect == XKV_DIALECT_XKV ? xkv_store_put(x->store, req->key,
+									 req->key_len, hash,
+									 req->frag, req->value_len)
+							 : put_meta(x, req, hash);
 		break;
 	case XKV_OP_DELETE:
 		err = xkv_store_delete(x->store, req->key, req->key_len, hash);
@@ -226,6 +246,8 @@ void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct x
 {
 	if ((req->op & ~XKV_OP_REPLY) != XKV_OP_GET) {
 		xkv_execute_write(x, peer, req, hash);
+	} else if (req->mc.dialect != XKV_DIALECT_XKV) {
+		xkv_mc_execute_get(x, peer, req, hash);
 	} else if (x->echo) {
 		x->stats.requests[XKV_OP_GET]++;
 		xkv_reply_status(x, peer, req, XKV_S_NOT_FOUND);

@@ -19,10 +19,15 @@
 #include "store/store.h"
 #include "engine/validate.h"
 
+/* A value, and what a memcached reply puts around it (a VALUE line, END; a header) */
+#define XKV_EXEC_SCRATCH (XKV_VALUE_MAX + 512)
+
 struct xkv_exec {
 	struct xkv_store *store;
 	struct xkv_tx *tx;
-	uint8_t *scratch; /* XKV_VALUE_MAX bytes: a value bigger than one datagram */
+	/* XKV_EXEC_SCRATCH bytes: a value bigger than one datagram, a memcached get's reply */
+	uint8_t *scratch;
+	uint64_t cas; /* the CAS the last memcached SET gave its item: a binary reply's */
 	bool echo;	  /* answer without the store: the ceiling xkv is measured against */
 	struct xkv_request_counters stats; /* the worker's, which counts in them too */
 	/*
@@ -49,7 +54,8 @@ void xkv_exec_fini(struct xkv_exec *x);
 /*
  * Executes req from peer; hash is xkv_hash() of its key. A GET whose reply would be
  * larger than XKV_AMPLIFY_MAX times the request is answered VALIDATE, with a token,
- * unless validate trusts peer or req showed a valid token. In echo mode the store is
+ * unless validate trusts peer or req showed a valid token (a memcached request, which
+ * has no token, gets an error: engine/mc_serve.h). In echo mode the store is
  * not touched: a GET is answered NOT_FOUND, a PUT or DELETE OK, each built and sent
  * as a real reply is. For a PUT, req->frag
  * holds the whole value (frag_len == value_len): the caller has reassembled it if

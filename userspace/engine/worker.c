@@ -7,6 +7,8 @@
 
 #include <xkv/hash.h>
 
+#include "proto/mc_udp.h"
+#include "engine/mc_serve.h"
 #include "engine/minos.h"
 #include "engine/worker.h"
 
@@ -74,10 +76,16 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	out->reassembly_late = rs.late;
 }
 
-void xkv_worker_look_ahead(void *ctx, const void *data, size_t len)
+/* Decodes a request look-ahead saw, in its protocol; false if it is not one. */
+static bool ahead_decode(const struct xkv_ahead *a, struct xkv_msg *m)
 {
-	struct xkv_worker *w = ctx;
-	uint64_t hash;
+	return a->mc ? xkv_mc_decode(a->data, a->len, m) == XKV_MC_UDP_OK
+		     : xkv_decode(a->data, a->len, m) == XKV_R_OK;
+}
+
+static void look_ahead(struct xkv_worker *w, const void *data, size_t len, bool mc)
+{
+	struct xkv_ahead a = {.data = data, .len = len, .mc = mc};
 	struct xkv_msg m;
 
 	/* the first look after a datagram was served starts a batch: its frames are new */
@@ -85,12 +93,22 @@ void xkv_worker_look_ahead(void *ctx, const void *data, size_t len)
 		w->nahead = w->next_ahead = 0;
 		w->serving = false;
 	}
-	if (w->nahead == XKV_WORKER_AHEAD || xkv_decode(data, len, &m) != XKV_R_OK)
+	if (w->nahead == XKV_WORKER_AHEAD || !ahead_decode(&a, &m))
 		return;
-	hash = xkv_hash(m.key, m.key_len);
+	a.hash = xkv_hash(m.key, m.key_len);
 	if (!w->exec.echo)
-		xkv_store_prefetch(w->exec.store, hash);
-	w->ahead[w->nahead++] = (struct xkv_ahead){data, len, hash};
+		xkv_store_prefetch(w->exec.store, a.hash);
+	w->ahead[w->nahead++] = a;
+}
+
+void xkv_worker_look_ahead(void *w, const void *data, size_t len)
+{
+	look_ahead(w, data, len, false);
+}
+
+void xkv_worker_mc_look_ahead(void *w, const void *data, size_t len)
+{
+	look_ahead(w, data, len, true);
 }
 
 /* The hash look-ahead kept for this datagram, or one computed now. */
@@ -404,7 +422,9 @@ static int execute_request(struct xkv_worker *w, const struct xkv_peer *peer,
 		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
 		return XKV_S_BUSY;
 	}
-	if (m->op == XKV_OP_PUT && xkv_roles_is_large(&w->roles, xkv_size_class(m->value_len)))
+	/* a memcached SET (one datagram, and meta the item does not carry) goes whole */
+	if (m->op == XKV_OP_PUT && m->mc.dialect == XKV_DIALECT_XKV &&
+	    xkv_roles_is_large(&w->roles, xkv_size_class(m->value_len)))
 		build_large(w, peer, m, hash, owner);
 	else
 		hand(w, XKV_HANDOFF_WRITE, owner, peer, m, hash, NULL);
@@ -653,8 +673,7 @@ static bool put_ahead(const struct xkv_worker *w, uint64_t hash, const struct xk
 	struct xkv_msg next;
 
 	for (uint32_t i = w->next_ahead; i < end && i < w->nahead; i++)
-		if (w->ahead[i].hash == hash &&
-		    xkv_decode(w->ahead[i].data, w->ahead[i].len, &next) == XKV_R_OK &&
+		if (w->ahead[i].hash == hash && ahead_decode(&w->ahead[i], &next) &&
 		    xkv_compact_fits(&next) && next.key_len == m->key_len &&
 		    !memcmp(next.key, m->key, m->key_len))
 			return true;
@@ -723,6 +742,24 @@ void xkv_worker_round_end(struct xkv_worker *w, bool dry)
 		window_close(w, win);
 }
 
+/* A request, xkv's or memcached's, from peer; hash is its key's. */
+static void serve(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+		  uint64_t hash)
+{
+	roles_check(w);
+	if (!ewt_check(w, peer, m, hash))
+		return;
+	if (m->op == XKV_OP_PUT && m->frag_len != m->value_len) {
+		put_piece(w, peer, m, hash);
+		return;
+	}
+	if (compact_take(w, peer, m, hash))
+		return;
+	execute_request(w, peer, m, hash);
+	if (is_write(m))
+		ewt_let_go(w, hash, 1);
+}
+
 static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
 			    const void *data, size_t len)
 {
@@ -740,31 +777,52 @@ static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
 		w->exec.stats.replies_to_server++;
 		return;
 	}
-	roles_check(w);
-	if (!ewt_check(w, peer, &m, hash))
-		return;
-	if (m.op == XKV_OP_PUT && m.frag_len != m.value_len) {
-		put_piece(w, peer, &m, hash);
-		return;
-	}
-	if (compact_take(w, peer, &m, hash))
-		return;
-	execute_request(w, peer, &m, hash);
-	if (is_write(&m))
-		ewt_let_go(w, hash, 1);
+	serve(w, peer, &m, hash);
 }
 
-void xkv_worker_datagram(void *ctx, const struct xkv_peer *peer, const void *data, size_t len)
+static void handle_mc(struct xkv_worker *w, const struct xkv_peer *peer, const void *data,
+		      size_t len)
 {
-	struct xkv_worker *w = ctx;
+	enum xkv_mc_verdict verdict;
+	struct xkv_msg m;
 
+	verdict = xkv_mc_decode(data, len, &m);
+	if (verdict == XKV_MC_UDP_OK) {
+		serve(w, peer, &m, key_hash(w, data, &m));
+		return;
+	}
+	if (verdict == XKV_MC_UDP_DROP)
+		w->exec.stats.mc_dropped++;
+	else
+		xkv_mc_reply_error(&w->exec, peer, &m, verdict);
+	/* XDP steers a write by its command and key alone, and took its slot: let it go */
+	if (is_write(&m) && ewt_claimed(w, &m))
+		ewt_let_go(w, xkv_hash(m.key, m.key_len), 1);
+}
+
+static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const void *data,
+		     size_t len, bool mc)
+{
 	w->exec.stats.datagrams++;
 	w->serving = true;
 	w->round_served++;
-	handle_datagram(w, peer, data, len);
+	if (mc)
+		handle_mc(w, peer, data, len);
+	else
+		handle_datagram(w, peer, data, len);
 	/* C-4 looks at the clock as each request completes while a window is open */
 	if (w->compact && w->compact->nopen)
 		windows_close_due(w, xkv_now_ns());
 	if (w->depth)
 		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
+}
+
+void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len)
+{
+	datagram(w, peer, data, len, false);
+}
+
+void xkv_worker_mc_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len)
+{
+	datagram(w, peer, data, len, true);
 }

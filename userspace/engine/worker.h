@@ -23,6 +23,7 @@ struct xkv_ahead {
 	const void *data;
 	size_t len;
 	uint64_t hash;
+	bool mc; /* sent to the memcached port: memcached's frame and dialects */
 };
 
 /*
@@ -142,11 +143,22 @@ void xkv_worker_look_ahead(void *w, const void *data, size_t len);
  */
 void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
 
-/* How a transport hands its batches to worker w. */
-static inline struct xkv_rx xkv_worker_rx(struct xkv_worker *w)
+/*
+ * The same two for a datagram sent to the memcached port (proto/mc_udp.h): a request
+ * is served as xkv's are and answered in its own dialect; what is malformed is
+ * answered memcached's error or dropped (mc_errors, mc_dropped).
+ */
+void xkv_worker_mc_look_ahead(void *w, const void *data, size_t len);
+void xkv_worker_mc_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
+
+/* How a transport hands its batches to worker w; mc_port is memcached's (0: none). */
+static inline struct xkv_rx xkv_worker_rx(struct xkv_worker *w, uint16_t mc_port)
 {
 	return (struct xkv_rx){.look_ahead = xkv_worker_look_ahead,
 			       .datagram = xkv_worker_datagram,
+			       .mc_look_ahead = xkv_worker_mc_look_ahead,
+			       .mc_datagram = xkv_worker_mc_datagram,
+			       .mc_port = mc_port,
 			       .ctx = w};
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <arpa/inet.h>
 #include <linux/if_xdp.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -311,7 +312,10 @@ static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx
 		struct xkv_parsed_frame *p = &s->parsed[i];
 
 		p->ok = xkv_frame_parse(frame, desc->len, &p->route, &p->off, &p->len) == 0;
-		if (p->ok && rx->look_ahead)
+		p->mc = p->ok && rx->mc_port && p->route.port_dst == htons(rx->mc_port);
+		if (p->mc)
+			rx->mc_look_ahead(rx->ctx, frame + p->off, p->len);
+		else if (p->ok && rx->look_ahead)
 			rx->look_ahead(rx->ctx, frame + p->off, p->len);
 	}
 }
@@ -330,7 +334,9 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 			s->route = p->route;
 			s->reply_hdr = xkv_reply_hdr_len(&s->route);
 			xkv_route_peer(&s->route, &peer);
-			rx->datagram(rx->ctx, &peer, s->q->area + desc->addr + p->off, p->len);
+			(p->mc ? rx->mc_datagram : rx->datagram)(rx->ctx, &peer,
+								   s->q->area + desc->addr + p->off,
+								   p->len);
 		} else {
 			s->rx_unparsable++;
 		}

@@ -55,6 +55,7 @@ struct xkv_parsed_frame {
 	struct xkv_route route;
 	uint32_t off, len; /* of the UDP payload */
 	bool ok;	   /* a well-formed UDP datagram */
+	bool mc;	   /* ... sent to the memcached port (struct xkv_rx's mc_port) */
 };
 
 struct xkv_xsk {

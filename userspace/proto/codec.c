@@ -28,6 +28,7 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg)
 	msg->frag_len = xkv_be32(h.frag_len);
 	msg->timestamp = xkv_be64(h.timestamp);
 	msg->token = xkv_be64(h.token);
+	msg->mc = (struct xkv_mc_req){.dialect = XKV_DIALECT_XKV};
 	msg->key = (const uint8_t *)buf + sizeof(h);
 	msg->frag = (const uint8_t *)msg->key + msg->key_len;
 	return XKV_R_OK;

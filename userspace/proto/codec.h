@@ -3,17 +3,40 @@
 #ifndef XKV_CODEC_H
 #define XKV_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <xkv/maps.h> /* xkv_reason_name() for every reason */
 #include <xkv/proto.h>
+
+/* The protocol a request came in; xkv's own is 0, what xkv_decode leaves. */
+enum xkv_dialect {
+	XKV_DIALECT_XKV,
+	XKV_DIALECT_MC_ASCII,  /* memcached's text protocol over UDP (proto/mc_udp.h) */
+	XKV_DIALECT_MC_BINARY, /* memcached's binary protocol over UDP */
+};
+
+/* What a memcached request carries beside xkv's fields, for its execution and its reply. */
+struct xkv_mc_req {
+	uint8_t dialect;    /* enum xkv_dialect */
+	uint8_t opcode;	    /* binary: the request's, echoed in its reply */
+	bool quiet;	    /* noreply, or a quiet binary opcode: nothing sent on success */
+	bool with_cas;	    /* gets, binary GET*: the reply carries the item's CAS */
+	bool with_key;	    /* binary GETK, GETKQ: the reply carries the key */
+	uint16_t size;	    /* the request datagram's bytes, frame included: amplification */
+	uint32_t opaque;    /* binary: echoed in its reply */
+	uint32_t flags;	    /* SET: the client's, stored beside the value */
+	int64_t exptime;    /* SET: as the client sent it (xkv_mc_exptime reads it) */
+	const char *keys;   /* ASCII get: the keys after the first, in the datagram */
+	uint16_t keys_len;
+};
 
 /* One datagram in host byte order; key and frag point into the datagram. */
 struct xkv_msg {
 	uint8_t op;	     /* enum xkv_op, XKV_OP_REPLY set in replies */
 	uint8_t status;	     /* enum xkv_status; 0 in requests */
 	uint16_t key_len;
-	uint32_t request_id;
+	uint32_t request_id; /* memcached: the UDP frame's 16-bit request id */
 	uint32_t value_len;  /* bytes of the whole value */
 	uint32_t frag_offset;/* where frag goes within the value */
 	uint32_t frag_len;
@@ -21,6 +44,7 @@ struct xkv_msg {
 	uint64_t token;	     /* the validation token; 0: none */
 	const void *key;
 	const void *frag;
+	struct xkv_mc_req mc; /* memcached's; dialect XKV_DIALECT_XKV for xkv's requests */
 };
 
 /*

@@ -22,6 +22,14 @@ struct xkv_rx {
 	void (*look_ahead)(void *ctx, const void *data, size_t len);
 	/* Then each datagram in the same order, with who sent it. */
 	void (*datagram)(void *ctx, const struct xkv_peer *peer, const void *data, size_t len);
+	/*
+	 * memcached over UDP: datagrams sent to mc_port (host order; 0: none) go to these
+	 * two instead, since a memcached frame cannot be told from an xkv header by its
+	 * bytes. Only the AF_XDP transport looks at it.
+	 */
+	void (*mc_look_ahead)(void *ctx, const void *data, size_t len);
+	void (*mc_datagram)(void *ctx, const struct xkv_peer *peer, const void *data, size_t len);
+	uint16_t mc_port;
 	void *ctx;
 };
 

@@ -88,7 +88,7 @@ static _Atomic uint64_t *uring_worker_depth(struct server *s, uint32_t id)
 static void uring_run(struct server *s, struct server_worker *w)
 {
 	struct xkv_uring *u = &((struct uring_backend *)s->net)->socks[w->id];
-	const struct xkv_rx rx = xkv_worker_rx(&w->proto);
+	const struct xkv_rx rx = xkv_worker_rx(&w->proto, 0); /* memcached: XDP backend only */
 
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
 		/* blocked in the kernel, the worker holds no item: grace periods go on */

@@ -287,7 +287,7 @@ static void idle_wait(struct xdp_backend *b, uint32_t workers, struct server_wor
 
 static void xdp_run(struct server *s, struct server_worker *w)
 {
-	const struct xkv_rx rx = xkv_worker_rx(&w->proto);
+	const struct xkv_rx rx = xkv_worker_rx(&w->proto, s->o.memcached_port);
 	struct xdp_backend *b = s->net;
 	uint32_t idle = 0;
 

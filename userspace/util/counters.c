@@ -111,6 +111,9 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "compact_writes", c->compact_writes);
 	fn(ctx, NULL, "compact_window_max", c->compact_window_max);
 	fn(ctx, NULL, "busy_ns", c->busy_ns);
+	fn(ctx, NULL, "mc_dropped", c->mc_dropped);
+	fn(ctx, NULL, "mc_errors", c->mc_errors);
+	fn(ctx, NULL, "mc_amplify_refused", c->mc_amplify_refused);
 	for (uint32_t cls = 0; cls < XKV_SIZE_CLASSES; cls++)
 		fn(ctx, "size_class", size_class_names[cls], c->size_classes[cls]);
 	for (uint32_t s = 0; s < XKV_S_END; s++)

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# memcached over UDP through the XDP backend (docs/MEMCACHED.md, "Over UDP"): a server
+# host and a client host (tools/netns-pair.sh), xkv-server --backend xdp with its
+# memcached port on one, xkv-bench --protocol memcached and memcached-binary on the
+# other, with the kernel's UDP stack and with the AF_XDP client. Each run loads every
+# key, then reads and writes them: every reply checked byte for byte (no error, no
+# miss, none invalid). Then two workers under each policy, hot keys half written: the
+# same checks, and no write applied beside its owner or without its EWT slot, and
+# under xkv memcached SETs held in compaction windows. Then without --trust: a GET
+# whose reply is over 3x its request is refused, counted, never answered with the value.
+# Everything made here goes on every way out.
+#   xdp_memcached.sh BUILD_DIR
+set -euo pipefail
+
+build=$(cd "${1:?usage: xdp_memcached.sh BUILD_DIR}" && pwd)
+. "$(dirname "$0")/../../tools/bench/server-host.sh"
+. "$(dirname "$0")/../skip.sh"
+need_xdp_hosts
+ns_s="xkvm-$$-s" ns_c="xkvm-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.204.0.1 ip_c=10.204.0.2
+out=$(mktemp -d /tmp/xkv-xdp-memcached.XXXXXX)
+server_port=11211
+
+cleanup() {
+	server_host_down
+	rm -rf "$out"
+}
+trap cleanup EXIT
+# a trapped signal would resume the script: leave through the EXIT trap instead
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# the server pins its worker to CPU 0: two busy pollers on one CPU starve each other
+client_cpu=$(($(nproc) - 1))
+
+# One run against the server; its JSON object must pass the python checks in $2.
+check_run() {
+	local name=$1 checks=$2
+	shift 2
+	in_client taskset -c "$client_cpu" "$build/xkv-bench" --server "$ip_s:$server_port" \
+		--keys 1000 --duration 0.5 --timeout-ms 1000 --json --label "$name" "$@" \
+		>"$out/$name.json" 2>"$out/$name.err" ||
+		fail "$name: xkv-bench exited $?: $(cat "$out/$name.err")"
+	/usr/bin/python3 - "$out/$name.json" "$checks" <<'PY' || fail "$name: $(cat "$out/$name.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+load, get, put = r["load"], r["get"], r["put"]
+ok = {op: r[op]["ops"] - r[op]["misses"] for op in ("get", "put")}
+exec(sys.argv[2])
+print(f"{r['label']}: {r['all']['ops_per_s']:.0f} ops/s, get ok {ok['get']} "
+      f"misses {get['misses']} errors {get['errors']}, put ok {ok['put']}, "
+      f"p99 {r['all']['p99_us']:.1f} us")
+PY
+}
+
+# Every key loaded, every GET a hit with the value written, every SET stored.
+served='
+assert load["ok"] == r["keys"] and load["errors"] == 0, "not every key loaded"
+for op in ("get", "put"):
+    assert r[op]["errors"] == 0, f"{op}: wrong answers"
+assert r["invalid"] == 0, "datagrams that are no reply"
+assert ok["get"] > 0 and ok["put"] > 0, "no answers"
+assert get["misses"] == 0, "misses of loaded keys"
+'
+
+# server_counter NAME: the workers' counter NAME as the server printed it at shutdown
+server_counter() {
+	awk -v n="$1:" '$1 == "worker" && $3 == n { s += $4 } END { print s + 0 }' \
+		"$out/server.log"
+}
+
+# the hot keys' run under each policy on two workers: writes handed over, EWT, windows
+hot='--keys 200 --zipf 0.99 --get-ratio 0.5 --value-size 300'
+
+netns_pair_up
+# trusted: the client's link cannot be spoofed, so values may be over 3x a GET
+server_run server memcached "$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 \
+	--allow "$ip_c/32" --trust "$ip_c/32" --memcached-port "$server_port" ||
+	fail "no server"
+for proto in memcached memcached-binary; do
+	check_run "$proto-udp" "$served" --protocol "$proto" --get-ratio 0.9 --value-size 512
+	check_run "$proto-xdp" "$served" --protocol "$proto" --get-ratio 0.9 --value-size 512 \
+		--transport xdp --iface "$if_c"
+done
+server_stop
+for policy in erew crew minos dcrew xkv; do
+	server_run "server" memcached "$build/xkv-server" --backend xdp --iface "$if_s" \
+		--workers 2 --allow "$ip_c/32" --trust "$ip_c/32" --policy "$policy" ||
+		fail "no server under $policy"
+	for proto in memcached memcached-binary; do
+		# shellcheck disable=SC2086 # $hot is a list of options
+		check_run "$proto-$policy" "$served" --protocol "$proto" $hot
+	done
+	server_stop
+	for c in foreign_writes ewt_not_owner mc_dropped mc_errors; do
+		[ "$(server_counter $c)" -eq 0 ] || fail "$policy: $c $(server_counter $c)"
+	done
+	[ "$policy" != xkv ] || [ "$(server_counter compact_windows)" -gt 0 ] ||
+		fail "xkv: no compaction window opened for the hot keys' SETs"
+done
+
+# untrusted: a 512-byte value is over 3x a GET, which gets an error, never the value
+server_run server memcached "$build/xkv-server" --backend xdp --iface "$if_s" --workers 1 \
+	--allow "$ip_c/32" --memcached-port "$server_port" || fail "no server"
+for proto in memcached memcached-binary; do
+	check_run "$proto-untrusted" '
+assert load["ok"] == 1000, "SETs are answered: their replies are small"
+assert get["ops"] == 0, "a value went to an untrusted source"
+assert get["errors"] > 0, "no GET answered the error"
+' --protocol "$proto" --get-ratio 1 --value-size 512 --key-size 17
+done
+server_stop
+refused=$(server_counter mc_amplify_refused)
+[ "$refused" -gt 0 ] || fail "no GET counted as refused: $(cat "$out/server.log")"
+for c in mc_dropped mc_errors; do
+	[ "$(server_counter $c)" -eq 0 ] || fail "$c: $(server_counter $c)"
+done
+echo "untrusted: $refused GETs refused"
