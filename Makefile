@@ -55,6 +55,7 @@ include tools/sim/sim.mk
 include tools/bench/bench.mk
 include tools/lincheck/lincheck.mk
 include tests/replay/replay.mk
+include tests/interop/interop.mk
 include tests/help/help.mk
 include tests/fuzz/fuzz.mk
 

@@ -49,21 +49,22 @@ u.bind(("127.0.0.1", t.getsockname()[1]))
 print(t.getsockname()[1])'
 }
 
-# Whether a memcached text-protocol server answers "version" on TCP port $1.
-answers_version() {
+# Whether a memcached text-protocol server (or proxy) on TCP port $1 answers a GET of a
+# key no test sets.
+answers_get() {
 	/usr/bin/python3 - "$1" <<'PY'
 import socket, sys
 try:
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.5)
-    s.sendall(b"version\r\n")
-    sys.exit(0 if s.recv(100).startswith(b"VERSION ") else 1)
+    s.sendall(b"get xkv-interop-probe\r\n")
+    sys.exit(0 if s.recv(100) == b"END\r\n" else 1)
 except OSError:
     sys.exit(1)
 PY
 }
 
 # daemon_start NAME PORT COMMAND...: COMMAND in the background, its log in $out/NAME.log;
-# returns once it answers "version" on PORT, with its pid in ${NAME}_pid.
+# returns once it answers a GET on PORT, with its pid in ${NAME}_pid.
 daemon_start() {
 	local name=$1 port=$2 pid
 	shift 2
@@ -74,7 +75,7 @@ daemon_start() {
 	for _ in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || fail "$name exited: $(cat "$out/$name.log")"
 		# still alive once answered: the answer was its own, not a squatter's
-		answers_version "$port" && kill -0 "$pid" 2>/dev/null && return 0
+		answers_get "$port" && kill -0 "$pid" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	fail "$name does not answer on 127.0.0.1:$port: $(cat "$out/$name.log")"
