@@ -55,3 +55,5 @@ echo "libmemcached-tools: memccp, memccat (byte-exact, 1,000,000 bytes too; flag
 	"memcstat on two servers"
 
 /usr/bin/python3 "$dir/clients.py" "$one" "$two"
+daemon_stop one
+daemon_stop two

@@ -112,9 +112,15 @@ server_start() {
 		--port "$(free_port)" --memcached-port "$port" --memory 256M
 }
 
-# daemon_stop NAME: stops NAME (by its pid) and waits for it
+# daemon_stop NAME: stops NAME by its pid and waits for it; fails unless it exited 0 (in
+# the ASan build a leak or a fault xkv-server found on its way out fails the test)
 daemon_stop() {
-	local pid_var="${1}_pid"
+	local pid_var="${1}_pid" rc=0 pid
 	kill "${!pid_var}" 2>/dev/null || true
-	wait "${!pid_var}" 2>/dev/null || true
+	wait "${!pid_var}" 2>/dev/null || rc=$?
+	# gone: the exit trap must not signal its pid again
+	for pid in "${!interop_pids[@]}"; do
+		[ "${interop_pids[$pid]}" != "${!pid_var}" ] || unset "interop_pids[$pid]"
+	done
+	[ "$rc" -eq 0 ] || fail "$1 exited $rc on SIGTERM: $(tail -n 20 "$out/$1.log")"
 }

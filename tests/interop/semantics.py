@@ -249,10 +249,11 @@ def exchange(sock, step, cas_seen, timeout):
 			time.sleep(0.001)
 	else:
 		sock.sendall(data)
-	# the step's own mn commands answer MN too
-	mns = (b"\r\n" + data).count(b"\r\nmn\r\n")
+	# the step's own mn commands answer MN too; whole lines only (the last piece of a
+	# split is one still coming)
+	mns = data.split(b"\r\n").count(b"mn")
 	reply, deadline = b"", time.monotonic() + timeout
-	while step.closes or (b"\r\n" + reply).count(b"\r\nMN\r\n") < mns:
+	while step.closes or reply.split(b"\r\n")[:-1].count(b"MN") < mns:
 		sock.settimeout(max(deadline - time.monotonic(), 0.001))
 		try:
 			got = sock.recv(1 << 20)

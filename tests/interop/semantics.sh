@@ -29,3 +29,4 @@ fi
 /usr/bin/python3 "$dir/semantics.py" --reference "127.0.0.1:$reference_port" \
 	--reference-large "127.0.0.1:$reference_large_port" --server "127.0.0.1:$server_port" \
 	"${large[@]}" "$@"
+daemon_stop server

@@ -49,3 +49,4 @@ daemon_stop two
 /usr/bin/python3 "$dir/twemproxy.py" stopped "127.0.0.1:$proxy_port" "127.0.0.1:$one_port" \
 	"$failure_limit"
 kill -0 "$nutcracker_pid" || fail "nutcracker died: $(cat "$out/nutcracker.out")"
+daemon_stop one
