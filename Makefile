@@ -39,7 +39,7 @@ BENCHES	:=
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
 .PHONY: all deps test check test-asan asan-suites test-tsan tsan-suites bench bench-minos \
-	bench-dcrew bench-compaction demo clean
+	bench-dcrew bench-compaction bench-memcached demo clean
 
 include userspace/userspace.mk
 include tests/tests.mk
@@ -55,6 +55,7 @@ include tools/sim/sim.mk
 include tools/bench/bench.mk
 include tools/lincheck/lincheck.mk
 include tests/replay/replay.mk
+include tests/interop/interop.mk
 include tests/help/help.mk
 include tests/fuzz/fuzz.mk
 
@@ -131,6 +132,13 @@ bench-dcrew: deps
 bench-compaction: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/bench-compaction.sh $(BUILD)
+
+# xkv speaking memcached against memcached, one worker/thread each: UDP GETs through XDP
+# (AF_XDP client, SLO search) and TCP (memcaslap), ~2 minutes
+# (tools/bench/bench-memcached-proto.sh; docs/BENCH.md). Run it on an idle machine.
+bench-memcached: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/bench-memcached-proto.sh $(BUILD)
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Real memcached clients against two servers under test on loopback: libmemcached's
+# command-line tools (Debian's libmemcached-tools, in the text protocol: xkv's TCP
+# listener speaks no binary, so no --binary) copy files in, read them back byte-exact
+# (one of 1,000,000 bytes), show their flags, remove them and read the servers' stats;
+# then pymemcache's Client and HashClient (clients.py). Both servers are stopped on
+# every way out.
+#   clients.sh BUILD_DIR [xkv|memcached]
+set -euo pipefail
+
+build=$(cd "${1:?usage: clients.sh BUILD_DIR [xkv|memcached]}" && pwd)
+under_test=${2:-xkv}
+dir=$(dirname "$0")
+. "$dir/../skip.sh"
+need_commands memccp memccat memcrm memcstat
+/usr/bin/python3 -c 'import pymemcache' 2>/dev/null ||
+	skip "python3-pymemcache is not installed (make deps installs it)"
+. "$dir/lib.sh"
+interop_begin clients
+
+server_start one
+server_start two
+one=127.0.0.1:$one_port
+two=127.0.0.1:$two_port
+
+files=$out/files
+mkdir "$files"
+echo hello >"$files/small.txt"
+: >"$files/empty"
+head -c 1000000 /dev/urandom >"$files/big.bin"
+printf 'line\r\nEND\r\nVALUE x 0 1\r\n' >"$files/protocol-like"
+names=(small.txt empty big.bin protocol-like)
+
+memccp --servers="$one" --flag=42 "${names[@]/#/$files/}" ||
+	fail "memccp exited $?"
+for name in "${names[@]}"; do
+	memccat --servers="$one" --file="$out/got" "$name" || fail "memccat $name exited $?"
+	cmp "$files/$name" "$out/got" || fail "memccat $name: not what memccp stored"
+done
+flags=$(memccat --servers="$one" --flags small.txt | head -n 1)
+[ "$flags" = 42 ] || fail "memccat --flags: '$flags', not 42"
+memcrm --servers="$one" "${names[@]}" || fail "memcrm exited $?"
+for name in "${names[@]}"; do
+	! memccat --servers="$one" "$name" >/dev/null 2>&1 || fail "$name still there after memcrm"
+done
+memcstat --servers="$one,$two" >"$out/stats" || fail "memcstat exited $?"
+for port in "$one_port" "$two_port"; do
+	grep -q "^Server: 127.0.0.1 ($port)" "$out/stats" || fail "memcstat: no server $port"
+done
+for stat in pid uptime version curr_items; do
+	[ "$(grep -c "^	$stat: " "$out/stats")" -eq 2 ] ||
+		fail "memcstat: no $stat for both servers: $(cat "$out/stats")"
+done
+echo "libmemcached-tools: memccp, memccat (byte-exact, 1,000,000 bytes too; flags), memcrm," \
+	"memcstat on two servers"
+
+/usr/bin/python3 "$dir/clients.py" "$one" "$two"
+daemon_stop one
+daemon_stop two
