@@ -32,6 +32,7 @@ enum {
 	OPT_IFACE,
 	OPT_WORKERS,
 	OPT_PORT,
+	OPT_MEMCACHED_PORT,
 	OPT_MEMORY,
 	OPT_MODE,
 	OPT_POLICY,
@@ -57,6 +58,11 @@ static const struct xkv_opt options[] = {
 	[OPT_WORKERS] = {"workers", 'w', "N",
 			 "worker threads, one per core (default: cores online)"},
 	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
+	[OPT_MEMCACHED_PORT] = {"memcached-port", 0, "P",
+				"memcached's port: its text and meta protocol over TCP, served by "
+				"the workers, from the --allow networks (on the XDP backend also "
+				"memcached over UDP, steered by XDP); 0: off (default "
+				XKV_OPTS_STR(XKV_MC_PORT) ")"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -129,6 +135,11 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		if (!err)
 			o->port = (uint16_t)value;
 		return err;
+	case OPT_MEMCACHED_PORT:
+		err = xkv_opts_u64(p, 0, UINT16_MAX, &value);
+		if (!err)
+			o->memcached_port = (uint16_t)value;
+		return err;
 	case OPT_MEMORY:
 		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
 		if (!err)
@@ -195,6 +206,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 	*o = (struct server_opts){
 		.workers = cores > 0 ? (uint32_t)cores : 1,
 		.port = XKV_DEFAULT_PORT,
+		.memcached_port = XKV_MC_PORT,
 		.memory = 64 << 20,
 		.mode = XKV_MODE_CACHE,
 		.minos_percentile = 99,
@@ -308,6 +320,8 @@ static int start_workers(struct server *s, uint32_t *started)
 			server_minos_worker(s, w);
 		if (s->ewt)
 			xkv_worker_dcrew(&w->proto, s->ewt);
+		if (s->mc)
+			server_mc_worker(s, w);
 		err = s->o.compaction ? xkv_worker_compaction(&w->proto, s->o.compact_slo) : 0;
 		if (!err)
 			err = -pthread_create(&w->thread, NULL, worker_thread, w);
@@ -413,6 +427,11 @@ int main(int argc, char **argv)
 	}
 	if (xkv_policy_ewt(s.o.policy))
 		s.ewt = s.o.backend->ewt(&s);
+	if (s.o.memcached_port) {
+		err = server_mc_open(&s);
+		if (err)
+			goto out_close_backend;
+	}
 	err = start_workers(&s, &started);
 	if (err) {
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));
@@ -430,6 +449,8 @@ int main(int argc, char **argv)
 	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
 	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
 	       s.o.compaction ? ", compaction" : "", s.o.echo ? ", echo (no store)" : "");
+	if (s.mc)
+		printf("xkv-server: memcached on TCP port %u\n", s.o.memcached_port);
 	print_allowed(&s.o);
 	fflush(stdout);
 
@@ -448,6 +469,7 @@ out_stop:
 	for (uint32_t i = 0; i < started; i++)
 		xkv_worker_fini(&s.workers[i].proto);
 out_close_backend:
+	server_mc_close(&s);
 	server_minos_close(&s);
 	server_counters_close(&s);
 	s.o.backend->close(&s);
