@@ -272,18 +272,18 @@ Test(store, install_replaces_and_accounts_the_old_item)
 	cr_assert_eq(old_len, 5);
 	assert_value("k", v, sizeof(v));
 	cr_assert_eq(stats().items, 1);
-	/* 8-byte header, 1-byte key padded to 8, 3000 bytes (a multiple of 8) */
-	cr_assert_eq(stats().bytes_used, 8 + 8 + 3000, "%lu", stats().bytes_used);
+	/* 24-byte header, 1-byte key padded to 8, 3000 bytes (a multiple of 8) */
+	cr_assert_eq(stats().bytes_used, 24 + 8 + 3000, "%lu", stats().bytes_used);
 	/* the same length again, which put would rewrite in place */
 	v[0] = 'y';
 	cr_assert_eq(install("k", v, sizeof(v), &old_len), 0);
 	cr_assert_eq(old_len, 3000);
 	assert_value("k", v, sizeof(v));
-	cr_assert_eq(stats().bytes_used, 8 + 8 + 3000);
+	cr_assert_eq(stats().bytes_used, 24 + 8 + 3000);
 	cr_assert_eq(install("k", "s", 1, &old_len), 0, "shrinks");
 	cr_assert_eq(old_len, 3000);
 	assert_value("k", "s", 1);
-	cr_assert_eq(stats().bytes_used, 8 + 8 + 8);
+	cr_assert_eq(stats().bytes_used, 24 + 8 + 8);
 	cr_assert_eq(del("k"), 0);
 	cr_assert_eq(stats().bytes_used, 0, "every byte returns to the budget");
 	cr_assert_eq(stats().items, 0);
@@ -447,7 +447,7 @@ static void cache_mode_evicts(int (*write)(const char *, uint64_t, const void *,
 		present += get_h(key, hash_in_partition(9, i), &len) == 0;
 	}
 	cr_assert_eq((uint64_t)present, stats().items);
-	/* 1000-byte values with their keys and 8-byte headers: 50 fit, a few less as evicted */
+	/* 1000-byte values with their keys and 24-byte headers: 49 fit, a few less as evicted */
 	cr_assert(present > 40 && present <= 50, "%d items of ~1 KiB in 50 KiB", present);
 	cr_assert_eq(stats().evictions, 500 - present);
 	cr_assert_eq(get_h("e499", hash_in_partition(9, 499), &len), 0, "the newest stays");
@@ -631,7 +631,7 @@ Test(store_growth, no_larger_than_configured)
 
 /*
  * The fraction of puts cache mode refuses: random keys, values of 16 B to 1 KiB
- * (items of ~530 bytes on average), into a store limited to limit bytes.
+ * (items of ~550 bytes on average), into a store limited to limit bytes.
  */
 static double cache_refusals(size_t limit)
 {
@@ -681,4 +681,197 @@ Test(store_modes, bad_config)
 	cfg.mode = 7;
 	cr_assert_null(xkv_store_create(&cfg));
 	cr_assert_eq(errno, EINVAL);
+}
+
+/* What memcached keeps beside a value: flags, expiry, CAS. */
+static int put_meta(const char *key, const void *value, uint32_t len, uint32_t flags,
+		    uint32_t exptime, uint64_t *cas)
+{
+	struct xkv_item_meta meta = {.flags = flags, .exptime = exptime};
+	int err = xkv_store_put_meta(s, key, strlen(key), xkv_hash(key, strlen(key)), value, len,
+				     &meta);
+
+	if (cas)
+		*cas = meta.cas;
+	return err;
+}
+
+static int get_meta(const char *key, struct xkv_item_meta *meta)
+{
+	uint32_t len;
+
+	return xkv_store_get_meta(s, key, strlen(key), xkv_hash(key, strlen(key)), out, sizeof(out),
+				  &len, meta);
+}
+
+static int value_len(const char *key)
+{
+	uint32_t len;
+
+	return xkv_store_value_len(s, key, strlen(key), xkv_hash(key, strlen(key)), &len);
+}
+
+static int touch(const char *key, uint32_t exptime, struct xkv_item_meta *meta)
+{
+	return xkv_store_touch(s, key, strlen(key), xkv_hash(key, strlen(key)), exptime, meta);
+}
+
+TestSuite(store_meta, .init = setup_default, .fini = close_store);
+
+/* Every stored version gets a new CAS, never 0, of its key's partition; flags come back. */
+Test(store_meta, flags_come_back_and_every_version_gets_a_new_cas)
+{
+	struct xkv_item_meta m;
+	uint64_t cas1, cas2, cas3, other;
+	uint32_t len;
+
+	cr_assert_eq(put_meta("k", "one", 3, 0xdeadbeef, 0, &cas1), 0);
+	cr_assert_neq(cas1, 0);
+	cr_assert_eq(cas1 % XKV_PARTITIONS, xkv_partition(xkv_hash("k", 1)));
+	cr_assert_eq(get_meta("k", &m), 0);
+	cr_assert_eq(m.flags, 0xdeadbeef);
+	cr_assert_eq(m.exptime, 0);
+	cr_assert_eq(m.cas, cas1);
+	/* the same length: rewritten in place, still a new version */
+	cr_assert_eq(put_meta("k", "two", 3, 7, 0, &cas2), 0);
+	cr_assert_gt(cas2, cas1);
+	cr_assert_eq(get_meta("k", &m), 0);
+	cr_assert_eq(m.flags, 7);
+	cr_assert_eq(m.cas, cas2);
+	/* plain put: a new item, flags 0, a new CAS too */
+	cr_assert_eq(put("k", out, 3000), 0);
+	cr_assert_eq(get_meta("k", &m), 0);
+	cr_assert_eq(m.flags, 0);
+	cas3 = m.cas;
+	cr_assert(cas3 != cas1 && cas3 != cas2);
+	cr_assert_eq(put_meta("other", "v", 1, 0, 0, &other), 0);
+	cr_assert(other != cas1 && other != cas2 && other != cas3);
+	/* too small a buffer still reports the meta */
+	cr_assert_eq(xkv_store_get_meta(s, "k", 1, xkv_hash("k", 1), out, 10, &len, &m), -ENOBUFS);
+	cr_assert_eq(m.cas, cas3);
+}
+
+/* An expired item is absent for get, get_meta and value_len; delete unlinks it. */
+Test(store_meta, expired_items_are_absent_for_every_read)
+{
+	uint32_t now = xkv_store_now(s), len;
+	struct xkv_item_meta m;
+
+	cr_assert_eq(put_meta("k", "v", 1, 1, now + 10, NULL), 0);
+	cr_assert_eq(put_meta("forever", "v", 1, 1, 0, NULL), 0);
+	xkv_store_clock_shift(s, 9);
+	cr_assert_eq(get_meta("k", &m), 0, "a second before it expires");
+	cr_assert_eq(m.exptime, now + 10);
+	xkv_store_clock_shift(s, 1);
+	cr_assert_eq(get("k", &len), -ENOENT);
+	cr_assert_eq(get_meta("k", &m), -ENOENT);
+	cr_assert_eq(value_len("k"), -ENOENT);
+	cr_assert_eq(touch("k", 0, &m), -ENOENT);
+	cr_assert_eq(get_meta("forever", &m), 0);
+	cr_assert_eq(stats().items, 2, "still linked until the writer meets it");
+	cr_assert_eq(del("k"), -ENOENT, "absent for delete too");
+	cr_assert_eq(stats().items, 1, "delete unlinked it");
+	cr_assert_eq(put_meta("k", "new", 3, 2, 0, NULL), 0);
+	assert_value("k", "new", 3);
+}
+
+/* touch sets a new exptime and keeps value, flags and CAS, as memcached's does. */
+Test(store_meta, touch_moves_the_expiry_only)
+{
+	uint32_t now = xkv_store_now(s);
+	struct xkv_item_meta m;
+	uint64_t cas;
+
+	cr_assert_eq(touch("k", now + 100, &m), -ENOENT);
+	cr_assert_eq(put_meta("k", "v", 1, 9, now + 5, &cas), 0);
+	cr_assert_eq(touch("k", now + 100, &m), 0);
+	cr_assert_eq(m.flags, 9);
+	cr_assert_eq(m.cas, cas);
+	cr_assert_eq(m.exptime, now + 100);
+	xkv_store_clock_shift(s, 50);
+	cr_assert_eq(get_meta("k", &m), 0, "touched past its first expiry");
+	cr_assert_eq(m.cas, cas);
+	cr_assert_eq(touch("k", 0, &m), 0);
+	xkv_store_clock_shift(s, 1000);
+	assert_value("k", "v", 1);
+}
+
+/* Everything stored before a flush is absent, whatever wrote it; what follows is not. */
+Test(store_meta, flush_hides_what_was_stored_before_it)
+{
+	struct xkv_item_meta m;
+	uint32_t len;
+
+	cr_assert_eq(put("a", "1", 1), 0);
+	cr_assert_eq(put_meta("b", "2", 1, 5, 0, NULL), 0);
+	cr_assert_eq(install("c", "3", 1, NULL), 0);
+	xkv_store_flush(s);
+	cr_assert_eq(get("a", &len), -ENOENT);
+	cr_assert_eq(get_meta("b", &m), -ENOENT);
+	cr_assert_eq(value_len("c"), -ENOENT);
+	cr_assert_eq(touch("a", 0, NULL), -ENOENT);
+	cr_assert_eq(put("d", "4", 1), 0);
+	cr_assert_eq(put("a", "5", 1), 0, "a flushed key in place");
+	assert_value("d", "4", 1);
+	assert_value("a", "5", 1);
+	cr_assert_eq(del("c"), -ENOENT);
+	xkv_store_flush(s);
+	cr_assert_eq(get("d", &len), -ENOENT);
+	cr_assert_eq(get("a", &len), -ENOENT);
+}
+
+/* The hand-off path carries meta and gets a CAS when installed. */
+Test(store_meta, installed_items_carry_meta)
+{
+	struct xkv_item *item = xkv_store_item_new("k", 1, "value", 5);
+	struct xkv_item_meta m;
+	uint64_t cas;
+
+	cr_assert_not_null(item);
+	xkv_store_item_set_meta(item, 42, xkv_store_now(s) + 60);
+	cr_assert_eq(xkv_store_install(s, item, xkv_hash("k", 1), NULL), 0);
+	cas = xkv_store_item_cas(item);
+	cr_assert_neq(cas, 0);
+	cr_assert_eq(get_meta("k", &m), 0);
+	cr_assert_eq(m.flags, 42);
+	cr_assert_eq(m.cas, cas);
+	xkv_store_clock_shift(s, 60);
+	cr_assert_eq(get_meta("k", &m), -ENOENT);
+}
+
+/* CLOCK takes an expired item before any live one, though it was read just now. */
+Test(store_modes, clock_evicts_expired_items_first)
+{
+	const int n = 10;
+	char key[16], val[1000] = {0};
+	struct xkv_item_meta meta = {0};
+	size_t item;
+	uint32_t len;
+
+	open_store(1 << 20, XKV_MODE_CACHE, 10, 0);
+	cr_assert_eq(put_h("probe", hash_in_partition(3, 1000), val, sizeof(val)), 0);
+	item = stats().bytes_used;
+	xkv_store_destroy(s);
+	xkv_store_thread_offline();
+
+	open_store(n * item, XKV_MODE_CACHE, 10, 0);
+	for (int i = 0; i < n; i++) {
+		key_name(key, sizeof(key), i);
+		meta.exptime = i == n / 2 ? xkv_store_now(s) + 1 : 0;
+		cr_assert_eq(xkv_store_put_meta(s, key, strlen(key), hash_in_partition(3, i), val,
+						sizeof(val), &meta),
+			     0);
+		cr_assert_eq(get_h(key, hash_in_partition(3, i), &len), 0, "referenced");
+	}
+	xkv_store_clock_shift(s, 1);
+	key_name(key, sizeof(key), n);
+	cr_assert_eq(put_h(key, hash_in_partition(3, n), val, sizeof(val)), 0);
+	cr_assert_eq(stats().evictions, 1);
+	for (int i = 0; i < n; i++) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(xkv_store_value_len(s, key, strlen(key), hash_in_partition(3, i), &len),
+			     i == n / 2 ? -ENOENT : 0, "%s", key);
+	}
+	cr_assert_eq(stats().items, n, "the expired one was unlinked");
+	close_store();
 }

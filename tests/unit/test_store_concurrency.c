@@ -11,7 +11,9 @@
  * variants keep the store over its limit, so that CLOCK, the referenced bit and
  * borrowing run under the readers; the moving-owner ones hand each partition from
  * writer to writer as dcrew does. `make test-tsan` runs them all under
- * ThreadSanitizer too, at a fifth of the work.
+ * ThreadSanitizer too, at a fifth of the work. Each write's flags and exptime are
+ * drawn from its value (value_meta), so that a reader also sees whether the meta it
+ * copied belongs to the value it copied.
  */
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
@@ -116,6 +118,28 @@ static bool value_ok(const uint8_t *v, uint32_t len, uint32_t key)
 	return head.key == key && head.len == len && head.check == value_check(v, len);
 }
 
+/* Far in the future (2038), so that no item expires: plus the write's sequence number. */
+#define EXPTIME_BASE 0x80000000u
+
+/* What a value's writes carry as meta: its checksum and sequence number. */
+static struct xkv_item_meta value_meta(const uint8_t *v, uint32_t len)
+{
+	struct value_head head = {0};
+
+	if (len >= sizeof(head))
+		memcpy(&head, v, sizeof(head));
+	return (struct xkv_item_meta){.flags = head.check, .exptime = EXPTIME_BASE + head.seq};
+}
+
+/* The meta a reader copied with v: the writer's, and a CAS of the key's partition. */
+static bool meta_ok(const struct xkv_item_meta *m, const uint8_t *v, uint32_t len, uint32_t key)
+{
+	struct xkv_item_meta want = value_meta(v, len);
+
+	return m->flags == want.flags && m->exptime == want.exptime &&
+	       m->cas % XKV_PARTITIONS == xkv_partition(hashes[key]) && m->cas >= XKV_PARTITIONS;
+}
+
 static uint64_t xorshift(uint64_t *x)
 {
 	*x ^= *x << 13;
@@ -128,7 +152,8 @@ static uint64_t xorshift(uint64_t *x)
 static void put_ok(const void *key, uint16_t key_len, uint64_t hash, const void *v,
 		   uint32_t len)
 {
-	int err = xkv_store_put(s, key, key_len, hash, v, len);
+	struct xkv_item_meta meta = value_meta(v, len);
+	int err = xkv_store_put_meta(s, key, key_len, hash, v, len, &meta);
 
 	cr_assert(err == 0 || (cache && err == -ENOMEM), "put: %d", err);
 }
@@ -238,11 +263,13 @@ static void *reader(void *arg)
 	xkv_store_thread_online();
 	for (uint64_t n = 0; atomic_load(&writing); n++) {
 		uint32_t k = xorshift(&rng) % KEYS, len;
-		int err = xkv_store_get(s, keys[k], key_lens[k], hashes[k], v, sizeof(v), &len);
+		struct xkv_item_meta meta;
+		int err = xkv_store_get_meta(s, keys[k], key_lens[k], hashes[k], v, sizeof(v), &len,
+					     &meta);
 
 		if (err == 0) {
 			reads++;
-			if (!value_ok(v, len, k))
+			if (!value_ok(v, len, k) || !meta_ok(&meta, v, len, k))
 				atomic_fetch_add(&bad_reads, 1);
 		} else if (err != -ENOENT || (k < STEADY && !cache)) {
 			atomic_fetch_add(&bad_reads, 1);
@@ -273,7 +300,7 @@ static void run(const struct xkv_store_config *cfg, void *(*write)(void *), int 
 	for (uint32_t k = 0; k < STEADY; k++) {
 		uint32_t len = value_make(v, k, 0, &rng);
 
-		cr_assert_eq(xkv_store_put(s, keys[k], key_lens[k], hashes[k], v, len), 0);
+		put_ok(keys[k], key_lens[k], hashes[k], v, len);
 	}
 
 	/* main holds nothing while it waits: without this no grace period ends, nothing is freed */
@@ -431,8 +458,11 @@ static void *builder(void *arg)
 		cr_assert_not_null(h);
 		h->key = xorshift(&rng) % KEYS;
 		h->len = value_make(v, h->key, n, &rng);
+		struct xkv_item_meta meta = value_meta(v, h->len);
+
 		h->item = xkv_store_item_new(keys[h->key], key_lens[h->key], v, h->len);
 		cr_assert_not_null(h->item);
+		xkv_store_item_set_meta(h->item, meta.flags, meta.exptime);
 		while (!xkv_spsc_push(&ring, h))
 			sched_yield();
 	}
@@ -488,9 +518,7 @@ static void *owner(void *arg)
 			last[k] = -1;
 		} else {
 			last[k] = value_make(v, k, ++seq, &rng);
-			cr_assert_eq(xkv_store_put(s, keys[k], key_lens[k], hashes[k], v,
-						   (uint32_t)last[k]),
-				     0);
+			put_ok(keys[k], key_lens[k], hashes[k], v, (uint32_t)last[k]);
 		}
 		if (n % QUIESCE_EVERY == 0)
 			xkv_store_quiescent();

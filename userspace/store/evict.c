@@ -9,10 +9,13 @@ static struct xkv_bucket *chain_head(struct xkv_table *t, uint32_t index)
 	return index <= t->mask ? &t->buckets[index] : &t->buckets[t->buckets[index].head];
 }
 
-/* One referenced bit per item: the hand clears it on its first pass and evicts on the next. */
-static bool clock_spares(struct xkv_item *item)
+/*
+ * One referenced bit per item: the hand clears it on its first pass and evicts on the
+ * next. An expired or flushed item goes first, referenced or not.
+ */
+static bool clock_spares(const struct xkv_store *s, struct xkv_item *item)
 {
-	if (!atomic_load_explicit(&item->referenced, memory_order_relaxed))
+	if (!atomic_load_explicit(&item->referenced, memory_order_relaxed) || item_dead(s, item))
 		return false;
 	atomic_store_explicit(&item->referenced, 0, memory_order_relaxed);
 	return true;
@@ -33,7 +36,7 @@ int clock_evict(struct xkv_store *s, uint32_t partition)
 		struct xkv_bucket *head;
 
 		t->clock_hand = hand + 1 == total ? 0 : hand + 1;
-		if (!entry || clock_spares(slot_item(entry)))
+		if (!entry || clock_spares(s, slot_item(entry)))
 			continue;
 
 		head = chain_head(t, hand / XKV_BUCKET_SLOTS);
@@ -48,13 +51,14 @@ int clock_evict(struct xkv_store *s, uint32_t partition)
 }
 
 /* A full chain in cache mode gives up one of its own items: the first not referenced. */
-_Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head)
+_Atomic uint64_t *chain_victim(const struct xkv_store *s, struct xkv_bucket *buckets,
+			       struct xkv_bucket *head)
 {
 	for (struct xkv_bucket *b = head;; b = &buckets[b->next]) {
 		for (int i = 0; i < XKV_BUCKET_SLOTS; i++) {
 			uint64_t entry = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
 
-			if (entry && !clock_spares(slot_item(entry)))
+			if (entry && !clock_spares(s, slot_item(entry)))
 				return &b->slot[i];
 		}
 		if (!b->next)

@@ -21,18 +21,23 @@
 #define XKV_SLOT_PTR_MASK ((1ULL << 48) - 1)
 
 /*
- * 8 bytes before the key: with a 16-byte key and a 64-byte value an item is 88
- * bytes, which malloc serves from a 96-byte chunk. Items carry no rcu_head: they
- * are freed in batches (item_retire).
+ * 24 bytes before the key: with a 16-byte key and a 64-byte value an item is 104
+ * bytes, which malloc serves from a 112-byte chunk. Items carry no rcu_head: they
+ * are freed in batches (item_retire). The memcached meta (flags, exptime, cas) is
+ * rewritten in place with the value, under the bucket's version, so readers copy it
+ * with relaxed loads and the version says whether it is whole.
  */
 struct xkv_item {
 	_Atomic uint32_t lengths;   /* key_len << 24 | value_len; rewritten in place */
 	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
 	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
+	_Atomic uint32_t flags;	    /* the client's, opaque */
+	_Atomic uint32_t exptime;   /* store clock (xkv_store_now) it expires at; 0: never */
+	_Atomic uint64_t cas;	    /* partition_cas_next's; set as the item is linked */
 	uint8_t data[] __attribute__((aligned(8))); /* key, padded to 8, then value */
 };
 
-_Static_assert(sizeof(struct xkv_item) == 8, "the item header packs into 8 bytes");
+_Static_assert(sizeof(struct xkv_item) == 24, "the item header packs into 24 bytes");
 _Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX + 8 < (1u << 24), "lengths fit their bits");
 
 /* One cache line: the chain's version, its link and seven tagged item addresses. */
@@ -70,6 +75,9 @@ struct xkv_partition {
 	alignas(XKV_CACHE_LINE) _Atomic(struct xkv_table *) table; /* readers load it */
 	_Atomic uint64_t items;					     /* read by stats */
 	_Atomic uint64_t evictions;
+	_Atomic uint64_t cas_last; /* the last CAS handed out here, less its partition */
+	/* items with a CAS up to this are flushed: raised by xkv_store_flush, read by readers */
+	_Atomic uint64_t flushed;
 };
 
 struct xkv_store {
@@ -77,6 +85,7 @@ struct xkv_store {
 	uint32_t max_spares;	/* spares of a table of max_bits; smaller ones get fewer */
 	enum xkv_store_mode mode;
 	size_t limit;
+	_Atomic int64_t clock_shift; /* seconds tests added to the store's clock */
 	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
 	struct xkv_partition part[XKV_PARTITIONS];
 };
@@ -121,6 +130,42 @@ static inline uint32_t item_capacity(const struct xkv_item *item)
 static inline const uint8_t *item_key(const struct xkv_item *item)
 {
 	return item->data;
+}
+
+/*
+ * Every CAS a partition hands out is its own counter << 8 | the partition: unique
+ * store-wide, never 0, and written by the partition's writer alone.
+ */
+static inline uint64_t partition_cas_next(struct xkv_store *s, uint32_t partition)
+{
+	_Atomic uint64_t *last = &s->part[partition].cas_last;
+	uint64_t cas = atomic_load_explicit(last, memory_order_relaxed) + (1u << XKV_PARTITION_BITS);
+
+	atomic_store_explicit(last, cas, memory_order_relaxed);
+	return cas | partition;
+}
+
+static inline void item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t exptime,
+				 uint64_t cas)
+{
+	atomic_store_explicit(&item->flags, flags, memory_order_relaxed);
+	atomic_store_explicit(&item->exptime, exptime, memory_order_relaxed);
+	atomic_store_explicit(&item->cas, cas, memory_order_relaxed);
+}
+
+/*
+ * Expired, or stored before a flush: no read returns it, and the writer unlinks it
+ * when it meets it (a write to its key, delete, CLOCK). Readers call it between
+ * their version loads; exptime is compared only when set, sparing the clock.
+ */
+static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *item)
+{
+	uint64_t cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+	uint32_t exptime = atomic_load_explicit(&item->exptime, memory_order_relaxed);
+	const struct xkv_partition *p = &s->part[cas & (XKV_PARTITIONS - 1)];
+
+	return cas <= atomic_load_explicit(&p->flushed, memory_order_relaxed) ||
+	       (exptime && exptime <= xkv_store_now(s));
 }
 
 /* The key's bytes padded to a multiple of 8, so that the value is 8-byte aligned. */
@@ -237,7 +282,8 @@ void retire_flush(void);
 
 /* evict.c: CLOCK over one partition */
 int clock_evict(struct xkv_store *s, uint32_t partition);
-_Atomic uint64_t *chain_victim(struct xkv_bucket *buckets, struct xkv_bucket *head);
+_Atomic uint64_t *chain_victim(const struct xkv_store *s, struct xkv_bucket *buckets,
+			       struct xkv_bucket *head);
 
 /* The partition's table, as its writer sees it (writers alone replace it, in turn). */
 static inline struct xkv_table *partition_table(struct xkv_partition *p)

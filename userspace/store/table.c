@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "store/store_internal.h"
 
@@ -156,7 +157,7 @@ static inline void value_copy(uint8_t *value, uint8_t *buf, uint32_t len, bool i
  */
 static inline __attribute__((always_inline)) int
 lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bool copy, void *buf,
-       size_t cap, uint32_t *value_len)
+       size_t cap, uint32_t *value_len, struct xkv_item_meta *meta)
 {
 	struct xkv_partition *p = &s->part[xkv_partition(hash)];
 	uint16_t tag = xkv_tag(hash);
@@ -184,6 +185,15 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 		item = slot_item(atomic_load_explicit(slot, memory_order_acquire));
 		if (!item) /* unlinked since chain_find: the version will have moved */
 			continue;
+		if (item_dead(s, item)) {
+			err = -ENOENT;
+			goto validate;
+		}
+		if (meta) {
+			meta->flags = atomic_load_explicit(&item->flags, memory_order_relaxed);
+			meta->exptime = atomic_load_explicit(&item->exptime, memory_order_relaxed);
+			meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+		}
 		/*
 		 * Never beyond the capacity: set before the item was published, rewritten
 		 * only to lengths that fit it (item_fits), in one store.
@@ -217,13 +227,19 @@ validate:
 int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  void *buf, size_t cap, uint32_t *value_len)
 {
-	return lookup(s, key, key_len, hash, true, buf, cap, value_len);
+	return lookup(s, key, key_len, hash, true, buf, cap, value_len, NULL);
+}
+
+int xkv_store_get_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		       void *buf, size_t cap, uint32_t *value_len, struct xkv_item_meta *meta)
+{
+	return lookup(s, key, key_len, hash, true, buf, cap, value_len, meta);
 }
 
 int xkv_store_value_len(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 			uint32_t *value_len)
 {
-	return lookup(s, key, key_len, hash, false, NULL, 0, value_len);
+	return lookup(s, key, key_len, hash, false, NULL, 0, value_len, NULL);
 }
 
 static bool key_len_valid(uint16_t key_len)
@@ -318,7 +334,7 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 		slot = new_key_slot(s, p, hash, &t, &head);
 	}
 	if (!slot && s->mode == XKV_MODE_CACHE) {
-		slot = chain_victim(t->buckets, head);
+		slot = chain_victim(s, t->buckets, head);
 		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
 		counter_add(&p->evictions, 1);
 	}
@@ -328,6 +344,7 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 		return -ENOMEM;
 	}
 
+	atomic_store_explicit(&item->cas, partition_cas_next(s, partition), memory_order_relaxed);
 	bucket_write_begin(head);
 	/* release: a reader that finds the item sees it whole (item_new's plain copies) */
 	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_release);
@@ -343,7 +360,14 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  const void *value, uint32_t value_len)
 {
+	return xkv_store_put_meta(s, key, key_len, hash, value, value_len, NULL);
+}
+
+int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		       const void *value, uint32_t value_len, struct xkv_item_meta *meta)
+{
 	uint32_t partition = xkv_partition(hash);
+	uint32_t flags = meta ? meta->flags : 0, exptime = meta ? meta->exptime : 0;
 	struct xkv_table *t;
 	struct xkv_bucket *head;
 	_Atomic uint64_t *slot;
@@ -367,7 +391,10 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 			/* the caller's value is only read: into_item copies from it */
 			value_copy(item_value(old), (uint8_t *)value, value_len, true);
 			item_set_lengths(old, key_len, value_len);
+			item_set_meta(old, flags, exptime, partition_cas_next(s, partition));
 			bucket_write_end(head);
+			if (meta)
+				meta->cas = atomic_load_explicit(&old->cas, memory_order_relaxed);
 			return 0;
 		}
 	}
@@ -382,7 +409,12 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 		memory_release(s, bytes);
 		return -ENOMEM;
 	}
-	return item_link(s, item, hash, NULL);
+	item_set_meta(item, flags, exptime, 0);
+	err = item_link(s, item, hash, NULL);
+	/* ours until our next quiescent state, even if replaced meanwhile */
+	if (!err && meta)
+		meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+	return err;
 }
 
 struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const void *value,
@@ -395,6 +427,16 @@ struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const voi
 		return NULL;
 	}
 	return item_new(key, key_len, value, value_len);
+}
+
+void xkv_store_item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t exptime)
+{
+	item_set_meta(item, flags, exptime, 0);
+}
+
+uint64_t xkv_store_item_cas(const struct xkv_item *item)
+{
+	return atomic_load_explicit(&item->cas, memory_order_relaxed);
 }
 
 void xkv_store_item_free(struct xkv_item *item)
@@ -424,6 +466,7 @@ int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uin
 	struct xkv_bucket *head = &t->buckets[hash & t->mask];
 	_Atomic uint64_t *slot;
 	struct xkv_item *item;
+	bool dead;
 
 	if (!key_len_valid(key_len))
 		return -EINVAL;
@@ -431,11 +474,67 @@ int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uin
 	if (!slot)
 		return -ENOENT;
 	item = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
+	dead = item_dead(s, item);
 	bucket_write_begin(head);
 	atomic_store_explicit(slot, 0, memory_order_relaxed);
 	bucket_write_end(head);
 	item_retire(s, partition, item);
+	return dead ? -ENOENT : 0;
+}
+
+int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		    uint32_t exptime, struct xkv_item_meta *meta)
+{
+	struct xkv_table *t = partition_table(&s->part[xkv_partition(hash)]);
+	struct xkv_bucket *head = &t->buckets[hash & t->mask];
+	_Atomic uint64_t *slot;
+	struct xkv_item *item;
+
+	if (!key_len_valid(key_len))
+		return -EINVAL;
+	slot = chain_find(t->buckets, head, xkv_tag(hash), key, key_len);
+	if (!slot)
+		return -ENOENT;
+	item = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
+	if (item_dead(s, item))
+		return -ENOENT;
+	bucket_write_begin(head);
+	atomic_store_explicit(&item->exptime, exptime, memory_order_relaxed);
+	bucket_write_end(head);
+	if (meta) {
+		meta->flags = atomic_load_explicit(&item->flags, memory_order_relaxed);
+		meta->exptime = exptime;
+		meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+	}
 	return 0;
+}
+
+void xkv_store_flush(struct xkv_store *s)
+{
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
+		struct xkv_partition *part = &s->part[p];
+		uint64_t last = atomic_load(&part->cas_last) | p;
+		uint64_t floor = atomic_load(&part->flushed);
+
+		/* a maximum: a concurrent flush that read an older CAS must not lower it */
+		while (floor < last && !atomic_compare_exchange_weak(&part->flushed, &floor, last))
+			;
+	}
+}
+
+uint32_t xkv_store_now(const struct xkv_store *s)
+{
+	struct timespec now;
+
+	/* the coarse clock: a vDSO read of the last tick, seconds are all we keep */
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);
+	return (uint32_t)(now.tv_sec +
+			  atomic_load_explicit(&s->clock_shift, memory_order_relaxed));
+}
+
+void xkv_store_clock_shift(struct xkv_store *s, int32_t seconds)
+{
+	atomic_fetch_add_explicit(&s->clock_shift, seconds, memory_order_relaxed);
 }
 
 void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *st)
