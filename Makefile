@@ -56,6 +56,7 @@ include tools/bench/bench.mk
 include tools/lincheck/lincheck.mk
 include tests/replay/replay.mk
 include tests/help/help.mk
+include tests/memcached/tcp.mk
 include tests/fuzz/fuzz.mk
 
 all: $(BINS)

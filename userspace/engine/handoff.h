@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/mc_exec.h"
+#include "proto/mc_cmd.h"
 #include "proto/codec.h"
 #include "proto/transport.h"
 #include "store/store.h"

@@ -7,6 +7,7 @@
 
 #include <xkv/hash.h>
 
+#include "engine/mc_exec.h"
 #include "engine/minos.h"
 #include "engine/worker.h"
 

@@ -83,18 +83,16 @@ int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in
 		err = t->listen_fd;
 		goto out_free;
 	}
+	/*
+	 * The accept is posted by the first reap, on the worker's thread: the kernel
+	 * completes a request with work on the thread that submitted it, interrupting
+	 * whatever that thread waits in.
+	 */
 	err = io_uring_queue_init(XKV_TCP_RING, &t->ring, 0);
 	if (err)
 		goto out_close_listen;
-	accept_post(t);
-	err = io_uring_submit(&t->ring);
-	if (err < 0)
-		goto out_exit_ring;
-	t->unsubmitted = 0;
 	return 0;
 
-out_exit_ring:
-	io_uring_queue_exit(&t->ring);
 out_close_listen:
 	close(t->listen_fd);
 out_free:

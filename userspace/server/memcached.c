@@ -8,6 +8,7 @@
  * the result, and reads nothing more meanwhile.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ struct server_mc {
 	bool handoffs_ready;
 	struct mc_worker *workers;
 	time_t started;
+	_Atomic uint32_t flush_at; /* flush_all's delay: the store time it flushes at; 0: none */
 };
 
 /* What the session appended goes to the connection. */
@@ -166,11 +168,26 @@ static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 	xkv_mc_buf_printf(out, "STAT evictions %llu\r\n", (unsigned long long)st.evictions);
 }
 
+/* flush_all: now, or with a delay when the first worker to poll after it finds it due. */
 static int mc_flush(void *ctx, uint32_t delay)
 {
-	struct mc_conn *mc = ctx;
+	struct server *s = ((struct mc_conn *)ctx)->mw->srv;
 
-	return xkv_store_flush(mc->mw->srv->store, delay);
+	if (delay)
+		atomic_store_explicit(&s->mc->flush_at, xkv_store_now(s->store) + delay,
+				      memory_order_relaxed);
+	else
+		xkv_store_flush(s->store);
+	return 0;
+}
+
+static void flush_due(struct server *s)
+{
+	uint32_t at = atomic_load_explicit(&s->mc->flush_at, memory_order_relaxed);
+
+	if (at && xkv_store_now(s->store) >= at &&
+	    atomic_compare_exchange_strong(&s->mc->flush_at, &at, 0))
+		xkv_store_flush(s->store);
 }
 
 static int conn_open(void *ctx, struct xkv_tcp_conn *c)
@@ -278,7 +295,10 @@ void server_mc_counters(const struct server *s, uint32_t w, struct xkv_mc_counte
 
 unsigned server_mc_poll(struct server *s, struct server_worker *w)
 {
-	return s->mc ? xkv_tcp_reap(&s->mc->workers[w->id].tcp) : 0;
+	if (!s->mc)
+		return 0;
+	flush_due(s);
+	return xkv_tcp_reap(&s->mc->workers[w->id].tcp);
 }
 
 int server_mc_fd(const struct server *s, const struct server_worker *w)
