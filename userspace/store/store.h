@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/mc_cmd.h" /* struct xkv_item_meta */
+
 enum xkv_store_mode {
 	XKV_MODE_STORE, /* full: a write that needs memory fails with -ENOMEM */
 	XKV_MODE_CACHE, /* full: evict (CLOCK) within the writer's partition, see put */
@@ -57,12 +59,6 @@ struct xkv_store_stats {
 
 struct xkv_store;
 
-/* What memcached clients keep beside a value. */
-struct xkv_item_meta {
-	uint32_t flags;	  /* the client's, opaque to the store */
-	uint32_t exptime; /* absolute time (xkv_store_now seconds) it expires at; 0: never */
-	uint64_t cas;	  /* unique per stored version of an item, never 0; set by the store */
-};
 
 /*
  * Returns a store or NULL with errno set. Memory is accounted when an item is

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A memcached write as the text session hands it to the partition's writer, and its
+ * result (docs/MEMCACHED.md). It lives here, below both, so that the session
+ * (proto/mc_text.h) builds writes without knowing who runs them, and the engine
+ * (engine/mc_exec.h) runs them without knowing the protocol's text. The store keeps
+ * struct xkv_item_meta beside each value.
+ */
+#ifndef XKV_MC_CMD_H
+#define XKV_MC_CMD_H
+
+#include <stdint.h>
+
+/* What memcached clients keep beside a value. */
+struct xkv_item_meta {
+	uint32_t flags;	  /* the client's, opaque to the store */
+	uint32_t exptime; /* absolute time (xkv_store_now seconds) it expires at; 0: never */
+	uint64_t cas;	  /* unique per stored version of an item, never 0; set by the store */
+};
+
+enum xkv_mc_op {
+	XKV_MC_SET,
+	XKV_MC_ADD,	/* only if absent */
+	XKV_MC_REPLACE, /* only if present */
+	XKV_MC_APPEND,	/* keeps the item's flags and exptime */
+	XKV_MC_PREPEND,
+	XKV_MC_CAS, /* a set only if the item's CAS is w->cas */
+	XKV_MC_DELETE,
+	XKV_MC_INCR, /* a decimal value, wrapping at 2^64 */
+	XKV_MC_DECR, /* stops at 0 */
+	XKV_MC_TOUCH,
+};
+
+enum xkv_mc_status {
+	XKV_MC_STORED,
+	XKV_MC_NOT_STORED,
+	XKV_MC_EXISTS, /* the CAS did not match */
+	XKV_MC_NOT_FOUND,
+	XKV_MC_DELETED,
+	XKV_MC_TOUCHED,
+	XKV_MC_NUMBER,	    /* incr, decr: r->number is the new value */
+	XKV_MC_NON_NUMERIC, /* incr, decr of a value that is no decimal number */
+	XKV_MC_NO_MEMORY,
+	XKV_MC_TOO_LARGE, /* append or prepend past XKV_VALUE_MAX */
+};
+
+/* xkv_mc_write.opts */
+#define XKV_MC_VIVIFY 1u /* ma N, ms N with append: create a missing item (below) */
+#define XKV_MC_NEW_TTL 2u /* ma T: a hit also takes exptime */
+
+/* One write command; key and value point into the request, or a copy a hand-off made. */
+struct xkv_mc_write {
+	enum xkv_mc_op op;
+	const void *key;
+	uint16_t key_len;
+	uint64_t hash; /* xkv_hash(key, key_len) */
+	const void *value;
+	uint32_t value_len;
+	uint32_t flags;
+	uint32_t exptime; /* absolute, the store's clock (xkv_mc_exptime_at) */
+	uint64_t cas;	  /* to match: XKV_MC_CAS always, any other op when not 0 (meta C) */
+	uint64_t delta;	  /* incr, decr */
+	uint32_t opts;	  /* XKV_MC_VIVIFY, XKV_MC_NEW_TTL */
+	uint64_t initial; /* ma J: a vivified counter's value */
+	uint32_t vivify_exptime; /* ma N, ms N: a vivified item's exptime */
+};
+
+/* What a write did; flags and exptime are the item's after it, for meta replies. */
+struct xkv_mc_result {
+	enum xkv_mc_status status;
+	uint64_t cas; /* the item's CAS after the write (0 when it failed) */
+	uint64_t number;
+	uint32_t flags;
+	uint32_t exptime;
+};
+
+#define XKV_MC_RELATIVE_MAX (60 * 60 * 24 * 30) /* 30 days: larger is a Unix time */
+
+/*
+ * memcached's exptime rule at the store time now: 0 never; up to 30 days, relative;
+ * more, a Unix time (expired already if it has passed); negative, expired already.
+ */
+static inline uint32_t xkv_mc_exptime_at(uint32_t now, int64_t exptime)
+{
+	if (exptime == 0)
+		return 0;
+	if (exptime < 0)
+		return 1; /* the store's clock is past 1970: expired */
+	if (exptime > XKV_MC_RELATIVE_MAX)
+		return exptime > UINT32_MAX ? UINT32_MAX : (uint32_t)exptime;
+	return now + (uint32_t)exptime;
+}
+
+#endif /* XKV_MC_CMD_H */
