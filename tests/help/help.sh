@@ -43,9 +43,9 @@ expect() {
 	fi
 }
 
-expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -m,--memory --mode \
-	-P,--policy --minos-percentile --minos-epoch-ms -a,--allow -l,--listen --trust --skb --echo \
-	--compaction --compact-slo -h,--help
+expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port --memcached-port -m,--memory \
+	--mode -P,--policy --minos-percentile --minos-epoch-ms -a,--allow -l,--listen --trust --skb \
+	--echo --compaction --compact-slo -h,--help
 expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -w,--workers -P,--policy \
 	-a,--allow -l,--listen -f,--force -v,--verbose -h,--help
 expect "xkv-loader detach" -i,--iface -f,--force -v,--verbose -h,--help

@@ -18,7 +18,10 @@ python=/usr/bin/python3 # Debian's, which has python3-pymemcache
 	skip "python3-pymemcache is not installed (make deps installs it)"
 
 id=$$
-port=$((20000 + id % 6000 * 2)) mc_port=$((20001 + id % 6000 * 2)) # below the ephemeral ports
+# two ports below the ephemeral ones that nothing listens on (other tests' memcacheds)
+port=$((20000 + id % 6000 * 2))
+while ss -Htuln | grep -qE ":($port|$((port + 1)))\b"; do port=$((port + 2)); done
+mc_port=$((port + 1))
 ns_s="xkvt-$id-ms" ns_c="xkvt-$id-mc" if_s="xms$id" if_c="xmc$id"
 ip_s=10.204.0.1 ip_c=10.204.0.2
 out=$(mktemp -d /tmp/xkv-memcached.XXXXXX)

@@ -283,6 +283,11 @@ void xkv_tcp_resume(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	conn_run(t, c);
 }
 
+void xkv_tcp_kick(struct xkv_tcp *t, struct xkv_tcp_conn *c)
+{
+	conn_run(t, c);
+}
+
 static void conn_new(struct xkv_tcp *t, int fd)
 {
 	struct sockaddr_in6 addr;

@@ -99,10 +99,12 @@ int xkv_tcp_reserve(struct xkv_tcp_buf *b, size_t len);
 
 /*
  * The handler waits for something (input stops being fed), or has it now: its output
- * is sent and the input left is fed again.
+ * is sent and the input left is fed again. Kick sends what the handler appended
+ * outside input, paused or not.
  */
 void xkv_tcp_pause(struct xkv_tcp_conn *c);
 void xkv_tcp_resume(struct xkv_tcp *t, struct xkv_tcp_conn *c);
+void xkv_tcp_kick(struct xkv_tcp *t, struct xkv_tcp_conn *c);
 
 /* The connection in slot with gen, or NULL when it has gone since. */
 struct xkv_tcp_conn *xkv_tcp_conn_of(const struct xkv_tcp *t, uint32_t slot, uint32_t gen);

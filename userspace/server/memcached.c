@@ -8,7 +8,7 @@
  * the result, and reads nothing more meanwhile.
  */
 #include <errno.h>
-#include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,6 @@ struct mc_worker {
 	struct server_worker *w;
 	struct xkv_tcp tcp;
 	bool open;
-	struct xkv_mc_buf out; /* a session's replies, before they go to the connection */
 	struct xkv_mc_counters counters; /* its commands; connections are the listener's */
 };
 
@@ -40,7 +39,7 @@ struct mc_conn {
 	struct mc_worker *mw;
 	struct xkv_tcp_conn *c;
 	struct xkv_mc_backend backend;
-	struct xkv_mc_session *session;
+	struct xkv_mc_session session;
 	enum xkv_mc_op op; /* of the write away on another worker */
 };
 
@@ -49,15 +48,23 @@ struct server_mc {
 	bool handoffs_ready;
 	struct mc_worker *workers;
 	time_t started;
-	_Atomic uint32_t flush_at; /* flush_all's delay: the store time it flushes at; 0: none */
 };
 
-/* What the session appended goes to the connection. */
-static void out_flush(struct mc_worker *mw, struct xkv_tcp_conn *c)
+/*
+ * The session appends its replies to the connection's output itself: both buffers
+ * are plain malloc'd bytes, so the session's is lent the connection's for the call.
+ */
+static struct xkv_mc_buf out_lend(struct xkv_tcp_conn *c)
 {
-	if (mw->out.len && xkv_tcp_append(c, mw->out.data, mw->out.len))
-		c->close_after = true; /* no memory for its replies: it cannot be served */
-	mw->out.len = 0;
+	return (struct xkv_mc_buf){.data = c->out.data, .len = c->out.len, .cap = c->out.cap};
+}
+
+/* ... and given back; an allocation that failed lost replies: the connection closes. */
+static void out_return(struct xkv_tcp_conn *c, const struct xkv_mc_buf *out)
+{
+	c->out = (struct xkv_tcp_buf){.data = out->data, .len = out->len, .cap = out->cap};
+	if (out->failed)
+		c->close_after = true;
 }
 
 static uint64_t conn_tag(const struct xkv_tcp_conn *c)
@@ -119,21 +126,46 @@ static void mc_done(void *ctx, uint64_t tag, const struct xkv_mc_result *r)
 {
 	struct mc_worker *mw = ctx;
 	struct xkv_tcp_conn *c = xkv_tcp_conn_of(&mw->tcp, (uint32_t)(tag >> 32), (uint32_t)tag);
+	struct xkv_mc_buf out;
 	struct mc_conn *mc;
 
 	if (!c)
 		return; /* it closed while its write was away */
 	mc = c->session;
 	count_write(&mw->counters, mc->op, r->status);
-	xkv_mc_session_resume(mc->session, r, &mw->out);
-	out_flush(mw, c);
-	xkv_tcp_resume(&mw->tcp, c);
+	out = out_lend(c);
+	xkv_mc_session_resume(&mc->session, r, &out);
+	out_return(c, &out);
+	/* gat goes on with its next key from resume, and may be waiting again */
+	if (xkv_mc_session_waiting(&mc->session))
+		xkv_tcp_kick(&mw->tcp, c);
+	else
+		xkv_tcp_resume(&mw->tcp, c);
+}
+
+#define STAT_LINE_MAX 128 /* "STAT name value\r\n" */
+
+static void stat_printf(struct xkv_mc_buf *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void stat_printf(struct xkv_mc_buf *out, const char *fmt, ...)
+{
+	char *at = xkv_mc_buf_reserve(out, STAT_LINE_MAX);
+	va_list ap;
+	int n;
+
+	if (!at)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(at, STAT_LINE_MAX, fmt, ap);
+	va_end(ap);
+	out->len += n > 0 && n < STAT_LINE_MAX ? (size_t)n : 0;
 }
 
 static void stat_line(void *ctx, const char *group, const char *name, uint64_t value)
 {
 	(void)group;
-	xkv_mc_buf_printf(ctx, "STAT %s %llu\r\n", name, (unsigned long long)value);
+	stat_printf(ctx, "STAT %s %llu\r\n", name, (unsigned long long)value);
 }
 
 /*
@@ -155,39 +187,50 @@ static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 			xkv_mc_counters_add(&sum, &snap.mc);
 	}
 	xkv_store_get_stats(s->store, &st);
-	xkv_mc_buf_printf(out, "STAT pid %d\r\n", (int)getpid());
-	xkv_mc_buf_printf(out, "STAT uptime %lld\r\n", (long long)(time(NULL) - s->mc->started));
-	xkv_mc_buf_printf(out, "STAT time %u\r\n", xkv_store_now(s->store));
-	xkv_mc_buf_printf(out, "STAT version %s\r\n", XKV_MC_VERSION);
-	xkv_mc_buf_printf(out, "STAT pointer_size %zu\r\n", sizeof(void *) * 8);
-	xkv_mc_buf_printf(out, "STAT threads %u\r\n", s->o.workers);
+	stat_printf(out, "STAT pid %d\r\n", (int)getpid());
+	stat_printf(out, "STAT uptime %lld\r\n", (long long)(time(NULL) - s->mc->started));
+	stat_printf(out, "STAT time %u\r\n", xkv_store_now(s->store));
+	stat_printf(out, "STAT version %s\r\n", XKV_MC_VERSION);
+	stat_printf(out, "STAT pointer_size %zu\r\n", sizeof(void *) * 8);
+	stat_printf(out, "STAT threads %u\r\n", s->o.workers);
 	xkv_mc_counters_each(&sum, stat_line, out);
-	xkv_mc_buf_printf(out, "STAT curr_items %llu\r\n", (unsigned long long)st.items);
-	xkv_mc_buf_printf(out, "STAT bytes %llu\r\n", (unsigned long long)st.bytes_used);
-	xkv_mc_buf_printf(out, "STAT limit_maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
-	xkv_mc_buf_printf(out, "STAT evictions %llu\r\n", (unsigned long long)st.evictions);
+	stat_printf(out, "STAT curr_items %llu\r\n", (unsigned long long)st.items);
+	stat_printf(out, "STAT bytes %llu\r\n", (unsigned long long)st.bytes_used);
+	stat_printf(out, "STAT limit_maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
+	stat_printf(out, "STAT evictions %llu\r\n", (unsigned long long)st.evictions);
 }
 
-/* flush_all: now, or with a delay when the first worker to poll after it finds it due. */
+/* flush_all: the session sends no delay (it refuses one) */
 static int mc_flush(void *ctx, uint32_t delay)
 {
-	struct server *s = ((struct mc_conn *)ctx)->mw->srv;
+	struct mc_conn *mc = ctx;
 
-	if (delay)
-		atomic_store_explicit(&s->mc->flush_at, xkv_store_now(s->store) + delay,
-				      memory_order_relaxed);
-	else
-		xkv_store_flush(s->store);
+	(void)delay;
+	xkv_store_flush(mc->mw->srv->store);
+	mc->mw->counters.cmd_flush++;
 	return 0;
 }
 
-static void flush_due(struct server *s)
+static uint32_t mc_now(void *ctx)
 {
-	uint32_t at = atomic_load_explicit(&s->mc->flush_at, memory_order_relaxed);
+	const struct mc_conn *mc = ctx;
 
-	if (at && xkv_store_now(s->store) >= at &&
-	    atomic_compare_exchange_strong(&s->mc->flush_at, &at, 0))
-		xkv_store_flush(s->store);
+	return xkv_store_now(mc->mw->srv->store);
+}
+
+/* A retrieval, served here from the store whichever worker writes the key. */
+static int mc_read(void *ctx, const void *key, uint16_t key_len, uint64_t hash, void *buf,
+		   size_t cap, uint32_t *value_len, struct xkv_item_meta *meta)
+{
+	struct mc_conn *mc = ctx;
+	struct xkv_mc_counters *c = &mc->mw->counters;
+	int err = xkv_store_get_meta(mc->mw->srv->store, key, key_len, hash, buf, cap, value_len,
+				     meta);
+
+	c->cmd_get++;
+	c->get_hits += err != -ENOENT;
+	c->get_misses += err == -ENOENT;
+	return err;
 }
 
 static int conn_open(void *ctx, struct xkv_tcp_conn *c)
@@ -203,24 +246,22 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 	if (!mc)
 		return -ENOMEM;
 	*mc = (struct mc_conn){.mw = mw, .c = c};
-	mc->backend = (struct xkv_mc_backend){.store = mw->srv->store, .write = mc_write,
-					      .stats = mc_stats, .flush = mc_flush, .ctx = mc};
-	mc->session = xkv_mc_session_new(&mc->backend);
-	if (!mc->session) {
-		free(mc);
-		return -ENOMEM;
-	}
+	mc->backend = (struct xkv_mc_backend){.read = mc_read, .write = mc_write,
+					      .stats = mc_stats, .flush = mc_flush, .now = mc_now,
+					      .ctx = mc};
+	xkv_mc_session_init(&mc->session, &mc->backend);
 	c->session = mc;
 	return 0;
 }
 
 static size_t conn_input(void *ctx, struct xkv_tcp_conn *c, bool *close)
 {
-	struct mc_worker *mw = ctx;
 	struct mc_conn *mc = c->session;
-	size_t used = xkv_mc_session_feed(mc->session, c->in, c->in_len, &mw->out, close);
+	struct xkv_mc_buf out = out_lend(c);
+	size_t used = xkv_mc_session_feed(&mc->session, c->in, c->in_len, &out, close);
 
-	out_flush(mw, c);
+	(void)ctx;
+	out_return(c, &out);
 	return used;
 }
 
@@ -229,7 +270,7 @@ static void conn_close(void *ctx, struct xkv_tcp_conn *c)
 	struct mc_conn *mc = c->session;
 
 	(void)ctx;
-	xkv_mc_session_free(mc->session);
+	xkv_mc_session_free(&mc->session);
 	free(mc);
 }
 
@@ -295,10 +336,7 @@ void server_mc_counters(const struct server *s, uint32_t w, struct xkv_mc_counte
 
 unsigned server_mc_poll(struct server *s, struct server_worker *w)
 {
-	if (!s->mc)
-		return 0;
-	flush_due(s);
-	return xkv_tcp_reap(&s->mc->workers[w->id].tcp);
+	return s->mc ? xkv_tcp_reap(&s->mc->workers[w->id].tcp) : 0;
 }
 
 int server_mc_fd(const struct server *s, const struct server_worker *w)
@@ -315,7 +353,6 @@ void server_mc_close(struct server *s)
 	for (uint32_t i = 0; m->workers && i < s->o.workers; i++) {
 		if (m->workers[i].open)
 			xkv_tcp_close(&m->workers[i].tcp);
-		free(m->workers[i].out.data);
 	}
 	if (m->handoffs_ready)
 		xkv_handoffs_fini(&m->handoffs);
