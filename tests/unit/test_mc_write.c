@@ -67,8 +67,11 @@ static void teardown(void)
 
 TestSuite(mc_write, .init = setup, .fini = teardown);
 
-/* A key whose partition's static owner among 2 workers is owner; written into buf. */
-static struct xkv_mc_write key_owned_by(uint32_t owner, char *buf, uint32_t n)
+/*
+ * A SET of value to the first key from "key:n" on whose partition's static owner
+ * among 2 workers is owner; the key is written into buf.
+ */
+static struct xkv_mc_write set_owned_by(uint32_t owner, char *buf, uint32_t n, const char *value)
 {
 	for (;; n++) {
 		int len = sprintf(buf, "key:%u", n);
@@ -76,7 +79,9 @@ static struct xkv_mc_write key_owned_by(uint32_t owner, char *buf, uint32_t n)
 
 		if (xkv_partition_owner(xkv_partition(hash), 2) == owner)
 			return (struct xkv_mc_write){.op = XKV_MC_SET, .key = buf,
-						     .key_len = (uint16_t)len, .hash = hash};
+						     .key_len = (uint16_t)len, .hash = hash,
+						     .value = value,
+						     .value_len = (uint32_t)strlen(value)};
 	}
 }
 
@@ -91,12 +96,10 @@ static bool stored(const struct xkv_mc_write *mw, const char *value)
 
 Test(mc_write, the_writer_applies_it_at_once)
 {
-	char key[32], value[] = "v";
-	struct xkv_mc_write mw = key_owned_by(0, key, 0);
+	char key[32];
+	struct xkv_mc_write mw = set_owned_by(0, key, 0, "v");
 	struct xkv_mc_result r;
 
-	mw.value = value;
-	mw.value_len = 1;
 	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 7), 0);
 	cr_expect_eq(r.status, XKV_MC_STORED);
 	cr_expect(r.cas != 0);
@@ -109,15 +112,13 @@ Test(mc_write, the_writer_applies_it_at_once)
 Test(mc_write, another_worker_hands_it_over_and_gets_its_result_back)
 {
 	char key[32], value[] = "handed";
-	struct xkv_mc_write mw = key_owned_by(1, key, 0);
+	struct xkv_mc_write mw = set_owned_by(1, key, 0, value);
 	struct xkv_mc_result r;
 
-	mw.value = value;
-	mw.value_len = 6;
 	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 42), -EINPROGRESS);
 	memset(value, 'x', 6); /* the hand-off carries its own copy */
 	memset(key, 'x', 4);
-	mw = key_owned_by(1, key, 0);
+	mw = set_owned_by(1, key, 0, "handed");
 	cr_expect_not(stored(&mw, "handed"), "applied beside its writer");
 	cr_expect_eq(xkv_worker_handoffs(&w[1]), 1);
 	cr_expect(stored(&mw, "handed"), "the writer applied it");
@@ -134,19 +135,15 @@ Test(mc_write, another_worker_hands_it_over_and_gets_its_result_back)
 
 Test(mc_write, a_full_ring_answers_no_memory_and_writes_nothing)
 {
-	char key[32], value[] = "v";
+	char key[32];
 	struct xkv_mc_write mw;
 	struct xkv_mc_result r;
 
 	for (uint32_t i = 0; i < XKV_HANDOFF_RING; i++) {
-		mw = key_owned_by(1, key, i * 1000);
-		mw.value = value;
-		mw.value_len = 1;
+		mw = set_owned_by(1, key, i * 1000, "v");
 		cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, i), -EINPROGRESS);
 	}
-	mw = key_owned_by(1, key, 999999);
-	mw.value = value;
-	mw.value_len = 1;
+	mw = set_owned_by(1, key, 999999, "v");
 	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 9), 0);
 	cr_expect_eq(r.status, XKV_MC_NO_MEMORY);
 	cr_expect_eq(w[0].exec.stats.handoffs_refused, 1);
@@ -157,7 +154,7 @@ Test(mc_write, a_full_ring_answers_no_memory_and_writes_nothing)
 Test(mc_write, results_wait_for_room_in_a_full_ring_back)
 {
 	const uint32_t n = XKV_HANDOFF_RING + 10;
-	char key[32], value[] = "v";
+	char key[32];
 	struct xkv_mc_write mw;
 	struct xkv_mc_result r;
 
@@ -165,9 +162,7 @@ Test(mc_write, results_wait_for_room_in_a_full_ring_back)
 	for (uint32_t i = 0; i < n; i++) {
 		if (i == XKV_HANDOFF_RING)
 			cr_assert_eq(xkv_worker_handoffs(&w[1]), XKV_HANDOFF_RING);
-		mw = key_owned_by(1, key, i * 1000);
-		mw.value = value;
-		mw.value_len = 1;
+		mw = set_owned_by(1, key, i * 1000, "v");
 		cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, i), -EINPROGRESS);
 	}
 	cr_assert_eq(xkv_worker_handoffs(&w[1]), 10);
@@ -182,16 +177,14 @@ Test(mc_write, results_wait_for_room_in_a_full_ring_back)
 Test(mc_write, under_dcrew_the_slot_holder_is_the_writer)
 {
 	struct xkv_ewt_slot *ewt = calloc(XKV_EWT_SLOTS, sizeof(*ewt));
-	char key[32], value[] = "v";
-	struct xkv_mc_write mw = key_owned_by(1, key, 0);
+	char key[32];
+	struct xkv_mc_write mw = set_owned_by(1, key, 0, "v");
 	uint32_t partition = xkv_partition(mw.hash);
 	struct xkv_mc_result r;
 
 	cr_assert_not_null(ewt);
 	for (uint32_t i = 0; i < 2; i++)
 		xkv_worker_dcrew(&w[i], ewt);
-	mw.value = value;
-	mw.value_len = 1;
 	/* a free slot: the worker takes it and writes, even though 1 is the static owner */
 	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 1), 0);
 	cr_expect_eq(r.status, XKV_MC_STORED);

@@ -166,24 +166,26 @@ void xkv_mc_counters_each(const struct xkv_mc_counters *c, xkv_counter_fn fn, vo
 	fn(ctx, "memcached", "touch_misses", c->touch_misses);
 }
 
+/* Adds size bytes of __u64 counters to another's. */
+static void add_words(void *dst, const void *src, size_t size)
+{
+	const __u64 *from = src;
+	__u64 *to = dst;
+
+	for (size_t i = 0; i < size / sizeof(__u64); i++)
+		to[i] += from[i];
+}
+
 void xkv_mc_counters_add(struct xkv_mc_counters *dst, const struct xkv_mc_counters *src)
 {
-	const __u64 *from = (const __u64 *)src;
-	__u64 *to = (__u64 *)dst;
-
 	_Static_assert(sizeof(*src) % sizeof(__u64) == 0, "memcached counters are all __u64");
-	for (size_t i = 0; i < sizeof(*src) / sizeof(__u64); i++)
-		to[i] += from[i];
+	add_words(dst, src, sizeof(*src));
 }
 
 void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_socket_counters *src)
 {
-	const __u64 *from = (const __u64 *)src;
-	__u64 *to = (__u64 *)dst;
-
 	_Static_assert(sizeof(*src) % sizeof(__u64) == 0, "socket counters are all __u64");
-	for (size_t i = 0; i < sizeof(*src) / sizeof(__u64); i++)
-		to[i] += from[i];
+	add_words(dst, src, sizeof(*src));
 }
 
 uint32_t xkv_worker_queues(const struct xkv_worker_counters *w)
