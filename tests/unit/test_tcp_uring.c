@@ -50,15 +50,16 @@ static void big_reply(struct xkv_tcp_conn *c, size_t n)
 	c->out.len += n;
 }
 
-static size_t line_input(void *ctx, struct xkv_tcp_conn *c, bool *close)
+static size_t line_input(void *ctx, struct xkv_tcp_conn *c, const char *in, size_t in_len,
+			 bool *close)
 {
 	struct server *s = ctx;
 	size_t used = 0;
-	char *nl;
+	const char *nl;
 
-	while ((nl = memchr(c->in + used, '\n', c->in_len - used))) {
-		size_t len = (size_t)(nl - (c->in + used)) + 1;
-		const char *line = c->in + used;
+	while ((nl = memchr(in + used, '\n', in_len - used))) {
+		size_t len = (size_t)(nl - (in + used)) + 1;
+		const char *line = in + used;
 
 		used += len;
 		if (!strncmp(line, "quit\n", len)) {
@@ -260,6 +261,28 @@ Test(tcp_uring, a_paused_connection_reads_nothing_until_resumed)
 	atomic_store(&s.resume, true);
 	read_all(fd, buf, 13);
 	cr_assert_str_eq(buf, "resumed\nnext\n");
+	close(fd);
+	stop(&s);
+}
+
+Test(tcp_uring, input_fed_while_a_receive_is_posted_stays_in_order)
+{
+	char buf[32] = {0};
+	struct server s;
+	int fd;
+
+	start(&s, 4, false);
+	fd = dial(&s);
+	/* "x" waits behind the pause while the next receive is posted after it */
+	cr_assert_eq(send(fd, "wait\nx\n", 7, 0), 7);
+	usleep(50000);
+	atomic_store(&s.resume, true);
+	read_all(fd, buf, 10);
+	cr_assert_str_eq(buf, "resumed\nx\n");
+	cr_assert_eq(send(fd, "y\n", 2, 0), 2);
+	memset(buf, 0, sizeof(buf));
+	read_all(fd, buf, 2);
+	cr_assert_str_eq(buf, "y\n", "what the posted receive brought: %s", buf);
 	close(fd);
 	stop(&s);
 }

@@ -207,12 +207,20 @@ static void send_post(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	c->send_posted = true;
 }
 
-/* Room for the next receive: the input buffer grows up to in_max. False: it is full. */
+/*
+ * Room for the next receive: what was consumed goes, and the input buffer grows up
+ * to in_max. False: it is full. Never while a receive is posted: it writes there.
+ */
 static bool in_room(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 {
 	size_t cap = c->in_cap ? c->in_cap : XKV_TCP_RECV_MIN;
 	char *in;
 
+	if (c->in_off) {
+		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_len -= c->in_off;
+		c->in_off = 0;
+	}
 	if (c->in_cap - c->in_len >= XKV_TCP_RECV_MIN || c->in_cap == t->in_max)
 		return c->in_len < c->in_cap;
 	while (cap - c->in_len < XKV_TCP_RECV_MIN && cap < t->in_max)
@@ -258,10 +266,10 @@ static void conn_run(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	bool close = false;
 	size_t used;
 
-	if (!c->paused && !c->closing && !c->close_after && c->in_len) {
-		used = t->handler.input(t->handler.ctx, c, &close);
-		memmove(c->in, c->in + used, c->in_len - used);
-		c->in_len -= used;
+	if (!c->paused && !c->closing && !c->close_after && c->in_len > c->in_off) {
+		used = t->handler.input(t->handler.ctx, c, c->in + c->in_off,
+					c->in_len - c->in_off, &close);
+		c->in_off += used;
 		c->close_after = close;
 	}
 	send_post(t, c);

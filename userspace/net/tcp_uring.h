@@ -32,8 +32,8 @@ struct xkv_tcp_conn {
 	int fd;
 	uint32_t slot;		 /* in the listener's table */
 	uint32_t gen;		 /* the slot's use: tells a late reference from a new one */
-	char *in;		 /* received, not yet consumed: in[0..in_len) */
-	size_t in_len, in_cap;
+	char *in;		 /* received, not yet consumed: in[in_off..in_len) */
+	size_t in_off, in_len, in_cap;
 	struct xkv_tcp_buf out;	 /* replies appended since the send in flight began */
 	struct xkv_tcp_buf wire; /* the send in flight: wire.data[wire_sent..wire.len) */
 	size_t wire_sent;
@@ -48,11 +48,12 @@ struct xkv_tcp_handler {
 	/* A connection from c->peer: 0 serves it (c->session set), else it is closed. */
 	int (*open)(void *ctx, struct xkv_tcp_conn *c);
 	/*
-	 * Consumes whole requests from c->in[0..c->in_len), appending replies with
-	 * xkv_tcp_append; returns the bytes consumed. Sets *close to close the
-	 * connection once its replies are sent.
+	 * Consumes whole requests from in[0..len), appending replies to c->out; returns
+	 * the bytes consumed. Sets *close to close the connection once its replies are
+	 * sent.
 	 */
-	size_t (*input)(void *ctx, struct xkv_tcp_conn *c, bool *close);
+	size_t (*input)(void *ctx, struct xkv_tcp_conn *c, const char *in, size_t len,
+			bool *close);
 	/* The connection goes: c->session is freed. */
 	void (*close)(void *ctx, struct xkv_tcp_conn *c);
 	void *ctx;

@@ -227,8 +227,9 @@ static int mc_read(void *ctx, const void *key, uint16_t key_len, uint64_t hash, 
 	int err = xkv_store_get_meta(mc->mw->srv->store, key, key_len, hash, buf, cap, value_len,
 				     meta);
 
-	c->cmd_get++;
-	c->get_hits += err != -ENOENT;
+	/* -ENOBUFS: the session asks again with room for the value */
+	c->cmd_get += err != -ENOBUFS;
+	c->get_hits += err == 0;
 	c->get_misses += err == -ENOENT;
 	return err;
 }
@@ -254,11 +255,12 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 	return 0;
 }
 
-static size_t conn_input(void *ctx, struct xkv_tcp_conn *c, bool *close)
+static size_t conn_input(void *ctx, struct xkv_tcp_conn *c, const char *in, size_t len,
+			 bool *close)
 {
 	struct mc_conn *mc = c->session;
 	struct xkv_mc_buf out = out_lend(c);
-	size_t used = xkv_mc_session_feed(&mc->session, c->in, c->in_len, &out, close);
+	size_t used = xkv_mc_session_feed(&mc->session, in, len, &out, close);
 
 	(void)ctx;
 	out_return(c, &out);
