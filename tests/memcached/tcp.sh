@@ -6,7 +6,8 @@
 # Each server must stop cleanly (exit 0: an ASan build reports leaks there). Under a
 # static owner (crew, erew, minos) the clients' writes must have reached a worker
 # that is not their partition's writer and been handed over: handoffs_sent > 0 and
-# none refused. Servers are stopped by PID on every way out.
+# none refused; under dcrew and xkv every write joined its EWT slot. Servers are
+# stopped by PID on every way out.
 #   tests/memcached/tcp.sh BUILD_DIR
 set -euo pipefail
 
@@ -69,6 +70,7 @@ serve() {
 	while [ "$1" != -- ]; do run+=("$1"); shift; done
 	shift
 	echo "== $name: xkv-server $*"
+	: >"$log"
 	"${run[@]}" "$build/xkv-server" --workers 2 --port "$port" --memcached-port "$mc_port" \
 		"$@" >"$log" 2>&1 &
 	server_pid=$!
@@ -113,10 +115,16 @@ if (need_xdp_hosts) >/dev/null; then
 	for policy in xkv dcrew; do
 		serve "xdp-$policy" "$ip_s" "${server_run[@]}" -- --iface "$if_s" \
 			--policy "$policy" --allow "$ip_c/32"
+		# every TCP write joined its partition's EWT slot, and found it held for it
+		log="$out/xdp-$policy.server.log"
+		[ "$(counter "$log" ewt_joined)" -ge 3200 ] && [ "$(counter "$log" ewt_not_owner)" = 0 ] ||
+			fail "xdp-$policy: ewt_joined $(counter "$log" ewt_joined)," \
+				"ewt_not_owner $(counter "$log" ewt_not_owner)"
 	done
 	serve_owned xdp-minos "$ip_s" "${server_run[@]}" -- --iface "$if_s" --policy minos \
 		--allow "$ip_c/32"
 	# a source outside --allow is closed at accept
+	: >"$out/refused.server.log"
 	"${server_run[@]}" "$build/xkv-server" --workers 2 --port "$port" --iface "$if_s" \
 		--memcached-port "$mc_port" --allow 10.99.0.0/16 >"$out/refused.server.log" 2>&1 &
 	server_pid=$!
