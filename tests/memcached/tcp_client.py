@@ -115,7 +115,7 @@ def case_byte_by_byte(c):
     s.close()
 
 
-def case_malformed_and_cut_short(c):
+def case_malformed_endless_and_cut_short(c):
     s = raw()
     s.sendall(b"bogus command\r\n")
     check(read_until(s, b"\r\n") == b"ERROR\r\n", "an unknown command: ERROR")
@@ -123,6 +123,15 @@ def case_malformed_and_cut_short(c):
     check(read_until(s, b"\r\n").startswith(b"CLIENT_ERROR"), "a bad length: CLIENT_ERROR")
     s.sendall(b"set k2 0 0 2\r\nok\r\nget k2\r\n")
     check(read_until(s, b"END\r\n").endswith(b"ok\r\nEND\r\n"), "the connection survives")
+    s.close()
+    # an endless line: closed, as memcached closes it
+    s = raw()
+    try:
+        s.sendall(b"x" * 100000)
+        while s.recv(65536):
+            pass
+    except (ConnectionResetError, BrokenPipeError):  # closed while it sent, or after
+        pass
     s.close()
     # a client that disconnects halfway through a value
     s = raw()
