@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -69,6 +70,9 @@ static int listen_open(uint16_t port)
 int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in_max,
 		 const struct xkv_tcp_handler *handler)
 {
+	/* room for every completion at once: a receive and a send per connection, accepts */
+	struct io_uring_params params = {.flags = IORING_SETUP_CQSIZE,
+					 .cq_entries = 2 * max_conns + XKV_TCP_RING};
 	int err;
 
 	*t = (struct xkv_tcp){.handler = *handler, .in_max = in_max, .max_conns = max_conns};
@@ -88,7 +92,7 @@ int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in
 	 * completes a request with work on the thread that submitted it, interrupting
 	 * whatever that thread waits in.
 	 */
-	err = io_uring_queue_init(XKV_TCP_RING, &t->ring, 0);
+	err = io_uring_queue_init_params(XKV_TCP_RING, &t->ring, &params);
 	if (err)
 		goto out_close_listen;
 	return 0;
@@ -302,6 +306,7 @@ static void conn_new(struct xkv_tcp *t, int fd)
 	socklen_t addr_len = sizeof(addr);
 	struct xkv_tcp_conn *c;
 	uint32_t slot = 0;
+	int one = 1;
 
 	if (t->nconns < t->max_conns)
 		while (t->conns[slot])
@@ -313,6 +318,8 @@ static void conn_new(struct xkv_tcp *t, int fd)
 		t->refused++;
 		return;
 	}
+	/* replies go out as they are made, as memcached sends them */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	*c = (struct xkv_tcp_conn){.fd = fd, .slot = slot, .gen = t->gens[slot]};
 	memcpy(c->peer.addr, &addr.sin6_addr, sizeof(c->peer.addr));
 	c->peer.port = addr.sin6_port;
