@@ -129,10 +129,6 @@ static void concatenate(struct xkv_store *s, const struct xkv_mc_write *w, uint8
 
 	err = item_read(s, w, scratch + (append ? 0 : w->value_len), XKV_VALUE_MAX - w->value_len,
 			&len, &meta);
-	if (err == -ENOENT && (w->opts & XKV_MC_VIVIFY)) {
-		store(s, w, w->value, w->value_len, w->flags, w->vivify_exptime, r);
-		return;
-	}
 	if (err == -ENOENT) {
 		r->status = XKV_MC_NOT_STORED;
 		return;

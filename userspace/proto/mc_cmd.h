@@ -45,7 +45,7 @@ enum xkv_mc_status {
 };
 
 /* xkv_mc_write.opts */
-#define XKV_MC_VIVIFY 1u /* ma N, ms N with append: create a missing item (below) */
+#define XKV_MC_VIVIFY 1u /* ma N: create a missing counter (below) */
 #define XKV_MC_NEW_TTL 2u /* ma T: a hit also takes exptime */
 
 /* One write command; key and value point into the request, or a copy a hand-off made. */
@@ -62,7 +62,7 @@ struct xkv_mc_write {
 	uint64_t delta;	  /* incr, decr */
 	uint32_t opts;	  /* XKV_MC_VIVIFY, XKV_MC_NEW_TTL */
 	uint64_t initial; /* ma J: a vivified counter's value */
-	uint32_t vivify_exptime; /* ma N, ms N: a vivified item's exptime */
+	uint32_t vivify_exptime; /* ma N: a vivified counter's exptime */
 };
 
 /* What a write did; flags and exptime are the item's after it, for meta replies. */

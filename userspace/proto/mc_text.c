@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memcached's text protocol: framing of lines and data blocks, the session's waiting
+ * for writes, and the classic commands, each reply as memcached 1.6.18 gives it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xkv/hash.h>
+#include <xkv/proto.h>
+#include "proto/mc_session.h"
+
+/*
+ * memcached closes a connection whose first 2048 bytes hold no newline, unless the
+ * line is a get (a long multiget); we bound that one at what a value may be.
+ */
+#define MC_LINE_MAX	2048
+#define MC_GET_LINE_MAX XKV_VALUE_MAX
+
+#define MC_VERSION "1.6.18-xkv" /* the memcached it answers like, for clients that check */
+
+char *xkv_mc_buf_reserve(struct xkv_mc_buf *b, size_t n)
+{
+	if (b->failed)
+		return NULL;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *data;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		data = realloc(b->data, cap);
+		if (!data) {
+			b->failed = true;
+			return NULL;
+		}
+		b->data = data;
+		b->cap = cap;
+	}
+	return b->data + b->len;
+}
+
+void xkv_mc_buf_append(struct xkv_mc_buf *b, const void *p, size_t n)
+{
+	char *dst = xkv_mc_buf_reserve(b, n);
+
+	if (!dst)
+		return;
+	memcpy(dst, p, n);
+	b->len += n;
+}
+
+void xkv_mc_buf_free(struct xkv_mc_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+void mc_reply(struct xkv_mc_buf *out, const char *text)
+{
+	xkv_mc_buf_append(out, text, strlen(text));
+	xkv_mc_buf_append(out, "\r\n", 2);
+}
+
+void mc_printf(struct xkv_mc_buf *out, const char *fmt, ...)
+{
+	char piece[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(piece, sizeof(piece), fmt, ap);
+	va_end(ap);
+	xkv_mc_buf_append(out, piece, (size_t)n < sizeof(piece) ? (size_t)n : sizeof(piece) - 1);
+}
+
+bool mc_next_token(const char **p, const char *end, struct mc_tok *t)
+{
+	const char *q = *p;
+
+	while (q < end && *q == ' ')
+		q++;
+	if (q == end)
+		return false;
+	t->p = q;
+	while (q < end && *q != ' ')
+		q++;
+	t->len = (uint32_t)(q - t->p);
+	*p = q;
+	return true;
+}
+
+bool mc_tok_is(const struct mc_tok *t, const char *word)
+{
+	return t->len == strlen(word) && memcmp(t->p, word, t->len) == 0;
+}
+
+/* The token NUL-terminated, as memcached's tokenizer leaves it; false if absurdly long. */
+static bool tok_cstr(const struct mc_tok *t, char *buf, size_t cap)
+{
+	if (t->len >= cap)
+		return false;
+	memcpy(buf, t->p, t->len);
+	buf[t->len] = '\0';
+	return true;
+}
+
+/* strtoull or strtoll over the whole token, as memcached's safe_strto* check them. */
+static bool tok_number(const struct mc_tok *t, bool is_signed, uint64_t *out)
+{
+	char buf[64], *end;
+
+	if (!tok_cstr(t, buf, sizeof(buf)))
+		return false;
+	errno = 0;
+	*out = is_signed ? (uint64_t)strtoll(buf, &end, 10) : strtoull(buf, &end, 10);
+	if (errno == ERANGE || end == buf || *end != '\0')
+		return false;
+	/* a huge unsigned one that a minus sign made */
+	return is_signed || (int64_t)*out >= 0 || !memchr(buf, '-', t->len);
+}
+
+bool mc_tok_u32(const struct mc_tok *t, uint32_t *out)
+{
+	uint64_t n;
+
+	if (!tok_number(t, false, &n))
+		return false;
+	*out = (uint32_t)n;
+	return true;
+}
+
+bool mc_tok_u64(const struct mc_tok *t, uint64_t *out)
+{
+	return tok_number(t, false, out);
+}
+
+bool mc_tok_i32(const struct mc_tok *t, int32_t *out)
+{
+	uint64_t n;
+
+	if (!tok_number(t, true, &n))
+		return false;
+	*out = (int32_t)n; /* memcached stores strtol's long in an int32_t */
+	return true;
+}
+
+uint32_t mc_exptime(struct mc_ctx *c, int64_t exptime)
+{
+	const struct xkv_mc_backend *b = c->s->backend;
+
+	return xkv_mc_exptime_at(b->now(b->ctx), exptime);
+}
+
+int64_t mc_ttl(struct mc_ctx *c, uint32_t exptime)
+{
+	const struct xkv_mc_backend *b = c->s->backend;
+
+	return exptime ? (int64_t)exptime - b->now(b->ctx) : -1;
+}
+
+int mc_read(struct mc_ctx *c, const char *key, uint32_t key_len, size_t room, uint32_t *value_len,
+	    struct xkv_item_meta *meta)
+{
+	const struct xkv_mc_backend *b = c->s->backend;
+	uint64_t hash = xkv_hash(key, key_len);
+	size_t want = 0;
+
+	for (;;) {
+		/* the value's "\r\n" after it */
+		char *p = xkv_mc_buf_reserve(c->out, room + want + 2);
+		int err;
+
+		if (!p)
+			return -ENOMEM;
+		err = b->read(b->ctx, key, (uint16_t)key_len, hash, p + room,
+			      c->out->cap - c->out->len - room - 2, value_len, meta);
+		if (err != -ENOBUFS)
+			return err;
+		want = *value_len; /* it grew under us: try again with room for it */
+	}
+}
+
+void mc_put_value(struct xkv_mc_buf *out, const char *hdr, size_t hdr_len, size_t room,
+		  uint32_t value_len)
+{
+	char *p = out->data + out->len;
+
+	memmove(p + hdr_len, p + room, value_len);
+	memcpy(p, hdr, hdr_len);
+	memcpy(p + hdr_len + value_len, "\r\n", 2);
+	out->len += hdr_len + value_len + 2;
+}
+
+bool mc_write(struct mc_ctx *c, const struct xkv_mc_write *w, struct xkv_mc_result *r)
+{
+	struct xkv_mc_session *s = c->s;
+	const struct mc_line *l = c->line;
+	int err = s->backend->write(s->backend->ctx, w, r);
+
+	if (err != -EINPROGRESS) {
+		if (err) /* a backend that could not take it: as memcached out of memory */
+			*r = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
+		return true;
+	}
+	/* resume formats the reply from the line; it may be the saved line already (gat) */
+	if (!l) {
+		s->line_len = 0;
+	} else if (l->p != s->line) {
+		if (s->line_cap < l->len) {
+			char *line = realloc(s->line, l->len);
+
+			if (!line) { /* the reply will be lost: the connection must go */
+				c->out->failed = true;
+				return false;
+			}
+			s->line = line;
+			s->line_cap = l->len;
+		}
+		memcpy(s->line, l->p, l->len);
+		s->line_len = l->len;
+	}
+	s->waiting = true;
+	return false;
+}
+
+/* The last token is "noreply": memcached's set_noreply_maybe. */
+static bool noreply(const struct mc_line *l)
+{
+	return l->ntok > 1 && mc_tok_is(&l->tok[l->ntok - 1], "noreply");
+}
+
+static void reply_unless(struct mc_ctx *c, bool quiet, const char *text)
+{
+	if (!quiet)
+		mc_reply(c->out, text);
+}
+
+static const char *const status_text[] = {
+	[XKV_MC_STORED] = "STORED",
+	[XKV_MC_NOT_STORED] = "NOT_STORED",
+	[XKV_MC_EXISTS] = "EXISTS",
+	[XKV_MC_NOT_FOUND] = "NOT_FOUND",
+	[XKV_MC_DELETED] = "DELETED",
+	[XKV_MC_TOUCHED] = "TOUCHED",
+	[XKV_MC_NON_NUMERIC] = "CLIENT_ERROR cannot increment or decrement non-numeric value",
+	[XKV_MC_NO_MEMORY] = "SERVER_ERROR out of memory storing object",
+	[XKV_MC_TOO_LARGE] = "SERVER_ERROR object too large for cache",
+};
+
+/* A text command's reply to its write: the status line, or incr's number. */
+static void reply_result(struct mc_ctx *c, bool quiet, const struct xkv_mc_result *r)
+{
+	if (quiet)
+		return;
+	if (r->status == XKV_MC_NUMBER)
+		mc_printf(c->out, "%" PRIu64 "\r\n", r->number);
+	else
+		mc_reply(c->out, status_text[r->status]);
+}
+
+/* Runs w and replies now, or when it completes (resume calls the command again). */
+static void write_and_reply(struct mc_ctx *c, bool quiet, const struct xkv_mc_write *w)
+{
+	struct xkv_mc_result r;
+
+	if (mc_write(c, w, &r))
+		reply_result(c, quiet, &r);
+}
+
+static struct xkv_mc_write key_write(enum xkv_mc_op op, const struct mc_tok *key)
+{
+	return (struct xkv_mc_write){
+		.op = op,
+		.key = key->p,
+		.key_len = (uint16_t)key->len,
+		.hash = xkv_hash(key->p, key->len),
+	};
+}
+
+/* A refused value: its bytes and "\r\n" are skipped whatever they are, as memcached's swallow. */
+static int swallow(struct mc_ctx *c, int32_t vlen)
+{
+	c->s->swallow = (uint64_t)vlen + 2;
+	return 0;
+}
+
+/* set, add, replace, append, prepend, cas: "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]" */
+static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
+{
+	const struct mc_line *l = c->line;
+	bool is_cas = op == XKV_MC_CAS, quiet = noreply(l);
+	uint32_t base = is_cas ? 6 : 5;
+	struct xkv_mc_write w;
+	int32_t exptime, vlen;
+
+	if (l->ntok != base && l->ntok != base + 1) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (c->done) {
+		reply_result(c, quiet, c->done);
+		return 0;
+	}
+	w = key_write(op, &l->tok[1]);
+	if (l->tok[1].len > MC_KEY_MAX || !mc_tok_u32(&l->tok[2], &w.flags) ||
+	    !mc_tok_i32(&l->tok[3], &exptime) || !mc_tok_i32(&l->tok[4], &vlen) ||
+	    (is_cas && !mc_tok_u64(&l->tok[5], &w.cas)) || vlen < 0) {
+		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
+		return 0;
+	}
+	if ((uint32_t)vlen > XKV_VALUE_MAX) {
+		reply_unless(c, quiet, "SERVER_ERROR object too large for cache");
+		/* memcached unlinks the old value rather than leave it stale */
+		if (op == XKV_MC_SET) {
+			struct xkv_mc_write del = key_write(XKV_MC_DELETE, &l->tok[1]);
+			struct xkv_mc_result r;
+
+			c->line = NULL; /* its reply is the error above: resume has nothing to add */
+			mc_write(c, &del, &r);
+		}
+		return swallow(c, vlen);
+	}
+	if (c->avail < (size_t)vlen + 2)
+		return MC_NEED_MORE;
+	if (memcmp(c->data + vlen, "\r\n", 2) != 0) {
+		reply_unless(c, quiet, "CLIENT_ERROR bad data chunk");
+		return vlen + 2;
+	}
+	w.exptime = mc_exptime(c, exptime < 0 ? -1 : exptime);
+	w.value = c->data;
+	w.value_len = (uint32_t)vlen;
+	write_and_reply(c, quiet, &w);
+	return vlen + 2;
+}
+
+/* "delete <key> [0] [noreply]" */
+static int cmd_delete(struct mc_ctx *c)
+{
+	const struct mc_line *l = c->line;
+	bool quiet = noreply(l);
+	struct xkv_mc_write w;
+
+	if (l->ntok < 2 || l->ntok > 4) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (l->ntok > 2) {
+		bool hold_zero = mc_tok_is(&l->tok[2], "0");
+
+		if (!(l->ntok == 3 ? hold_zero || quiet : hold_zero && quiet)) {
+			reply_unless(c, quiet, "CLIENT_ERROR bad command line format.  "
+					       "Usage: delete <key> [noreply]");
+			return 0;
+		}
+	}
+	if (c->done) {
+		reply_result(c, quiet, c->done);
+		return 0;
+	}
+	if (l->tok[1].len > MC_KEY_MAX) {
+		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
+		return 0;
+	}
+	w = key_write(XKV_MC_DELETE, &l->tok[1]);
+	write_and_reply(c, quiet, &w);
+	return 0;
+}
+
+/* "incr|decr <key> <delta> [noreply]", "touch <key> <exptime> [noreply]" */
+static int cmd_key_arg(struct mc_ctx *c, enum xkv_mc_op op)
+{
+	const struct mc_line *l = c->line;
+	bool quiet = noreply(l);
+	struct xkv_mc_write w;
+	int32_t exptime;
+
+	if (l->ntok != 3 && l->ntok != 4) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (c->done) {
+		reply_result(c, quiet, c->done);
+		return 0;
+	}
+	if (l->tok[1].len > MC_KEY_MAX) {
+		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
+		return 0;
+	}
+	w = key_write(op, &l->tok[1]);
+	if (op == XKV_MC_TOUCH) {
+		if (!mc_tok_i32(&l->tok[2], &exptime)) {
+			reply_unless(c, quiet, "CLIENT_ERROR invalid exptime argument");
+			return 0;
+		}
+		w.exptime = mc_exptime(c, exptime);
+	} else if (!mc_tok_u64(&l->tok[2], &w.delta)) {
+		reply_unless(c, quiet, "CLIENT_ERROR invalid numeric delta argument");
+		return 0;
+	}
+	write_and_reply(c, quiet, &w);
+	return 0;
+}
+
+#define VALUE_ROOM 320 /* "VALUE <250-byte key> <flags> <bytes> <cas>\r\n" fits */
+
+/* One key's "VALUE <key> <flags> <bytes>[ <cas>]\r\n<data>\r\n", or nothing on a miss. */
+static void get_one(struct mc_ctx *c, const struct mc_tok *key, bool cas)
+{
+	struct xkv_item_meta meta;
+	uint32_t len;
+	char hdr[VALUE_ROOM];
+	int n;
+
+	if (mc_read(c, key->p, key->len, VALUE_ROOM, &len, &meta))
+		return;
+	n = snprintf(hdr, sizeof(hdr), "VALUE %.*s %u %u", (int)key->len, key->p, meta.flags, len);
+	if (cas)
+		n += snprintf(hdr + n, sizeof(hdr) - n, " %" PRIu64, meta.cas);
+	memcpy(hdr + n, "\r\n", 2);
+	mc_put_value(c->out, hdr, (size_t)n + 2, VALUE_ROOM, len);
+}
+
+/*
+ * get, gets, and gat, gats, which touch each key first (a write, perhaps in progress:
+ * resume comes back here with the key's result and goes on with the next key).
+ */
+static int cmd_get(struct mc_ctx *c, bool cas, bool touch)
+{
+	struct xkv_mc_session *s = c->s;
+	const struct mc_line *l = c->line;
+	const char *keys = l->ntok > 1 ? l->tok[1].p : NULL, *p, *end = l->p + l->len;
+	uint32_t exptime = 0, index = 0;
+	struct mc_tok key;
+	int32_t e;
+
+	if (l->ntok < 2) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (touch) {
+		mc_next_token(&keys, end, &key);
+		if (!mc_tok_i32(&key, &e)) {
+			mc_reply(c->out, "CLIENT_ERROR invalid exptime argument");
+			return 0;
+		}
+		exptime = mc_exptime(c, e);
+	}
+	/* memcached answers a key too long with the error alone: check them all first */
+	for (p = keys; mc_next_token(&p, end, &key);) {
+		if (key.len > MC_KEY_MAX) {
+			mc_reply(c->out, "CLIENT_ERROR bad command line format");
+			return 0;
+		}
+	}
+	for (p = keys; mc_next_token(&p, end, &key); index++) {
+		const struct xkv_mc_result *touched = c->done;
+		struct xkv_mc_result r;
+
+		if (c->done && index < s->key_index)
+			continue;
+		if (touch && !(c->done && index == s->key_index)) {
+			struct xkv_mc_write w = key_write(XKV_MC_TOUCH, &key);
+
+			w.exptime = exptime;
+			if (!mc_write(c, &w, &r)) {
+				s->key_index = index;
+				return 0;
+			}
+			touched = &r;
+		}
+		if (!touch || touched->status == XKV_MC_TOUCHED)
+			get_one(c, &key, cas);
+	}
+	mc_reply(c->out, "END");
+	return 0;
+}
+
+/* "flush_all [delay] [noreply]": a delay is refused, see docs/MEMCACHED.md. */
+static int cmd_flush_all(struct mc_ctx *c)
+{
+	const struct mc_line *l = c->line;
+	const struct xkv_mc_backend *b = c->s->backend;
+	bool quiet = noreply(l);
+	int32_t delay = 0;
+
+	if (l->ntok > 3) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (l->ntok == (quiet ? 3u : 2u) && !mc_tok_i32(&l->tok[1], &delay)) {
+		reply_unless(c, quiet, "CLIENT_ERROR invalid exptime argument");
+		return 0;
+	}
+	if (delay > 0) {
+		reply_unless(c, quiet, "CLIENT_ERROR flush_all with a delay is not supported");
+		return 0;
+	}
+	b->flush(b->ctx, 0);
+	reply_unless(c, quiet, "OK");
+	return 0;
+}
+
+/* "verbosity <level> [noreply]": accepted, as there is no log to make louder. */
+static int cmd_verbosity(struct mc_ctx *c)
+{
+	const struct mc_line *l = c->line;
+	uint32_t level;
+
+	if (l->ntok != 2 && l->ntok != 3) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (!mc_tok_u32(&l->tok[1], &level)) {
+		reply_unless(c, noreply(l), "CLIENT_ERROR bad command line format");
+		return 0;
+	}
+	reply_unless(c, noreply(l), "OK");
+	return 0;
+}
+
+static int cmd_stats(struct mc_ctx *c)
+{
+	const struct xkv_mc_backend *b = c->s->backend;
+
+	if (b->stats)
+		b->stats(b->ctx, c->out);
+	mc_reply(c->out, "END");
+	return 0;
+}
+
+/* One command, its line in c->line: the data bytes it consumed, or MC_NEED_MORE. */
+static int dispatch(struct mc_ctx *c)
+{
+	const struct mc_line *l = c->line;
+	const struct mc_tok *cmd = &l->tok[0];
+	static const struct {
+		const char *name;
+		enum xkv_mc_op op;
+	} updates[] = {
+		{"set", XKV_MC_SET},	 {"add", XKV_MC_ADD},	      {"replace", XKV_MC_REPLACE},
+		{"append", XKV_MC_APPEND}, {"prepend", XKV_MC_PREPEND}, {"cas", XKV_MC_CAS},
+	};
+
+	if (l->ntok == 0) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (mc_tok_is(cmd, "get") || mc_tok_is(cmd, "gets"))
+		return cmd_get(c, cmd->len == 4, false);
+	if (mc_tok_is(cmd, "gat") || mc_tok_is(cmd, "gats"))
+		return cmd_get(c, cmd->len == 4, true);
+	for (size_t i = 0; i < sizeof(updates) / sizeof(updates[0]); i++)
+		if (mc_tok_is(cmd, updates[i].name))
+			return cmd_update(c, updates[i].op);
+	if (mc_tok_is(cmd, "delete"))
+		return cmd_delete(c);
+	if (mc_tok_is(cmd, "incr"))
+		return cmd_key_arg(c, XKV_MC_INCR);
+	if (mc_tok_is(cmd, "decr"))
+		return cmd_key_arg(c, XKV_MC_DECR);
+	if (mc_tok_is(cmd, "touch"))
+		return cmd_key_arg(c, XKV_MC_TOUCH);
+	if (cmd->len == 2 && cmd->p[0] == 'm')
+		return mc_meta(c);
+	if (mc_tok_is(cmd, "stats"))
+		return cmd_stats(c);
+	/* an HTTP request, say a browser pointed at the port: memcached hangs up */
+	if (l->tok[l->ntok - 1].len >= 5 && memcmp(l->tok[l->ntok - 1].p, "HTTP/", 5) == 0) {
+		*c->close = true;
+		return 0;
+	}
+	if (mc_tok_is(cmd, "flush_all"))
+		return cmd_flush_all(c);
+	if (mc_tok_is(cmd, "version")) {
+		mc_reply(c->out, "VERSION " MC_VERSION);
+		return 0;
+	}
+	if (mc_tok_is(cmd, "verbosity"))
+		return cmd_verbosity(c);
+	if (mc_tok_is(cmd, "quit")) {
+		*c->close = true;
+		return 0;
+	}
+	mc_reply(c->out, "ERROR");
+	return 0;
+}
+
+static void line_cut(struct mc_line *l, const char *p, size_t len)
+{
+	const char *q = p, *end = p + len;
+
+	l->p = p;
+	l->len = len;
+	l->ntok = 0;
+	while (l->ntok < MC_TOKENS_MAX && mc_next_token(&q, end, &l->tok[l->ntok]))
+		l->ntok++;
+}
+
+/* No newline in len bytes: wait for more, unless memcached would hang up by now. */
+static bool line_too_long(const char *in, size_t len)
+{
+	size_t spaces = 0;
+
+	if (len <= MC_LINE_MAX)
+		return false;
+	while (spaces < len && in[spaces] == ' ')
+		spaces++;
+	if (spaces > 100 || len > MC_GET_LINE_MAX)
+		return true;
+	return !(len - spaces >= 4 && memcmp(in + spaces, "get ", 4) == 0) &&
+	       !(len - spaces >= 5 && memcmp(in + spaces, "gets ", 5) == 0);
+}
+
+void xkv_mc_session_init(struct xkv_mc_session *s, const struct xkv_mc_backend *backend)
+{
+	memset(s, 0, sizeof(*s));
+	s->backend = backend;
+}
+
+void xkv_mc_session_free(struct xkv_mc_session *s)
+{
+	free(s->line);
+	memset(s, 0, sizeof(*s));
+}
+
+size_t xkv_mc_session_feed(struct xkv_mc_session *s, const char *in, size_t len,
+			   struct xkv_mc_buf *out, bool *close)
+{
+	size_t done = 0;
+
+	*close = false;
+	while (!s->waiting && !*close && !out->failed && done < len) {
+		const char *p = in + done, *nl;
+		struct mc_line line;
+		struct mc_ctx c = {.s = s, .line = &line, .out = out, .close = close};
+		size_t line_len, used;
+		int data;
+
+		if (s->swallow) {
+			size_t n = s->swallow < len - done ? s->swallow : len - done;
+
+			s->swallow -= n;
+			done += n;
+			continue;
+		}
+		nl = memchr(p, '\n', len - done);
+		if (!nl) {
+			*close = line_too_long(p, len - done);
+			break;
+		}
+		used = (size_t)(nl - p) + 1;
+		line_len = nl - p > 0 && nl[-1] == '\r' ? used - 2 : used - 1;
+		line_cut(&line, p, line_len);
+		c.data = p + used;
+		c.avail = len - done - used;
+		data = dispatch(&c);
+		if (data == MC_NEED_MORE) {
+			/* a command whose data has not all arrived: nothing of it is done yet */
+			break;
+		}
+		done += used + (size_t)data;
+	}
+	if (out->failed)
+		*close = true;
+	return done;
+}
+
+void xkv_mc_session_resume(struct xkv_mc_session *s, const struct xkv_mc_result *r,
+			   struct xkv_mc_buf *out)
+{
+	struct mc_line line;
+	bool close = false;
+	struct mc_ctx c = {.s = s, .line = &line, .out = out, .done = r, .close = &close};
+
+	s->waiting = false;
+	if (!s->line_len) /* a write whose reply was given already (a set too large) */
+		return;
+	line_cut(&line, s->line, s->line_len);
+	s->line_len = 0;
+	dispatch(&c);
+	/* gat's next touch went in progress: the line is still needed */
+	if (s->waiting)
+		s->line_len = line.len;
+}

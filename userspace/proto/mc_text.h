@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memcached's text protocol and its meta commands, one session per TCP connection
+ * (docs/MEMCACHED.md). The session parses whole commands out of what the connection
+ * received, answers reads at once through the backend, hands each write to the
+ * backend (which runs it on the key's partition writer, perhaps later), and formats
+ * every reply byte as memcached 1.6 does. It knows nothing of sockets or the store.
+ */
+#ifndef XKV_MC_TEXT_H
+#define XKV_MC_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/mc_cmd.h"
+
+/* A growable output buffer: the replies, in order, for the connection to send. */
+struct xkv_mc_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool failed; /* an allocation failed: the replies are incomplete, close */
+};
+
+/* Room for n more bytes at data + len (len unchanged), or NULL with failed set. */
+char *xkv_mc_buf_reserve(struct xkv_mc_buf *b, size_t n);
+void xkv_mc_buf_append(struct xkv_mc_buf *b, const void *p, size_t n);
+void xkv_mc_buf_free(struct xkv_mc_buf *b);
+
+struct xkv_mc_backend {
+	/*
+	 * A read, served at once from any thread: as xkv_store_get_meta (0, -ENOENT, or
+	 * -ENOBUFS with *value_len set when cap is too small).
+	 */
+	int (*read)(void *ctx, const void *key, uint16_t key_len, uint64_t hash, void *buf,
+		    size_t cap, uint32_t *value_len, struct xkv_item_meta *meta);
+	/*
+	 * A write for the partition's writer: 0 with *r filled, or -EINPROGRESS: its result
+	 * comes later through xkv_mc_session_resume. w and what it points to are valid
+	 * during the call only: a write handed over copies them.
+	 */
+	int (*write)(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_result *r);
+	/* "stats": appends STAT lines (the session adds END); NULL: none */
+	void (*stats)(void *ctx, struct xkv_mc_buf *out);
+	/* "flush_all": the session calls it with delay 0 only (a delay is refused) */
+	int (*flush)(void *ctx, uint32_t delay);
+	/* The store's clock (xkv_store_now): exptimes and the TTLs meta commands return. */
+	uint32_t (*now)(void *ctx);
+	void *ctx;
+};
+
+/* Per connection; the fields are the session's own. */
+struct xkv_mc_session {
+	const struct xkv_mc_backend *backend;
+	uint64_t swallow; /* bytes of a refused value still to skip */
+	bool waiting;	  /* a write is in progress: feed consumes nothing until resume */
+	/*
+	 * The command whose write is in progress, copied (its line only): resume formats
+	 * the reply from it, and gat goes on with its next key.
+	 */
+	char *line;
+	size_t line_len, line_cap;
+	uint32_t key_index; /* gat, gats: the key whose touch is in progress */
+};
+
+void xkv_mc_session_init(struct xkv_mc_session *s, const struct xkv_mc_backend *backend);
+void xkv_mc_session_free(struct xkv_mc_session *s);
+
+/*
+ * Consumes whole commands from in[0..len), appending their replies to out; returns
+ * the bytes consumed. A partial command is left for the next call with more bytes.
+ * Stops early when a write is in progress (xkv_mc_session_waiting) or the connection
+ * must close (*close set: quit, a line too long, an allocation that failed).
+ */
+size_t xkv_mc_session_feed(struct xkv_mc_session *s, const char *in, size_t len,
+			   struct xkv_mc_buf *out, bool *close);
+
+/*
+ * The result of the write in progress: appends its reply. gat and gats may start
+ * their next key's touch from here, and be waiting again.
+ */
+void xkv_mc_session_resume(struct xkv_mc_session *s, const struct xkv_mc_result *r,
+			   struct xkv_mc_buf *out);
+
+static inline bool xkv_mc_session_waiting(const struct xkv_mc_session *s)
+{
+	return s->waiting;
+}
+
+#endif /* XKV_MC_TEXT_H */
