@@ -62,7 +62,7 @@ static const struct xkv_opt options[] = {
 				"memcached's port: its text and meta protocol over TCP, served by "
 				"the workers, from the --allow networks (on the XDP backend also "
 				"memcached over UDP, steered by XDP); 0: off (default "
-				XKV_OPTS_STR(XKV_MC_PORT) ")"},
+				XKV_OPTS_STR(XKV_MC_PORT) ", off when taken)"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -139,6 +139,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		err = xkv_opts_u64(p, 0, UINT16_MAX, &value);
 		if (!err)
 			o->memcached_port = (uint16_t)value;
+		o->memcached_port_given = true;
 		return err;
 	case OPT_MEMORY:
 		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
@@ -429,6 +430,12 @@ int main(int argc, char **argv)
 		s.ewt = s.o.backend->ewt(&s);
 	if (s.o.memcached_port) {
 		err = server_mc_open(&s);
+		/* memcached's default port taken (by a system's memcached): xkv goes on alone */
+		if (err == -EADDRINUSE && !s.o.memcached_port_given) {
+			fprintf(stderr, "xkv-server: memcached over TCP is off (see --memcached-port)\n");
+			server_mc_close(&s);
+			err = 0;
+		}
 		if (err)
 			goto out_close_backend;
 	}

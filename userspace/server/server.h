@@ -32,6 +32,7 @@ struct server_opts {
 	uint32_t workers;
 	uint16_t port;
 	uint16_t memcached_port;	/* memcached's TCP listener (and XDP's UDP steering); 0: off */
+	bool memcached_port_given;	/* --memcached-port: a port taken is an error */
 	size_t memory;
 	enum xkv_store_mode mode;
 	enum xkv_policy policy;
