@@ -15,8 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <xkv/hash.h>
-
 #include "net/tcp_uring.h"
 #include "proto/mc_text.h"
 #include "server/server.h"
