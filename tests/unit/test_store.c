@@ -503,21 +503,28 @@ Test(store_modes, cache_mode_borrows_then_repays)
 	close_store();
 }
 
-/* CLOCK: items read since the hand last passed survive; the others go first, in hand order. */
-Test(store_modes, eviction_order_is_clock)
+/* A cache-mode store that holds exactly n items of 1000-byte values in partition 3. */
+static void open_store_for(int n)
 {
-	const int n = 40;
-	char key[16], val[1000] = {0};
+	char val[1000] = {0};
 	size_t item;
-	uint32_t len;
 
 	open_store(1 << 20, XKV_MODE_CACHE, 10, 0);
 	cr_assert_eq(put_h("probe", hash_in_partition(3, 1000), val, sizeof(val)), 0);
 	item = stats().bytes_used;
 	xkv_store_destroy(s);
 	xkv_store_thread_offline();
-
 	open_store(n * item, XKV_MODE_CACHE, 10, 0);
+}
+
+/* CLOCK: items read since the hand last passed survive; the others go first, in hand order. */
+Test(store_modes, eviction_order_is_clock)
+{
+	const int n = 40;
+	char key[16], val[1000] = {0};
+	uint32_t len;
+
+	open_store_for(n);
 	for (int i = 0; i < n; i++) {
 		key_name(key, sizeof(key), i);
 		cr_assert_eq(put_h(key, hash_in_partition(3, i), val, sizeof(val)), 0);
@@ -845,16 +852,9 @@ Test(store_modes, clock_evicts_expired_items_first)
 	const int n = 10;
 	char key[16], val[1000] = {0};
 	struct xkv_item_meta meta = {0};
-	size_t item;
 	uint32_t len;
 
-	open_store(1 << 20, XKV_MODE_CACHE, 10, 0);
-	cr_assert_eq(put_h("probe", hash_in_partition(3, 1000), val, sizeof(val)), 0);
-	item = stats().bytes_used;
-	xkv_store_destroy(s);
-	xkv_store_thread_offline();
-
-	open_store(n * item, XKV_MODE_CACHE, 10, 0);
+	open_store_for(n);
 	for (int i = 0; i < n; i++) {
 		key_name(key, sizeof(key), i);
 		meta.exptime = i == n / 2 ? xkv_store_now(s) + 1 : 0;
@@ -868,9 +868,11 @@ Test(store_modes, clock_evicts_expired_items_first)
 	cr_assert_eq(put_h(key, hash_in_partition(3, n), val, sizeof(val)), 0);
 	cr_assert_eq(stats().evictions, 1);
 	for (int i = 0; i < n; i++) {
+		int want = i == n / 2 ? -ENOENT : 0;
+
 		key_name(key, sizeof(key), i);
 		cr_assert_eq(xkv_store_value_len(s, key, strlen(key), hash_in_partition(3, i), &len),
-			     i == n / 2 ? -ENOENT : 0, "%s", key);
+			     want, "%s", key);
 	}
 	cr_assert_eq(stats().items, n, "the expired one was unlinked");
 	close_store();

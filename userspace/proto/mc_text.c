@@ -280,6 +280,23 @@ static struct xkv_mc_write key_write(enum xkv_mc_op op, const struct mc_tok *key
 	};
 }
 
+/*
+ * A write command with its arguments checked: on resume, its reply from done; else a
+ * key over 250 bytes is an error. True: build the write.
+ */
+static bool write_start(struct mc_ctx *c, bool quiet)
+{
+	if (c->done) {
+		reply_result(c, quiet, c->done);
+		return false;
+	}
+	if (c->line->tok[1].len > MC_KEY_MAX) {
+		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
+		return false;
+	}
+	return true;
+}
+
 /* A refused value: its bytes and "\r\n" are skipped whatever they are, as memcached's swallow. */
 static int swallow(struct mc_ctx *c, int32_t vlen)
 {
@@ -287,7 +304,10 @@ static int swallow(struct mc_ctx *c, int32_t vlen)
 	return 0;
 }
 
-/* set, add, replace, append, prepend, cas: "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]" */
+/*
+ * set, add, replace, append, prepend, cas:
+ * "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]"
+ */
 static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 {
 	const struct mc_line *l = c->line;
@@ -318,7 +338,8 @@ static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 			struct xkv_mc_write del = key_write(XKV_MC_DELETE, &l->tok[1]);
 			struct xkv_mc_result r;
 
-			c->line = NULL; /* its reply is the error above: resume has nothing to add */
+			/* its reply is the error above: resume has nothing to add */
+			c->line = NULL;
 			mc_write(c, &del, &r);
 		}
 		return swallow(c, vlen);
@@ -356,14 +377,8 @@ static int cmd_delete(struct mc_ctx *c)
 			return 0;
 		}
 	}
-	if (c->done) {
-		reply_result(c, quiet, c->done);
+	if (!write_start(c, quiet))
 		return 0;
-	}
-	if (l->tok[1].len > MC_KEY_MAX) {
-		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
-		return 0;
-	}
 	w = key_write(XKV_MC_DELETE, &l->tok[1]);
 	write_and_reply(c, quiet, &w);
 	return 0;
@@ -381,14 +396,8 @@ static int cmd_key_arg(struct mc_ctx *c, enum xkv_mc_op op)
 		mc_reply(c->out, "ERROR");
 		return 0;
 	}
-	if (c->done) {
-		reply_result(c, quiet, c->done);
+	if (!write_start(c, quiet))
 		return 0;
-	}
-	if (l->tok[1].len > MC_KEY_MAX) {
-		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
-		return 0;
-	}
 	w = key_write(op, &l->tok[1]);
 	if (op == XKV_MC_TOUCH) {
 		if (!mc_tok_i32(&l->tok[2], &exptime)) {

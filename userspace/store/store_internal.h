@@ -139,7 +139,8 @@ static inline const uint8_t *item_key(const struct xkv_item *item)
 static inline uint64_t partition_cas_next(struct xkv_store *s, uint32_t partition)
 {
 	_Atomic uint64_t *last = &s->part[partition].cas_last;
-	uint64_t cas = atomic_load_explicit(last, memory_order_relaxed) + (1u << XKV_PARTITION_BITS);
+	uint64_t cas = atomic_load_explicit(last, memory_order_relaxed) +
+		       (1u << XKV_PARTITION_BITS);
 
 	atomic_store_explicit(last, cas, memory_order_relaxed);
 	return cas | partition;

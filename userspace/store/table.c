@@ -459,42 +459,48 @@ int xkv_store_install(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	return item_link(s, item, hash, old_len);
 }
 
-int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash)
+/* The writer's lookup of key for delete and touch: 0 with *head and *slot, -EINVAL, -ENOENT. */
+static int writer_find(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		       struct xkv_bucket **head, _Atomic uint64_t **slot)
 {
-	uint32_t partition = xkv_partition(hash);
-	struct xkv_table *t = partition_table(&s->part[partition]);
-	struct xkv_bucket *head = &t->buckets[hash & t->mask];
-	_Atomic uint64_t *slot;
-	struct xkv_item *item;
-	bool dead;
+	struct xkv_table *t = partition_table(&s->part[xkv_partition(hash)]);
 
 	if (!key_len_valid(key_len))
 		return -EINVAL;
-	slot = chain_find(t->buckets, head, xkv_tag(hash), key, key_len);
-	if (!slot)
-		return -ENOENT;
+	*head = &t->buckets[hash & t->mask];
+	*slot = chain_find(t->buckets, *head, xkv_tag(hash), key, key_len);
+	return *slot ? 0 : -ENOENT;
+}
+
+int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash)
+{
+	struct xkv_bucket *head;
+	_Atomic uint64_t *slot;
+	struct xkv_item *item;
+	bool dead;
+	int err = writer_find(s, key, key_len, hash, &head, &slot);
+
+	if (err)
+		return err;
 	item = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
 	dead = item_dead(s, item);
 	bucket_write_begin(head);
 	atomic_store_explicit(slot, 0, memory_order_relaxed);
 	bucket_write_end(head);
-	item_retire(s, partition, item);
+	item_retire(s, xkv_partition(hash), item);
 	return dead ? -ENOENT : 0;
 }
 
 int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		    uint32_t exptime, struct xkv_item_meta *meta)
 {
-	struct xkv_table *t = partition_table(&s->part[xkv_partition(hash)]);
-	struct xkv_bucket *head = &t->buckets[hash & t->mask];
+	struct xkv_bucket *head;
 	_Atomic uint64_t *slot;
 	struct xkv_item *item;
+	int err = writer_find(s, key, key_len, hash, &head, &slot);
 
-	if (!key_len_valid(key_len))
-		return -EINVAL;
-	slot = chain_find(t->buckets, head, xkv_tag(hash), key, key_len);
-	if (!slot)
-		return -ENOENT;
+	if (err)
+		return err;
 	item = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
 	if (item_dead(s, item))
 		return -ENOENT;
