@@ -57,6 +57,7 @@ include tools/lincheck/lincheck.mk
 include tests/replay/replay.mk
 include tests/interop/interop.mk
 include tests/help/help.mk
+include tests/memcached/tcp.mk
 include tests/fuzz/fuzz.mk
 
 all: $(BINS)

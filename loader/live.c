@@ -210,6 +210,7 @@ void live_counters_json(const struct live_counters *l, struct xkv_json *w)
 		xkv_json_uint_field(w, "worker", i);
 		xkv_request_counters_each(&l->workers[i].req, json_counter, &j);
 		xkv_socket_counters_each(&l->workers[i].sock, s->backend, json_counter, &j);
+		xkv_mc_counters_each(&l->workers[i].mc, json_counter, &j);
 		json_close_group(&j);
 		queues_json(w, l->workers[i].queue, xkv_worker_queues(&l->workers[i]), s->backend,
 			    &j);

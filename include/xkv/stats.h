@@ -77,6 +77,30 @@ struct xkv_socket_counters {
 	__u64 uring_tx_errors;	    /* io_uring: sends the kernel failed */
 };
 
+/* memcached over TCP (userspace/server/memcached.c): what its `stats` reports, per worker. */
+struct xkv_mc_counters {
+	__u64 curr_connections;	   /* open now */
+	__u64 total_connections;   /* served since start */
+	__u64 refused_connections; /* closed at accept: outside --allow, or too many */
+	__u64 cmd_get;		   /* keys asked for by retrieval commands */
+	__u64 get_hits;
+	__u64 get_misses;
+	__u64 cmd_set;		   /* storage commands: set, add, replace, append, prepend, cas */
+	__u64 cmd_touch;
+	__u64 cmd_flush;
+	__u64 touch_hits;
+	__u64 touch_misses;
+	__u64 delete_hits;
+	__u64 delete_misses;
+	__u64 incr_hits;
+	__u64 incr_misses;
+	__u64 decr_hits;
+	__u64 decr_misses;
+	__u64 cas_hits;
+	__u64 cas_misses;
+	__u64 cas_badval;
+};
+
 struct xkv_worker_counters {
 	__u64 seq;	    /* snapshots published, times two; odd while one is written */
 	__u64 published_ns; /* CLOCK_MONOTONIC of this snapshot; 0: never published */
@@ -85,6 +109,7 @@ struct xkv_worker_counters {
 	__u32 nqueues;			  /* rx queues served: entries of queue[] in use */
 	__u32 pad;
 	struct xkv_socket_counters queue[XKV_QUEUES_MAX]; /* on each rx queue */
+	struct xkv_mc_counters mc;			  /* memcached over TCP */
 } __attribute__((aligned(64))); /* a cache line of its own: workers don't false-share */
 
 /* What the workers share: published by the server's main thread. */

@@ -32,14 +32,6 @@ interop_begin() {
 	trap 'exit 143' TERM
 	# the clients only answer on loopback; the only proxy here is nutcracker
 	export no_proxy='*'
-	# until the tree has the TCP listener (userspace/net/tcp_uring.c), which these tests
-	# are for: then a listener that does not answer fails them
-	local listener
-	listener=$(dirname "${BASH_SOURCE[0]}")/../../userspace/net/tcp_uring.c
-	if [ "$under_test" = xkv ] && ! [ -e "$listener" ]; then
-		echo "NOTE: this tree has no memcached TCP listener yet: memcached is under test"
-		under_test=memcached
-	fi
 	echo "under test: $under_test"
 }
 

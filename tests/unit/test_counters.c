@@ -128,6 +128,16 @@ Test(counters, every_request_counter_has_a_name)
 	assert_each_word_once(&s, 0, WORDS(c), "request counters");
 }
 
+Test(counters, every_memcached_counter_has_a_name)
+{
+	struct xkv_mc_counters c;
+	struct seen s = {0};
+
+	number_words(&c, WORDS(c));
+	xkv_mc_counters_each(&c, see, &s);
+	assert_each_word_once(&s, 0, WORDS(c), "memcached counters");
+}
+
 Test(counters, every_socket_counter_has_a_name_on_one_backend)
 {
 	struct xkv_socket_counters c;

@@ -31,3 +31,7 @@ $(TSAN_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TSAN_UNIT_RUNNER
 TESTS += $(UNIT_TESTS)
 ASAN_TESTS += $(UNIT_TESTS)
 TSAN_TESTS += $(TSAN_UNIT_TESTS)
+
+# the TCP layer, on loopback
+$(BUILD)/tests/test_tcp_uring: $(LIBXKV_NET)
+$(BUILD)/tests/test_tcp_uring: XKV_LDLIBS += -luring

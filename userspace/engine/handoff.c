@@ -115,6 +115,23 @@ struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv
 	return m;
 }
 
+struct xkv_handoff *xkv_handoff_mc_new(const struct xkv_mc_write *mw, uint32_t origin,
+				       uint64_t tag)
+{
+	struct xkv_handoff *m = malloc(sizeof(*m) + mw->key_len + mw->value_len);
+
+	if (!m)
+		return NULL;
+	*m = (struct xkv_handoff){.kind = XKV_HANDOFF_MC_WRITE, .mc = *mw, .hash = mw->hash,
+				  .origin = origin, .tag = tag};
+	memcpy(m->data, mw->key, mw->key_len);
+	if (mw->value_len)
+		memcpy(m->data + mw->key_len, mw->value, mw->value_len);
+	m->mc.key = m->data;
+	m->mc.value = m->data + mw->key_len;
+	return m;
+}
+
 void xkv_handoff_free(struct xkv_handoff *m)
 {
 	if (m->item)

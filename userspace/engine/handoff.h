@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proto/mc_cmd.h"
 #include "proto/codec.h"
 #include "proto/transport.h"
 #include "store/store.h"
@@ -26,6 +27,8 @@ enum xkv_handoff_kind {
 	XKV_HANDOFF_GET,     /* serve the GET: the value is large */
 	XKV_HANDOFF_WRITE,   /* execute the write: you own its partition */
 	XKV_HANDOFF_INSTALL, /* link the item in and answer the PUT: you own its partition */
+	XKV_HANDOFF_MC_WRITE, /* apply the memcached write: you are its partition's writer */
+	XKV_HANDOFF_MC_DONE,  /* ... its result, back to the worker whose connection waits */
 };
 
 struct xkv_handoff {
@@ -36,6 +39,12 @@ struct xkv_handoff {
 	struct xkv_msg req;	      /* its key, and a WRITE's value, point into data */
 	uint64_t hash;
 	struct xkv_item *item; /* INSTALL: built, not yet linked */
+	/* MC_WRITE, MC_DONE: the write (key and value in data), its result, who waits */
+	struct xkv_mc_write mc;
+	struct xkv_mc_result mc_result;
+	uint32_t origin;
+	uint64_t tag;		    /* the origin's, to find the waiting connection again */
+	struct xkv_handoff *next;   /* MC_DONE not yet pushed: the ring back was full */
 	uint8_t data[];
 };
 
@@ -63,6 +72,9 @@ void xkv_handoffs_fini(struct xkv_handoffs *h);
 struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_tx *tx,
 				    const struct xkv_peer *peer, const struct xkv_msg *req,
 				    uint64_t hash);
+/* A memcached write for its partition's writer, from worker origin; NULL: no memory. */
+struct xkv_handoff *xkv_handoff_mc_new(const struct xkv_mc_write *mw, uint32_t origin,
+				       uint64_t tag);
 /* Frees a message, and its item if it still holds one. */
 void xkv_handoff_free(struct xkv_handoff *m);
 

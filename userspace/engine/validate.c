@@ -20,16 +20,7 @@ int xkv_validate_init(struct xkv_validate *v)
 
 bool xkv_validate_trusted(const struct xkv_validate *v, const struct xkv_peer *peer)
 {
-	for (size_t i = 0; i < v->ntrusted; i++) {
-		const struct xkv_allow_key *net = &v->trusted[i];
-		uint32_t bytes = net->prefixlen / 8, bits = net->prefixlen % 8;
-		uint8_t mask = (uint8_t)(0xff00 >> bits);
-
-		if (!memcmp(peer->addr, net->addr, bytes) &&
-		    (!bits || !((peer->addr[bytes] ^ net->addr[bytes]) & mask)))
-			return true;
-	}
-	return false;
+	return xkv_peer_in(peer, v->trusted, v->ntrusted);
 }
 
 /* SipHash-2-4 of the address, port and window; 0 means "no token" on the wire. */

@@ -8,6 +8,7 @@
 #include <xkv/hash.h>
 
 #include "proto/mc_udp.h"
+#include "engine/mc_exec.h"
 #include "engine/mc_serve.h"
 #include "engine/minos.h"
 #include "engine/worker.h"
@@ -47,6 +48,12 @@ int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
 
 void xkv_worker_fini(struct xkv_worker *w)
 {
+	struct xkv_handoff *m;
+
+	while ((m = w->mc_unsent)) {
+		w->mc_unsent = m->next;
+		xkv_handoff_free(m);
+	}
 	xkv_compact_destroy(w->compact);
 	xkv_reasm_destroy(w->reasm);
 	xkv_exec_fini(&w->exec);
@@ -490,10 +497,186 @@ static void take_handoff(struct xkv_worker *w, struct xkv_handoff *m)
 		hand(w, XKV_HANDOFF_INSTALL, owner, &m->peer, &m->req, m->hash, m->item);
 		m->item = NULL;
 		break;
+	case XKV_HANDOFF_MC_WRITE:
+	case XKV_HANDOFF_MC_DONE:
+		break; /* take_mc's: xkv_worker_handoffs never brings them here */
 	}
 	xkv_handoff_free(m);
 	w->queue = queue;
 	w->exec.tx = tx;
+}
+
+/* Whether a memcached write changed the store (and so counts as a store write). */
+static bool mc_changed(enum xkv_mc_status status)
+{
+	return status == XKV_MC_STORED || status == XKV_MC_DELETED || status == XKV_MC_TOUCHED ||
+	       status == XKV_MC_NUMBER;
+}
+
+/*
+ * A memcached write on its partition's writer, as apply_write does a PUT: after any
+ * window open on its key, counted, and under minos with xkv_large_keys kept.
+ */
+static void mc_apply(struct xkv_worker *w, const struct xkv_mc_write *mw, struct xkv_mc_result *r)
+{
+	const struct xkv_msg key = {.op = mw->op == XKV_MC_DELETE ? XKV_OP_DELETE : XKV_OP_PUT,
+				    .key = mw->key, .key_len = mw->key_len};
+	bool minos = w->sync != NULL, was_large = false;
+	uint32_t len;
+
+	window_close_key(w, mw->hash, &key);
+	w->exec.stats.requests[key.op]++;
+	partition_write_begin(w, mw->hash);
+	if (minos && xkv_store_value_len(w->exec.store, mw->key, mw->key_len, mw->hash, &len) == 0)
+		was_large = len > XKV_MINOS_PIECE_BYTES;
+	xkv_mc_apply(w->exec.store, mw, w->exec.scratch, r);
+	if (mc_changed(r->status)) {
+		w->exec.stats.store_writes++;
+		if (minos)
+			large_keys_note(w, mw->hash,
+					xkv_store_value_len(w->exec.store, mw->key, mw->key_len,
+							    mw->hash, &len) ? -1 : (int64_t)len,
+					was_large);
+	}
+	partition_write_end(mw->hash);
+}
+
+/* Hands a memcached write to worker `to`; false when it could not (counted). */
+static bool mc_hand(struct xkv_worker *w, uint32_t to, const struct xkv_mc_write *mw,
+		    uint32_t origin, uint64_t tag)
+{
+	struct xkv_handoff *m = xkv_handoff_mc_new(mw, origin, tag);
+
+	if (m && xkv_handoffs_push(w->handoffs, w->id, to, m)) {
+		w->exec.stats.handoffs_sent++;
+		return true;
+	}
+	if (m)
+		xkv_handoff_free(m);
+	w->exec.stats.handoffs_refused++;
+	return false;
+}
+
+/* Sends the results whose ring back was full before, in order; false if some still wait. */
+static bool mc_flush_unsent(struct xkv_worker *w)
+{
+	struct xkv_handoff *m;
+
+	while ((m = w->mc_unsent)) {
+		if (!xkv_handoffs_push(w->handoffs, w->id, m->origin, m))
+			return false;
+		w->mc_unsent = m->next;
+	}
+	return true;
+}
+
+/* The result goes back to the worker whose connection waits: never dropped, or it hangs. */
+static void mc_answer(struct xkv_worker *w, struct xkv_handoff *m)
+{
+	struct xkv_handoff **last = &w->mc_unsent;
+
+	m->kind = XKV_HANDOFF_MC_DONE;
+	m->next = NULL;
+	if (m->origin == w->id) {
+		w->mc_done(w->mc_ctx, m->tag, &m->mc_result);
+		xkv_handoff_free(m);
+		return;
+	}
+	if (mc_flush_unsent(w) && xkv_handoffs_push(w->handoffs, w->id, m->origin, m))
+		return;
+	while (*last)
+		last = &(*last)->next;
+	*last = m;
+}
+
+/* A memcached write another worker handed over: this worker should be its writer. */
+static void take_mc_write(struct xkv_worker *w, struct xkv_handoff *m)
+{
+	const struct xkv_mc_write *mw = &m->mc;
+	uint32_t owner;
+
+	m->mc_result = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
+	if (w->ewt) {
+		/* the sender joined the slot for us: the acquire orders us after its last holder */
+		if (xkv_ewt_holds(w->ewt, xkv_partition(m->hash), w->id)) {
+			mc_apply(w, mw, &m->mc_result);
+			ewt_let_go(w, m->hash, 1);
+		} else {
+			w->exec.stats.ewt_not_owner++;
+		}
+		mc_answer(w, m);
+		return;
+	}
+	owner = write_owner(w, m->hash);
+	if (owner == w->id) {
+		mc_apply(w, mw, &m->mc_result);
+	} else if (mc_hand(w, owner, mw, m->origin, m->tag)) {
+		/* the roles moved the partition since it was sent: its owner answers */
+		xkv_handoff_free(m);
+		return;
+	}
+	mc_answer(w, m);
+}
+
+/* A memcached message: a write to apply, or the result of one this worker handed over. */
+static void take_mc(struct xkv_worker *w, struct xkv_handoff *m)
+{
+	roles_check(w);
+	w->exec.stats.handoffs_taken++;
+	if (m->kind == XKV_HANDOFF_MC_WRITE) {
+		take_mc_write(w, m);
+		return;
+	}
+	w->mc_done(w->mc_ctx, m->tag, &m->mc_result);
+	xkv_handoff_free(m);
+}
+
+int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
+			struct xkv_mc_result *r, uint64_t tag)
+{
+	uint32_t partition = xkv_partition(mw->hash), writer;
+	int holder;
+
+	*r = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
+	roles_check(w);
+	if (w->ewt) {
+		/* as put_joined: this worker takes a free slot if it may hold one */
+		writer = w->sync && !has_role(w, w->roles.small, w->roles.nsmall)
+				 ? xkv_roles_owner(&w->roles, partition)
+				 : w->id;
+		holder = xkv_ewt_join(w->ewt, partition, writer, XKV_EWT_TRIES);
+		if (holder < 0) {
+			w->exec.stats.ewt_join_busy++;
+			return 0;
+		}
+		w->exec.stats.ewt_joined++;
+		writer = (uint32_t)holder;
+	} else {
+		writer = write_owner(w, mw->hash);
+	}
+	if (writer == w->id) {
+		mc_apply(w, mw, r);
+		ewt_let_go(w, mw->hash, 1);
+		return 0;
+	}
+	if (mc_hand(w, writer, mw, w->id, tag))
+		return -EINPROGRESS;
+	/* nothing was written: the write the join counted for the holder goes back */
+	if (w->ewt)
+		ewt_release_for(w, mw->hash, writer, 1);
+	return 0;
+}
+
+void xkv_worker_mc(struct xkv_worker *w,
+		   void (*done)(void *ctx, uint64_t tag, const struct xkv_mc_result *r), void *ctx)
+{
+	w->mc_done = done;
+	w->mc_ctx = ctx;
+}
+
+void xkv_worker_handoff_rings(struct xkv_worker *w, struct xkv_handoffs *handoffs)
+{
+	w->handoffs = handoffs;
 }
 
 void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx)
@@ -515,6 +698,7 @@ unsigned xkv_worker_handoffs(struct xkv_worker *w)
 
 	if (!w->handoffs)
 		return 0;
+	mc_flush_unsent(w);
 	for (uint32_t from = 0; from < w->nworkers; from++) {
 		if (from == w->id)
 			continue;
@@ -522,7 +706,10 @@ unsigned xkv_worker_handoffs(struct xkv_worker *w)
 			/* busy while it serves, as for a request steering brought */
 			if (w->depth)
 				atomic_fetch_add_explicit(w->depth, 1, memory_order_relaxed);
-			take_handoff(w, m);
+			if (m->kind >= XKV_HANDOFF_MC_WRITE)
+				take_mc(w, m);
+			else
+				take_handoff(w, m);
 			if (w->depth)
 				atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 			n++;
@@ -556,17 +743,18 @@ void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt)
 
 void xkv_worker_sleep(struct xkv_worker *w)
 {
-	if (w->sync) {
+	if (w->sync)
 		xkv_roles_sleep(w->sync, w->id);
+	if (w->handoffs)
 		xkv_handoffs_sleep(w->handoffs, w->id);
-	}
 	xkv_store_thread_sleep();
 }
 
 void xkv_worker_wake(struct xkv_worker *w)
 {
-	if (w->sync) {
+	if (w->handoffs)
 		xkv_handoffs_wake(w->handoffs, w->id);
+	if (w->sync) {
 		xkv_roles_wake(w->sync, w->id, &w->roles); /* may wait: still offline */
 		roles_applied(w);
 	}

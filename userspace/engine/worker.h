@@ -61,6 +61,10 @@ struct xkv_worker {
 	struct xkv_handoffs *handoffs;
 	struct xkv_large_keys large_keys;
 	struct xkv_roles roles; /* as this worker adopted them */
+	/* memcached over TCP (xkv_worker_mc): where a handed write's result goes */
+	void (*mc_done)(void *ctx, uint64_t tag, const struct xkv_mc_result *r);
+	void *mc_ctx;
+	struct xkv_handoff *mc_unsent; /* results whose ring back was full, oldest first */
 };
 
 int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
@@ -95,6 +99,30 @@ int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo);
  * with one path need not call it.
  */
 void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx);
+
+/*
+ * The rings workers hand requests over (minos brings its own): memcached's writes
+ * over TCP need them under every policy.
+ */
+void xkv_worker_handoff_rings(struct xkv_worker *w, struct xkv_handoffs *handoffs);
+
+/*
+ * Memcached writes from this worker's connections: done(ctx, tag, result) is called,
+ * from xkv_worker_handoffs, with the result of one that xkv_worker_mc_write handed to
+ * another worker.
+ */
+void xkv_worker_mc(struct xkv_worker *w,
+		   void (*done)(void *ctx, uint64_t tag, const struct xkv_mc_result *r), void *ctx);
+
+/*
+ * A memcached write (invariant 1): applied here when this worker is its partition's
+ * writer (the static owner, minos's owner, or under dcrew and xkv the EWT's holder,
+ * which it joins as XDP would), else handed to the writer, with key and value copied.
+ * Returns 0 with *r filled (XKV_MC_NO_MEMORY when no hand-off was possible: counted,
+ * the client may retry), or -EINPROGRESS: the result comes to done with tag.
+ */
+int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
+			struct xkv_mc_result *r, uint64_t tag);
 
 /* Serves what other workers handed this one; returns how many. Once per batch. */
 unsigned xkv_worker_handoffs(struct xkv_worker *w);

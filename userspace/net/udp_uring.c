@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,15 +196,29 @@ static void peer_from(struct xkv_peer *peer, const struct sockaddr_in6 *addr)
 	peer->port = addr->sin6_port;
 }
 
-int xkv_uring_wait(struct xkv_uring *u, int timeout_ms)
+int xkv_uring_wait(struct xkv_uring *u, const int *fds, unsigned nfds, int timeout_ms)
 {
 	struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
 				       .tv_nsec = (timeout_ms % 1000) * 1000000L};
+	struct pollfd pfd[1 + XKV_URING_WAIT_FDS] = {{.fd = u->rx_ring.ring_fd, .events = POLLIN}};
 	struct io_uring_cqe *cqe;
+	unsigned n = 1;
 	int err;
 
-	err = io_uring_submit_and_wait_timeout(&u->rx_ring, &cqe, 1, &ts, NULL);
-	return err < 0 && err != -ETIME && err != -EINTR ? err : 0;
+	for (unsigned i = 0; i < nfds && i < XKV_URING_WAIT_FDS; i++)
+		if (fds[i] >= 0)
+			pfd[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+	if (n == 1) {
+		err = io_uring_submit_and_wait_timeout(&u->rx_ring, &cqe, 1, &ts, NULL);
+		return err < 0 && err != -ETIME && err != -EINTR ? err : 0;
+	}
+	/* the ring's fd is readable while it holds completions */
+	err = io_uring_submit(&u->rx_ring);
+	if (err < 0)
+		return err;
+	if (io_uring_cq_ready(&u->rx_ring))
+		return 0;
+	return poll(pfd, n, timeout_ms) < 0 && errno != EINTR ? -errno : 0;
 }
 
 void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c)

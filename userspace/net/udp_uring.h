@@ -54,8 +54,14 @@ struct xkv_uring {
 int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd);
 void xkv_uring_close(struct xkv_uring *u);
 
-/* Submits posted work and waits up to timeout_ms for a request. Returns 0 or -errno. */
-int xkv_uring_wait(struct xkv_uring *u, int timeout_ms);
+#define XKV_URING_WAIT_FDS 2 /* fds xkv_uring_wait watches besides the socket */
+
+/*
+ * Submits posted work and waits up to timeout_ms for a request, or for one of the
+ * nfds fds (at most XKV_URING_WAIT_FDS; -1 entries ignored) to be readable.
+ * Returns 0 or -errno.
+ */
+int xkv_uring_wait(struct xkv_uring *u, const int *fds, unsigned nfds, int timeout_ms);
 
 /* Adds the socket's counters to c. */
 void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c);

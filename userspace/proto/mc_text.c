@@ -21,8 +21,6 @@
 #define MC_LINE_MAX	2048
 #define MC_GET_LINE_MAX XKV_VALUE_MAX
 
-#define MC_VERSION "1.6.18-xkv" /* the memcached it answers like, for clients that check */
-
 char *xkv_mc_buf_reserve(struct xkv_mc_buf *b, size_t n)
 {
 	if (b->failed)
@@ -586,7 +584,7 @@ static int dispatch(struct mc_ctx *c)
 	if (mc_tok_is(cmd, "flush_all"))
 		return cmd_flush_all(c);
 	if (mc_tok_is(cmd, "version")) {
-		mc_reply(c->out, "VERSION " MC_VERSION);
+		mc_reply(c->out, "VERSION " XKV_MC_VERSION);
 		return 0;
 	}
 	if (mc_tok_is(cmd, "verbosity"))

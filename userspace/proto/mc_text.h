@@ -15,6 +15,9 @@
 
 #include "proto/mc_cmd.h"
 
+/* "version" and stats' version: the memcached it answers like, for clients that check */
+#define XKV_MC_VERSION "1.6.18-xkv"
+
 /* A growable output buffer: the replies, in order, for the connection to send. */
 struct xkv_mc_buf {
 	char *data;

@@ -88,18 +88,22 @@ static _Atomic uint64_t *uring_worker_depth(struct server *s, uint32_t id)
 static void uring_run(struct server *s, struct server_worker *w)
 {
 	struct xkv_uring *u = &((struct uring_backend *)s->net)->socks[w->id];
-	const struct xkv_rx rx = xkv_worker_rx(&w->proto, 0); /* memcached: XDP backend only */
+	const struct xkv_rx rx = xkv_worker_rx(&w->proto, 0); /* memcached over UDP: XDP only */
+	/* memcached's connections, and the hand-offs their writes travel on */
+	const int fds[XKV_URING_WAIT_FDS] = {server_mc_fd(s, w), xkv_worker_bell_fd(&w->proto)};
 
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
 		/* blocked in the kernel, the worker holds no item: grace periods go on */
 		xkv_worker_sleep(&w->proto);
-		xkv_uring_wait(u, WAIT_MS);
+		xkv_uring_wait(u, fds, XKV_URING_WAIT_FDS, WAIT_MS);
 		xkv_worker_wake(&w->proto);
 		uint64_t now = xkv_now_ns();
 
 		xkv_worker_tick(&w->proto, now);
 		server_counters_tick(s, w, now);
 		xkv_uring_drain(u, &rx);
+		xkv_worker_handoffs(&w->proto);
+		server_mc_poll(s, w);
 		/* a drain takes everything queued: the ring is dry, windows close */
 		xkv_worker_round_end(&w->proto, true);
 		xkv_store_quiescent();

@@ -270,16 +270,22 @@ static struct xkv_ewt_slot *xdp_ewt(struct server *s)
 	return b->ewt;
 }
 
-/* Nothing came for a while: sleep in poll(2) on every socket, and the hand-offs' bell. */
-static void idle_wait(struct xdp_backend *b, uint32_t workers, struct server_worker *w)
+/*
+ * Nothing came for a while: sleep in poll(2) on every socket, the hand-offs' bell and
+ * memcached's connections.
+ */
+static void idle_wait(struct server *s, struct xdp_backend *b, struct server_worker *w)
 {
-	struct pollfd pfd[XKV_QUEUES_MAX + 1];
+	struct pollfd pfd[XKV_QUEUES_MAX + 2];
 	uint32_t n = 0;
 
 	for (; n < b->nqueues; n++)
-		pfd[n] = (struct pollfd){.fd = b->socks[n * workers + w->id].fd, .events = POLLIN};
+		pfd[n] = (struct pollfd){.fd = b->socks[n * s->o.workers + w->id].fd,
+					 .events = POLLIN};
 	if (xkv_worker_bell_fd(&w->proto) >= 0)
 		pfd[n++] = (struct pollfd){.fd = xkv_worker_bell_fd(&w->proto), .events = POLLIN};
+	if (server_mc_fd(s, w) >= 0)
+		pfd[n++] = (struct pollfd){.fd = server_mc_fd(s, w), .events = POLLIN};
 	xkv_worker_sleep(&w->proto);
 	poll(pfd, n, IDLE_SLEEP_MS);
 	xkv_worker_wake(&w->proto);
@@ -305,12 +311,13 @@ static void xdp_run(struct server *s, struct server_worker *w)
 			got += xkv_xsk_poll(sock, &rx);
 		}
 		got += xkv_worker_handoffs(&w->proto);
+		got += server_mc_poll(s, w);
 		/* nothing came: the rings ran dry, and open compaction windows close */
 		xkv_worker_round_end(&w->proto, !got);
 		xkv_store_quiescent();
 		idle = got ? 0 : idle + 1;
 		if (idle >= IDLE_POLLS)
-			idle_wait(b, s->o.workers, w);
+			idle_wait(s, b, w);
 	}
 	xkv_worker_round_end(&w->proto, true); /* held writes are applied and answered */
 	for (uint32_t q = 0; q < b->nqueues; q++)

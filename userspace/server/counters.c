@@ -61,6 +61,7 @@ static void worker_snapshot(struct server *s, struct server_worker *w,
 	s->o.backend->worker_sockets(s, w->id, snap);
 	for (uint32_t q = 0; q < snap->nqueues; q++)
 		xkv_socket_counters_add(&snap->sock, &snap->queue[q]);
+	server_mc_counters(s, w->id, &snap->mc);
 }
 
 static void publish_worker(struct server *s, struct server_worker *w, uint64_t now_ns)

@@ -60,9 +60,10 @@ static const struct xkv_opt options[] = {
 			 "worker threads, one per core (default: cores online)"},
 	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
 	[OPT_MEMCACHED_PORT] = {"memcached-port", 0, "P",
-				"memcached's port (default " XKV_OPTS_STR(XKV_MC_DEFAULT_PORT)
-				"; 0: off): on the XDP backend, UDP requests to it are steered as "
-				"xkv's"},
+				"memcached's port: its text and meta protocol over TCP, served by "
+				"the workers, from the --allow networks (on the XDP backend also "
+				"memcached over UDP, steered by XDP); 0: off (default "
+				XKV_OPTS_STR(XKV_MC_DEFAULT_PORT) ", off when taken)"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -139,6 +140,7 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		err = xkv_opts_u64(p, 0, UINT16_MAX, &value);
 		if (!err)
 			o->memcached_port = (uint16_t)value;
+		o->memcached_port_given = true;
 		return err;
 	case OPT_MEMORY:
 		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
@@ -320,6 +322,8 @@ static int start_workers(struct server *s, uint32_t *started)
 			server_minos_worker(s, w);
 		if (s->ewt)
 			xkv_worker_dcrew(&w->proto, s->ewt);
+		if (s->mc)
+			server_mc_worker(s, w);
 		err = s->o.compaction ? xkv_worker_compaction(&w->proto, s->o.compact_slo) : 0;
 		if (!err)
 			err = -pthread_create(&w->thread, NULL, worker_thread, w);
@@ -425,6 +429,17 @@ int main(int argc, char **argv)
 	}
 	if (xkv_policy_ewt(s.o.policy))
 		s.ewt = s.o.backend->ewt(&s);
+	if (s.o.memcached_port) {
+		err = server_mc_open(&s);
+		/* memcached's default port taken (by a system's memcached): xkv goes on alone */
+		if (err == -EADDRINUSE && !s.o.memcached_port_given) {
+			fprintf(stderr, "xkv-server: memcached over TCP is off (see --memcached-port)\n");
+			server_mc_close(&s);
+			err = 0;
+		}
+		if (err)
+			goto out_close_backend;
+	}
 	err = start_workers(&s, &started);
 	if (err) {
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));
@@ -442,6 +457,8 @@ int main(int argc, char **argv)
 	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
 	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
 	       s.o.compaction ? ", compaction" : "", s.o.echo ? ", echo (no store)" : "");
+	if (s.mc)
+		printf("xkv-server: memcached on TCP port %u\n", s.o.memcached_port);
 	print_allowed(&s.o);
 	fflush(stdout);
 
@@ -460,6 +477,7 @@ out_stop:
 	for (uint32_t i = 0; i < started; i++)
 		xkv_worker_fini(&s.workers[i].proto);
 out_close_backend:
+	server_mc_close(&s);
 	server_minos_close(&s);
 	server_counters_close(&s);
 	s.o.backend->close(&s);

@@ -30,7 +30,8 @@ struct server_opts {
 	const char *iface;
 	uint32_t workers;
 	uint16_t port;
-	uint16_t memcached_port;	/* memcached's (XDP: its UDP requests steered); 0: off */
+	uint16_t memcached_port;	/* memcached's TCP listener (and XDP's UDP steering); 0: off */
+	bool memcached_port_given;	/* --memcached-port: a port taken is an error */
 	size_t memory;
 	enum xkv_store_mode mode;
 	enum xkv_policy policy;
@@ -71,6 +72,7 @@ struct server {
 	atomic_bool stopping;
 	struct server_counters counters;
 	struct server_minos *minos; /* --policy minos only (minos.c) */
+	struct server_mc *mc;	    /* memcached over TCP, unless --memcached-port 0 */
 	struct xkv_ewt_slot *ewt;   /* --policy dcrew only: the backend's */
 	uint32_t ewt_active_max;    /* dcrew: most slots held at once, as main sampled them */
 	void *net; /* the backend's state */
@@ -130,5 +132,22 @@ int server_minos_open(struct server *s);
 void server_minos_worker(struct server *s, struct server_worker *w);
 int server_minos_start(struct server *s);
 void server_minos_close(struct server *s);
+
+/*
+ * memcached over TCP (memcached.c): open makes each worker's listener and, unless
+ * minos made them, the hand-off rings writes travel on (0 or -errno, said why);
+ * worker wires a worker to them before it starts; a worker's loop calls poll every
+ * round (the completions handled: 0 when off) and sleeps on fd too (-1 when off);
+ * close, once the workers have stopped, closes every connection and frees it all
+ * (any time after open, also a failed one). counters adds worker w's own counters
+ * to c; stats appends memcached's `STAT name value` lines for a session on worker w.
+ */
+struct server_mc;
+int server_mc_open(struct server *s);
+void server_mc_worker(struct server *s, struct server_worker *w);
+unsigned server_mc_poll(struct server *s, struct server_worker *w);
+int server_mc_fd(const struct server *s, const struct server_worker *w);
+void server_mc_counters(const struct server *s, uint32_t w, struct xkv_mc_counters *c);
+void server_mc_close(struct server *s);
 
 #endif /* XKV_SERVER_H */

@@ -145,14 +145,50 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 	fn(ctx, "kernel", "tx_invalid_descs", c->kernel_tx_invalid);
 }
 
+void xkv_mc_counters_each(const struct xkv_mc_counters *c, xkv_counter_fn fn, void *ctx)
+{
+	fn(ctx, "memcached", "curr_connections", c->curr_connections);
+	fn(ctx, "memcached", "total_connections", c->total_connections);
+	fn(ctx, "memcached", "rejected_connections", c->refused_connections);
+	fn(ctx, "memcached", "cmd_get", c->cmd_get);
+	fn(ctx, "memcached", "cmd_set", c->cmd_set);
+	fn(ctx, "memcached", "cmd_flush", c->cmd_flush);
+	fn(ctx, "memcached", "cmd_touch", c->cmd_touch);
+	fn(ctx, "memcached", "get_hits", c->get_hits);
+	fn(ctx, "memcached", "get_misses", c->get_misses);
+	fn(ctx, "memcached", "delete_misses", c->delete_misses);
+	fn(ctx, "memcached", "delete_hits", c->delete_hits);
+	fn(ctx, "memcached", "incr_misses", c->incr_misses);
+	fn(ctx, "memcached", "incr_hits", c->incr_hits);
+	fn(ctx, "memcached", "decr_misses", c->decr_misses);
+	fn(ctx, "memcached", "decr_hits", c->decr_hits);
+	fn(ctx, "memcached", "cas_misses", c->cas_misses);
+	fn(ctx, "memcached", "cas_hits", c->cas_hits);
+	fn(ctx, "memcached", "cas_badval", c->cas_badval);
+	fn(ctx, "memcached", "touch_hits", c->touch_hits);
+	fn(ctx, "memcached", "touch_misses", c->touch_misses);
+}
+
+/* Adds size bytes of __u64 counters to another's. */
+static void add_words(void *dst, const void *src, size_t size)
+{
+	const __u64 *from = src;
+	__u64 *to = dst;
+
+	for (size_t i = 0; i < size / sizeof(__u64); i++)
+		to[i] += from[i];
+}
+
+void xkv_mc_counters_add(struct xkv_mc_counters *dst, const struct xkv_mc_counters *src)
+{
+	_Static_assert(sizeof(*src) % sizeof(__u64) == 0, "memcached counters are all __u64");
+	add_words(dst, src, sizeof(*src));
+}
+
 void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_socket_counters *src)
 {
-	const __u64 *from = (const __u64 *)src;
-	__u64 *to = (__u64 *)dst;
-
 	_Static_assert(sizeof(*src) % sizeof(__u64) == 0, "socket counters are all __u64");
-	for (size_t i = 0; i < sizeof(*src) / sizeof(__u64); i++)
-		to[i] += from[i];
+	add_words(dst, src, sizeof(*src));
 }
 
 uint32_t xkv_worker_queues(const struct xkv_worker_counters *w)
@@ -201,6 +237,7 @@ void xkv_counters_print(FILE *out, const struct xkv_worker_counters *workers, ui
 		snprintf(t.prefix, sizeof(t.prefix), "worker %u ", w);
 		xkv_request_counters_each(&workers[w].req, text_counter, &t);
 		xkv_socket_counters_each(&workers[w].sock, server->backend, text_counter, &t);
+		xkv_mc_counters_each(&workers[w].mc, text_counter, &t);
 		for (uint32_t q = 0; q < xkv_worker_queues(&workers[w]); q++) {
 			snprintf(t.prefix, sizeof(t.prefix), "worker %u queue %u ", w, q);
 			xkv_socket_counters_each(&workers[w].queue[q], server->backend,

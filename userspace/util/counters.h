@@ -49,6 +49,12 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *backend,
 			      xkv_counter_fn fn, void *ctx);
 
+/* Every counter of memcached over TCP (group "memcached"), named as its `stats` does. */
+void xkv_mc_counters_each(const struct xkv_mc_counters *c, xkv_counter_fn fn, void *ctx);
+
+/* Adds every counter of src to dst's. */
+void xkv_mc_counters_add(struct xkv_mc_counters *dst, const struct xkv_mc_counters *src);
+
 /* Adds every counter of src to dst's. */
 void xkv_socket_counters_add(struct xkv_socket_counters *dst, const struct xkv_socket_counters *src);
 

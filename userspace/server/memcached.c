@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memcached over TCP in xkv-server (docs/MEMCACHED.md): each worker listens on the
+ * memcached port (net/tcp_uring.h) and serves its connections between its other
+ * requests, one text-protocol session each (proto/mc_text.h). Reads are served by
+ * the session from the store; writes go to their partition's writer
+ * (xkv_worker_mc_write), which may be another worker: the connection then waits for
+ * the result, and reads nothing more meanwhile.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/tcp_uring.h"
+#include "proto/mc_text.h"
+#include "server/server.h"
+#include "util/counters.h"
+
+#define MC_CONNS 1024 /* at once, over all workers: memcached's -c default */
+/* the longest request: a 1 MiB value, its line (memcached's keys and flags) and CRLFs */
+#define MC_IN_MAX (XKV_VALUE_MAX + 4096)
+
+struct mc_worker {
+	struct server *srv;
+	struct server_worker *w;
+	struct xkv_tcp tcp;
+	bool open;
+	struct xkv_mc_counters counters; /* its commands; connections are the listener's */
+};
+
+/* One connection's session. */
+struct mc_conn {
+	struct mc_worker *mw;
+	struct xkv_tcp_conn *c;
+	struct xkv_mc_backend backend;
+	struct xkv_mc_session session;
+	enum xkv_mc_op op; /* of the write away on another worker */
+};
+
+struct server_mc {
+	struct xkv_handoffs handoffs; /* the rings, when minos does not bring its own */
+	bool handoffs_ready;
+	struct mc_worker *workers;
+	time_t started;
+};
+
+/*
+ * The session appends its replies to the connection's output itself: both buffers
+ * are plain malloc'd bytes, so the session's is lent the connection's for the call.
+ */
+static struct xkv_mc_buf out_lend(struct xkv_tcp_conn *c)
+{
+	return (struct xkv_mc_buf){.data = c->out.data, .len = c->out.len, .cap = c->out.cap};
+}
+
+/* ... and given back; an allocation that failed lost replies: the connection closes. */
+static void out_return(struct xkv_tcp_conn *c, const struct xkv_mc_buf *out)
+{
+	c->out = (struct xkv_tcp_buf){.data = out->data, .len = out->len, .cap = out->cap};
+	if (out->failed)
+		c->close_after = true;
+}
+
+static uint64_t conn_tag(const struct xkv_tcp_conn *c)
+{
+	return (uint64_t)c->slot << 32 | c->gen;
+}
+
+/* A write's outcome, as memcached counts it. */
+static void count_write(struct xkv_mc_counters *c, enum xkv_mc_op op, enum xkv_mc_status status)
+{
+	bool miss = status == XKV_MC_NOT_FOUND;
+
+	switch (op) {
+	case XKV_MC_CAS:
+		c->cas_misses += miss;
+		c->cas_badval += status == XKV_MC_EXISTS;
+		c->cas_hits += status == XKV_MC_STORED;
+		c->cmd_set++;
+		break;
+	case XKV_MC_DELETE:
+		c->delete_hits += !miss;
+		c->delete_misses += miss;
+		break;
+	case XKV_MC_INCR:
+		c->incr_hits += !miss;
+		c->incr_misses += miss;
+		break;
+	case XKV_MC_DECR:
+		c->decr_hits += !miss;
+		c->decr_misses += miss;
+		break;
+	case XKV_MC_TOUCH:
+		c->touch_hits += !miss;
+		c->touch_misses += miss;
+		c->cmd_touch++;
+		break;
+	default:
+		c->cmd_set++;
+		break;
+	}
+}
+
+static int mc_write(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_result *r)
+{
+	struct mc_conn *mc = ctx;
+	int err = xkv_worker_mc_write(&mc->mw->w->proto, w, r, conn_tag(mc->c));
+
+	if (err == -EINPROGRESS) {
+		mc->op = w->op;
+		xkv_tcp_pause(mc->c);
+	} else {
+		count_write(&mc->mw->counters, w->op, r->status);
+	}
+	return err;
+}
+
+/* A write another worker applied: its connection, if still there, goes on. */
+static void mc_done(void *ctx, uint64_t tag, const struct xkv_mc_result *r)
+{
+	struct mc_worker *mw = ctx;
+	struct xkv_tcp_conn *c = xkv_tcp_conn_of(&mw->tcp, (uint32_t)(tag >> 32), (uint32_t)tag);
+	struct xkv_mc_buf out;
+	struct mc_conn *mc;
+
+	if (!c)
+		return; /* it closed while its write was away */
+	mc = c->session;
+	count_write(&mw->counters, mc->op, r->status);
+	out = out_lend(c);
+	xkv_mc_session_resume(&mc->session, r, &out);
+	out_return(c, &out);
+	/* gat goes on with its next key from resume, and may be waiting again */
+	if (xkv_mc_session_waiting(&mc->session))
+		xkv_tcp_kick(&mw->tcp, c);
+	else
+		xkv_tcp_resume(&mw->tcp, c);
+}
+
+#define STAT_LINE_MAX 128 /* "STAT name value\r\n" */
+
+static void stat_printf(struct xkv_mc_buf *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void stat_printf(struct xkv_mc_buf *out, const char *fmt, ...)
+{
+	char *at = xkv_mc_buf_reserve(out, STAT_LINE_MAX);
+	va_list ap;
+	int n;
+
+	if (!at)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(at, STAT_LINE_MAX, fmt, ap);
+	va_end(ap);
+	out->len += n > 0 && n < STAT_LINE_MAX ? (size_t)n : 0;
+}
+
+static void stat_line(void *ctx, const char *group, const char *name, uint64_t value)
+{
+	(void)group;
+	stat_printf(ctx, "STAT %s %llu\r\n", name, (unsigned long long)value);
+}
+
+/*
+ * memcached's `stats`: this worker's counters as they are, the others' as they last
+ * published them (every XKV_PUBLISH_NS), so that no counter is shared between workers.
+ */
+static void mc_stats(void *ctx, struct xkv_mc_buf *out)
+{
+	const struct mc_worker *mw = ((struct mc_conn *)ctx)->mw;
+	struct server *s = mw->srv;
+	struct xkv_mc_counters sum = {0};
+	struct xkv_worker_counters snap;
+	struct xkv_store_stats st;
+
+	for (uint32_t i = 0; i < s->o.workers; i++) {
+		if (i == mw->w->id)
+			server_mc_counters(s, i, &sum);
+		else if (xkv_counters_read(&snap, &s->counters.workers[i], sizeof(snap)) == 0)
+			xkv_mc_counters_add(&sum, &snap.mc);
+	}
+	xkv_store_get_stats(s->store, &st);
+	stat_printf(out, "STAT pid %d\r\n", (int)getpid());
+	stat_printf(out, "STAT uptime %lld\r\n", (long long)(time(NULL) - s->mc->started));
+	stat_printf(out, "STAT time %u\r\n", xkv_store_now(s->store));
+	stat_printf(out, "STAT version %s\r\n", XKV_MC_VERSION);
+	stat_printf(out, "STAT pointer_size %zu\r\n", sizeof(void *) * 8);
+	stat_printf(out, "STAT threads %u\r\n", s->o.workers);
+	xkv_mc_counters_each(&sum, stat_line, out);
+	stat_printf(out, "STAT curr_items %llu\r\n", (unsigned long long)st.items);
+	stat_printf(out, "STAT bytes %llu\r\n", (unsigned long long)st.bytes_used);
+	stat_printf(out, "STAT limit_maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
+	stat_printf(out, "STAT evictions %llu\r\n", (unsigned long long)st.evictions);
+}
+
+/* flush_all: the session sends no delay (it refuses one) */
+static int mc_flush(void *ctx, uint32_t delay)
+{
+	struct mc_conn *mc = ctx;
+
+	(void)delay;
+	xkv_store_flush(mc->mw->srv->store);
+	mc->mw->counters.cmd_flush++;
+	return 0;
+}
+
+static uint32_t mc_now(void *ctx)
+{
+	const struct mc_conn *mc = ctx;
+
+	return xkv_store_now(mc->mw->srv->store);
+}
+
+/* A retrieval, served here from the store whichever worker writes the key. */
+static int mc_read(void *ctx, const void *key, uint16_t key_len, uint64_t hash, void *buf,
+		   size_t cap, uint32_t *value_len, struct xkv_item_meta *meta)
+{
+	struct mc_conn *mc = ctx;
+	struct xkv_mc_counters *c = &mc->mw->counters;
+	int err = xkv_store_get_meta(mc->mw->srv->store, key, key_len, hash, buf, cap, value_len,
+				     meta);
+
+	/* -ENOBUFS: the session asks again with room for the value */
+	c->cmd_get += err != -ENOBUFS;
+	c->get_hits += err == 0;
+	c->get_misses += err == -ENOENT;
+	return err;
+}
+
+static int conn_open(void *ctx, struct xkv_tcp_conn *c)
+{
+	struct mc_worker *mw = ctx;
+	const struct server_opts *o = &mw->srv->o;
+	struct mc_conn *mc;
+
+	/* as the UDP path: only the allowlist's networks are served */
+	if (!xkv_peer_in(&c->peer, o->allow, o->n_allow))
+		return -EACCES;
+	mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		return -ENOMEM;
+	*mc = (struct mc_conn){.mw = mw, .c = c};
+	mc->backend = (struct xkv_mc_backend){.read = mc_read, .write = mc_write,
+					      .stats = mc_stats, .flush = mc_flush, .now = mc_now,
+					      .ctx = mc};
+	xkv_mc_session_init(&mc->session, &mc->backend);
+	c->session = mc;
+	return 0;
+}
+
+static size_t conn_input(void *ctx, struct xkv_tcp_conn *c, const char *in, size_t len,
+			 bool *close)
+{
+	struct mc_conn *mc = c->session;
+	struct xkv_mc_buf out = out_lend(c);
+	size_t used = xkv_mc_session_feed(&mc->session, in, len, &out, close);
+
+	(void)ctx;
+	out_return(c, &out);
+	return used;
+}
+
+static void conn_close(void *ctx, struct xkv_tcp_conn *c)
+{
+	struct mc_conn *mc = c->session;
+
+	(void)ctx;
+	xkv_mc_session_free(&mc->session);
+	free(mc);
+}
+
+int server_mc_open(struct server *s)
+{
+	const struct xkv_tcp_handler handler = {
+		.open = conn_open, .input = conn_input, .close = conn_close};
+	uint32_t per_worker = (MC_CONNS + s->o.workers - 1) / s->o.workers;
+	struct server_mc *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	s->mc = m;
+	m->started = time(NULL);
+	m->workers = calloc(s->o.workers, sizeof(*m->workers));
+	if (!m->workers)
+		return -ENOMEM;
+	if (!s->minos) {
+		err = xkv_handoffs_init(&m->handoffs, s->o.workers);
+		if (err)
+			return err;
+		m->handoffs_ready = true;
+	}
+	for (uint32_t i = 0; i < s->o.workers; i++) {
+		struct mc_worker *mw = &m->workers[i];
+		struct xkv_tcp_handler h = handler;
+
+		mw->srv = s;
+		mw->w = &s->workers[i];
+		h.ctx = mw;
+		err = xkv_tcp_open(&mw->tcp, s->o.memcached_port, per_worker, MC_IN_MAX, &h);
+		if (err) {
+			fprintf(stderr, "xkv-server: worker %u: memcached TCP port %u: %s\n", i,
+				s->o.memcached_port, strerror(-err));
+			return err;
+		}
+		mw->open = true;
+	}
+	return 0;
+}
+
+void server_mc_worker(struct server *s, struct server_worker *w)
+{
+	struct server_mc *m = s->mc;
+
+	if (m->handoffs_ready)
+		xkv_worker_handoff_rings(&w->proto, &m->handoffs);
+	xkv_worker_mc(&w->proto, mc_done, &m->workers[w->id]);
+}
+
+void server_mc_counters(const struct server *s, uint32_t w, struct xkv_mc_counters *c)
+{
+	const struct mc_worker *mw = s->mc ? &s->mc->workers[w] : NULL;
+
+	if (!mw || !mw->open)
+		return;
+	xkv_mc_counters_add(c, &mw->counters);
+	c->curr_connections += mw->tcp.nconns;
+	c->total_connections += mw->tcp.accepted;
+	c->refused_connections += mw->tcp.refused;
+}
+
+unsigned server_mc_poll(struct server *s, struct server_worker *w)
+{
+	return s->mc ? xkv_tcp_reap(&s->mc->workers[w->id].tcp) : 0;
+}
+
+int server_mc_fd(const struct server *s, const struct server_worker *w)
+{
+	return s->mc ? xkv_tcp_fd(&s->mc->workers[w->id].tcp) : -1;
+}
+
+void server_mc_close(struct server *s)
+{
+	struct server_mc *m = s->mc;
+
+	if (!m)
+		return;
+	for (uint32_t i = 0; m->workers && i < s->o.workers; i++) {
+		if (m->workers[i].open)
+			xkv_tcp_close(&m->workers[i].tcp);
+	}
+	if (m->handoffs_ready)
+		xkv_handoffs_fini(&m->handoffs);
+	free(m->workers);
+	free(m);
+	s->mc = NULL;
+}
