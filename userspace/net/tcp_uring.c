@@ -70,8 +70,14 @@ static int listen_open(uint16_t port)
 int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in_max,
 		 const struct xkv_tcp_handler *handler)
 {
-	/* room for every completion at once: a receive and a send per connection, accepts */
-	struct io_uring_params params = {.flags = IORING_SETUP_CQSIZE,
+	/*
+	 * Room for every completion at once: a receive and a send per connection, accepts.
+	 * Cooperative task work: a completion waits for the worker's next reap to enter the
+	 * kernel (TASKRUN_FLAG tells liburing's peek to), rather than interrupting a worker
+	 * busy polling: memcaslap's ops/s rose from 0.74x memcached's to about 1x.
+	 */
+	struct io_uring_params params = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+						  IORING_SETUP_TASKRUN_FLAG,
 					 .cq_entries = 2 * max_conns + XKV_TCP_RING};
 	int err;
 
