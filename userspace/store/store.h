@@ -59,7 +59,6 @@ struct xkv_store_stats {
 
 struct xkv_store;
 
-
 /*
  * Returns a store or NULL with errno set. Memory is accounted when an item is
  * linked or unlinked; the bytes of an unlinked item go back to the budget at once,
