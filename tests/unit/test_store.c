@@ -827,6 +827,28 @@ Test(store_meta, flush_hides_what_was_stored_before_it)
 	cr_assert_eq(get("a", &len), -ENOENT);
 }
 
+/*
+ * An install over an expired or flushed value reports the key absent, as value_len did
+ * before it: minos's owner keeps xkv_large_keys by what install says it replaced.
+ */
+Test(store_meta, install_over_a_dead_value_replaced_nothing)
+{
+	static uint8_t big[3000];
+	uint32_t now = xkv_store_now(s);
+	int64_t old_len = 0;
+
+	cr_assert_eq(put_meta("k", big, sizeof(big), 0, now + 5, NULL), 0);
+	xkv_store_clock_shift(s, 5);
+	cr_assert_eq(value_len("k"), -ENOENT);
+	cr_assert_eq(install("k", "v", 1, &old_len), 0);
+	cr_assert_eq(old_len, -1, "an expired value is replaced as if absent");
+	xkv_store_flush(s);
+	cr_assert_eq(install("k", big, sizeof(big), &old_len), 0);
+	cr_assert_eq(old_len, -1, "a flushed value too");
+	cr_assert_eq(install("k", "w", 1, &old_len), 0);
+	cr_assert_eq(old_len, sizeof(big), "a live one is reported");
+}
+
 /* The hand-off path carries meta and gets a CAS when installed. */
 Test(store_meta, installed_items_carry_meta)
 {

@@ -166,7 +166,7 @@ void xkv_store_item_free(struct xkv_item *item);
  * It never rewrites the old item in place, which would keep the bucket's version odd
  * for the whole copy: the old item is unlinked and retired. Takes item in every case,
  * freeing it on -ENOMEM. On 0, *old_len (unless NULL) is the replaced value's length,
- * or -1 if the key was absent.
+ * or -1 if the key was absent (an expired or flushed value was).
  */
 int xkv_store_install(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 		      int64_t *old_len);

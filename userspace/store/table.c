@@ -329,7 +329,9 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	slot = chain_find(t->buckets, head, tag, item_key(item), item_key_len(item));
 	if (slot) {
 		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
-		replaced = item_value_len(old);
+		/* an expired or flushed value was already absent to every read */
+		if (!item_dead(s, old))
+			replaced = item_value_len(old);
 	} else {
 		slot = new_key_slot(s, p, hash, &t, &head);
 	}
