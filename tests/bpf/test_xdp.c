@@ -5,6 +5,7 @@
  * steered count), and steering must agree with include/xkv/hash.h.
  */
 #include <stdlib.h>
+#include <unistd.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <bpf/bpf.h>
@@ -593,6 +594,23 @@ Test(xdp, unusable_config)
 	cr_assert_eq(fixture_config(&f, &unconfigured), 0);
 	expect_packet(&f, "port 0", &(struct pkt_spec){0}, XDP_PASS, XKV_STAT_PASSED);
 	fixture_close(&f);
+}
+
+/*
+ * A config map of another size (pins an older build left, with fewer fields) is refused,
+ * not written short: the kernel would copy only the map's bytes of the config.
+ */
+Test(xdp, config_write_refuses_a_map_of_another_size)
+{
+	const struct xkv_config cfg = {.port = PKT_PORT, .workers = 1, .memcached_port = 11211};
+	int older = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xkv_config", 4, 8, 1, NULL);
+	int same = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xkv_config", 4, sizeof(cfg), 1, NULL);
+
+	cr_assert(older >= 0 && same >= 0, "bpf_map_create: %s", strerror(errno));
+	cr_expect_eq(bpfctl_config_write(older, &cfg), -EINVAL);
+	cr_expect_eq(bpfctl_config_write(same, &cfg), 0);
+	close(older);
+	close(same);
 }
 
 /* A worker without a socket in the XSKMAP: the packet is counted, and no depth leaks. */

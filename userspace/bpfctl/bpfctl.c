@@ -276,7 +276,8 @@ out_destroy_skel:
 
 int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 {
-	__u32 zero = 0;
+	struct bpf_map_info info = {0};
+	__u32 zero = 0, info_len = sizeof(info);
 	int err;
 
 	if (!cfg->port) {
@@ -297,6 +298,17 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 	}
 	if (cfg->policy >= XKV_POLICY_END) {
 		pr_warn("config: unknown policy %u\n", cfg->policy);
+		return -EINVAL;
+	}
+	/* the kernel copies the map's value size: a smaller map of an older build drops fields */
+	if (bpf_obj_get_info_by_fd(config_fd, &info, &info_len)) {
+		err = -errno;
+		pr_warn("read the config map: %s\n", strerror(-err));
+		return err;
+	}
+	if (info.value_size != sizeof(*cfg)) {
+		pr_warn("config map of %u bytes, this build's is %zu: pins of another xkv build? "
+			"detach first\n", info.value_size, sizeof(*cfg));
 		return -EINVAL;
 	}
 	err = bpf_map_update_elem(config_fd, &zero, cfg, BPF_ANY);
