@@ -1065,6 +1065,64 @@ Test(execute, compaction_answers_each_put_on_the_socket_it_came_on)
 	free(other);
 }
 
+/* A key whose partition is worker `owner`'s when two small workers share them. */
+static const char *key_of_owner(uint32_t owner)
+{
+	static char key[16];
+
+	for (int i = 0;; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		if (xkv_partition(xkv_hash(key, strlen(key))) % 2 == owner)
+			return key;
+	}
+}
+
+/*
+ * minos with compaction: new roles that give a held key's partition to another worker
+ * apply the window first, under the roles it was opened by; open after the adoption,
+ * its write would land beside the new owner's (invariant 1).
+ */
+Test(execute, compaction_windows_close_before_new_roles)
+{
+	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+	const struct xkv_large_keys keys = {.record = record_nothing, .forget = forget_nothing};
+	struct xkv_roles r = {.gen = 1, .threshold = 11, .nsmall = 2};
+	const char *hot = key_of_owner(1);
+	static struct batch b;
+
+	r.small[0] = 0, r.small[1] = 1;
+	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
+	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, store, &cap->tx, &reasm), 0);
+		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
+	}
+	cr_assert_eq(xkv_worker_compaction(&xw[1], 100000), 0);
+	cap->reserved = cap->sent = 0;
+	xkv_worker_sleep(&xw[0]); /* holds no request: worker 1 adopts without waiting */
+
+	batch_add(&b, request(XKV_OP_PUT, hot, "v1", 2));
+	batch_add(&b, request(XKV_OP_PUT, hot, "v2", 2));
+	batch_add(&b, request(XKV_OP_GET, "other", NULL, 0));
+	batch_look_ahead(&xw[1], &b);
+	batch_serve(&xw[1], &b, 0);
+	batch_serve(&xw[1], &b, 1);
+	cr_assert_eq(cap->sent, 0, "both PUTs held by the partition's owner, worker 1");
+
+	r.gen = 2, r.nsmall = 1; /* every partition is worker 0's from now */
+	xkv_roles_publish(&roles_sync, &r);
+	batch_serve(&xw[1], &b, 2);
+	cr_assert_eq(xw[1].roles.gen, 2, "adopted");
+	cr_assert_str_eq(stored(hot), "v2", "the window applied before the adoption");
+	cr_assert_eq(cap->sent, 3, "its PUTs answered, then the GET");
+	cr_assert_eq(xw[1].compact->nopen, 0);
+	xkv_worker_wake(&xw[0]);
+	for (uint32_t i = 0; i < 2; i++)
+		xkv_worker_fini(&xw[i]);
+	xkv_handoffs_fini(&handoffs);
+	xkv_roles_sync_fini(&roles_sync);
+}
+
 /*
  * A hand-off is answered on the receiving worker's socket of the rx queue its request
  * came on (on veth, TX queue i lands on the peer's rx queue i), not on the one the

@@ -265,6 +265,30 @@ Test(tcp_uring, a_paused_connection_reads_nothing_until_resumed)
 	stop(&s);
 }
 
+/*
+ * A client that half-closes after its requests (nc -N) still gets every reply, the one
+ * its paused request waits for too (a memcached write away on another worker); then
+ * the connection closes.
+ */
+Test(tcp_uring, a_half_closed_connection_is_answered_before_it_closes)
+{
+	char buf[32] = {0};
+	struct server s;
+	int fd;
+
+	start(&s, 4, false);
+	fd = dial(&s);
+	cr_assert_eq(send(fd, "a\nwait\nb\n", 9, 0), 9);
+	cr_assert_eq(shutdown(fd, SHUT_WR), 0);
+	usleep(100000); /* the end of input is seen while the connection is paused */
+	atomic_store(&s.resume, true);
+	read_all(fd, buf, 12);
+	cr_assert_str_eq(buf, "a\nresumed\nb\n");
+	cr_assert(closed_by_server(fd), "closed once everything was answered");
+	close(fd);
+	stop(&s);
+}
+
 Test(tcp_uring, input_fed_while_a_receive_is_posted_stays_in_order)
 {
 	char buf[32] = {0};

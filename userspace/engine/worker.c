@@ -245,11 +245,18 @@ static void roles_applied(struct xkv_worker *w)
 	w->exec.small_class_max = large ? XKV_SIZE_CLASSES : w->roles.threshold;
 }
 
-/* Between requests: newer roles are adopted by every worker before any acts on them. */
+static void windows_close_all(struct xkv_worker *w);
+
+/*
+ * Between requests: newer roles are adopted by every worker before any acts on them.
+ * Open compaction windows are applied first, under the roles they were opened by: after
+ * the adoption their partitions may be another worker's (invariant 1).
+ */
 static void roles_check(struct xkv_worker *w)
 {
 	if (!w->sync || !xkv_roles_changed(w->sync, w->roles.gen))
 		return;
+	windows_close_all(w);
 	/* a writer growing a table waits for our quiescent state: don't make it wait on us */
 	xkv_store_thread_sleep();
 	xkv_roles_adopt(w->sync, w->id, &w->roles);
@@ -363,6 +370,14 @@ static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 		w->exec.stats.compact_window_max = win->nputs;
 	ewt_let_go(w, win->hash, win->nputs);
 	xkv_compact_free(w->compact, win);
+}
+
+static void windows_close_all(struct xkv_worker *w)
+{
+	struct xkv_compact_window *win;
+
+	while (w->compact && (win = xkv_compact_any(w->compact)))
+		window_close(w, win);
 }
 
 /* A write to a key whose window is open goes after the window's: this worker's order. */
@@ -563,9 +578,11 @@ static bool mc_flush_unsent(struct xkv_worker *w)
 	struct xkv_handoff *m;
 
 	while ((m = w->mc_unsent)) {
+		struct xkv_handoff *next = m->next; /* pushed, m is the origin's to free */
+
 		if (!xkv_handoffs_push(w->handoffs, w->id, m->origin, m))
 			return false;
-		w->mc_unsent = m->next;
+		w->mc_unsent = next;
 	}
 	return true;
 }
@@ -916,7 +933,6 @@ int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo)
 
 void xkv_worker_round_end(struct xkv_worker *w, bool dry)
 {
-	struct xkv_compact_window *win;
 	uint64_t busy;
 
 	if (w->round_served) {
@@ -926,8 +942,8 @@ void xkv_worker_round_end(struct xkv_worker *w, bool dry)
 		w->service_ns += ((int64_t)(busy / w->round_served) - (int64_t)w->service_ns) / 8;
 		w->round_served = 0;
 	}
-	while (dry && w->compact && (win = xkv_compact_any(w->compact)))
-		window_close(w, win);
+	if (dry)
+		windows_close_all(w);
 }
 
 /* A request, xkv's or memcached's, from peer; hash is its key's. */

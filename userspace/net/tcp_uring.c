@@ -249,7 +249,7 @@ static void recv_post(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 {
 	struct io_uring_sqe *sqe;
 
-	if (c->recv_posted || c->closing || c->close_after)
+	if (c->recv_posted || c->closing || c->close_after || c->eof)
 		return;
 	/* a client that does not read its replies is not read either */
 	if (c->out.len + c->wire.len - c->wire_sent > XKV_TCP_OUT_HIGH)
@@ -283,6 +283,9 @@ static void conn_run(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 		c->close_after = close;
 	}
 	send_post(t, c);
+	/* fed all it can, and waiting for no other worker: nothing more will come */
+	if (c->eof && !c->paused)
+		c->close_after = true;
 	if (c->close_after && !c->send_posted)
 		conn_shut(c);
 	recv_post(t, c);
@@ -357,8 +360,10 @@ static void complete(struct xkv_tcp *t, const struct io_uring_cqe *cqe)
 		c->recv_posted = false;
 		if (cqe->res > 0)
 			c->in_len += (size_t)cqe->res;
+		else if (cqe->res == 0)
+			c->eof = true; /* half closed (nc -N): what it sent is still answered */
 		else
-			conn_shut(c); /* the peer closed, or an error */
+			conn_shut(c);
 		break;
 	case OP_SEND:
 		c->send_posted = false;

@@ -40,6 +40,7 @@ struct xkv_tcp_conn {
 	bool recv_posted, send_posted;
 	bool paused;		 /* the handler waits for something: no input is fed */
 	bool close_after;	 /* closes once its replies are sent */
+	bool eof;		 /* the peer sends no more: close once what it sent is answered */
 	bool closing;		 /* shut down: freed once nothing is posted */
 	void *session;		 /* the handler's */
 };
