@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/mc_number.h"
 #include "proto/mc_text.h"
 
 #define MC_TOKENS_MAX 24 /* as memcached's MAX_TOKENS; get and gat walk their keys instead */
@@ -48,10 +49,21 @@ struct mc_ctx {
 /* The next token at or after *p, before end; false when none is left. */
 bool mc_next_token(const char **p, const char *end, struct mc_tok *t);
 bool mc_tok_is(const struct mc_tok *t, const char *word);
-/* memcached's safe_strtoul (truncated to 32 bits, as it stores flags), strtoull, strtol */
-bool mc_tok_u32(const struct mc_tok *t, uint32_t *out);
-bool mc_tok_u64(const struct mc_tok *t, uint64_t *out);
-bool mc_tok_i32(const struct mc_tok *t, int32_t *out);
+/* memcached's numbers (proto/mc_number.h) in a token */
+static inline bool mc_tok_u32(const struct mc_tok *t, uint32_t *out)
+{
+	return xkv_mc_number_u32(t->p, t->len, out);
+}
+
+static inline bool mc_tok_u64(const struct mc_tok *t, uint64_t *out)
+{
+	return xkv_mc_number_u64(t->p, t->len, out);
+}
+
+static inline bool mc_tok_i32(const struct mc_tok *t, int32_t *out)
+{
+	return xkv_mc_number_i32(t->p, t->len, out);
+}
 
 void mc_reply(struct xkv_mc_buf *out, const char *text); /* text, then "\r\n" */
 /* Appends printf-formatted text (no "\r\n"); short pieces: header fields. */

@@ -97,56 +97,6 @@ bool mc_tok_is(const struct mc_tok *t, const char *word)
 	return t->len == strlen(word) && memcmp(t->p, word, t->len) == 0;
 }
 
-/* The token NUL-terminated, as memcached's tokenizer leaves it; false if absurdly long. */
-static bool tok_cstr(const struct mc_tok *t, char *buf, size_t cap)
-{
-	if (t->len >= cap)
-		return false;
-	memcpy(buf, t->p, t->len);
-	buf[t->len] = '\0';
-	return true;
-}
-
-/* strtoull or strtoll over the whole token, as memcached's safe_strto* check them. */
-static bool tok_number(const struct mc_tok *t, bool is_signed, uint64_t *out)
-{
-	char buf[64], *end;
-
-	if (!tok_cstr(t, buf, sizeof(buf)))
-		return false;
-	errno = 0;
-	*out = is_signed ? (uint64_t)strtoll(buf, &end, 10) : strtoull(buf, &end, 10);
-	if (errno == ERANGE || end == buf || *end != '\0')
-		return false;
-	/* a huge unsigned one that a minus sign made */
-	return is_signed || (int64_t)*out >= 0 || !memchr(buf, '-', t->len);
-}
-
-bool mc_tok_u32(const struct mc_tok *t, uint32_t *out)
-{
-	uint64_t n;
-
-	if (!tok_number(t, false, &n))
-		return false;
-	*out = (uint32_t)n;
-	return true;
-}
-
-bool mc_tok_u64(const struct mc_tok *t, uint64_t *out)
-{
-	return tok_number(t, false, out);
-}
-
-bool mc_tok_i32(const struct mc_tok *t, int32_t *out)
-{
-	uint64_t n;
-
-	if (!tok_number(t, true, &n))
-		return false;
-	*out = (int32_t)n; /* memcached stores strtol's long in an int32_t */
-	return true;
-}
-
 uint32_t mc_exptime(struct mc_ctx *c, int64_t exptime)
 {
 	const struct xkv_mc_backend *b = c->s->backend;
@@ -450,8 +400,8 @@ static int cmd_get(struct mc_ctx *c, bool cas, bool touch)
 		return 0;
 	}
 	if (touch) {
-		mc_next_token(&keys, end, &key);
-		if (!mc_tok_i32(&key, &e)) {
+		/* there is one: ntok counted it */
+		if (!mc_next_token(&keys, end, &key) || !mc_tok_i32(&key, &e)) {
 			mc_reply(c->out, "CLIENT_ERROR invalid exptime argument");
 			return 0;
 		}

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "proto/mc_number.h"
 #include "proto/mc_udp.h"
 
 void xkv_mc_frame(uint8_t *p, uint16_t id, uint16_t seq, uint16_t total)
@@ -40,37 +41,6 @@ static bool next_token(struct span *rest, struct span *tok)
 static bool token_is(const struct span *t, const char *word)
 {
 	return t->len == strlen(word) && !memcmp(t->p, word, t->len);
-}
-
-/* A decimal token up to max. */
-static bool token_u64(const struct span *t, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!t->len || t->len > 20)
-		return false;
-	for (size_t i = 0; i < t->len; i++) {
-		if (t->p[i] < '0' || t->p[i] > '9' || v > (max - (uint64_t)(t->p[i] - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(t->p[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-/* A decimal token in int32_t's range, a leading '-' when negative (memcached's exptime). */
-static bool token_i32(const struct span *t, int64_t *out)
-{
-	struct span digits = *t;
-	bool negative = t->len > 1 && t->p[0] == '-';
-	uint64_t v;
-
-	digits.p += negative;
-	digits.len -= negative;
-	if (!token_u64(&digits, (uint64_t)INT32_MAX + negative, &v))
-		return false;
-	*out = negative ? -(int64_t)v : (int64_t)v;
-	return true;
 }
 
 static bool key_ok(const struct span *k)
@@ -124,8 +94,8 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 				     struct xkv_msg *msg)
 {
 	struct span key, t[3];
-	uint64_t flags, bytes;
-	int64_t exptime;
+	int32_t exptime, bytes;
+	uint32_t flags;
 
 	if (!next_token(&rest, &key))
 		return XKV_MC_UDP_ERROR;
@@ -134,18 +104,18 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 	if (!next_token(&rest, &t[0]) || !next_token(&rest, &t[1]) || !next_token(&rest, &t[2]) ||
 	    !optional_noreply(rest, &msg->mc.quiet))
 		return XKV_MC_UDP_ERROR;
-	/* flags as memcached reads them: any 64-bit number, kept to its low 32 bits */
-	if (!key_ok(&key) || !token_u64(&t[0], UINT64_MAX, &flags) || !token_i32(&t[1], &exptime) ||
-	    !token_u64(&t[2], INT32_MAX, &bytes))
+	if (!key_ok(&key) || !xkv_mc_number_u32(t[0].p, t[0].len, &flags) ||
+	    !xkv_mc_number_i32(t[1].p, t[1].len, &exptime) ||
+	    !xkv_mc_number_i32(t[2].p, t[2].len, &bytes) || bytes < 0)
 		return XKV_MC_UDP_BAD_FORMAT;
-	if (bytes > XKV_VALUE_MAX)
+	if ((uint32_t)bytes > XKV_VALUE_MAX)
 		return XKV_MC_UDP_TOO_LARGE;
 	/* the data block ends with its own \r\n, as memcached wants it */
 	if (data_len < (size_t)bytes + 2 || data[bytes] != '\r' || data[bytes + 1] != '\n')
 		return XKV_MC_UDP_BAD_CHUNK;
 	msg->frag = data;
 	msg->value_len = msg->frag_len = (uint32_t)bytes;
-	msg->mc.flags = (uint32_t)flags;
+	msg->mc.flags = flags;
 	msg->mc.exptime = exptime;
 	return XKV_MC_UDP_OK;
 }
