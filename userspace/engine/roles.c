@@ -70,9 +70,19 @@ void xkv_roles_sleep(struct xkv_roles_sync *s, uint32_t id)
 	atomic_store(&s->seen[id].gen, XKV_ROLES_ASLEEP);
 }
 
+/*
+ * Store buffering, settled by the single total order of seq_cst operations: an adopter
+ * A of gen g, published by P, and this waking worker W. P's store of gen happens
+ * before A's load of seen[W] (through the lock A copies the roles under), so it
+ * precedes it in the total order. If A's load saw W asleep, it precedes W's store
+ * below, which precedes W's load of gen: that load comes after P's store and sees g,
+ * and W adopts g before it serves. Otherwise A waits for W. Both of W's accesses must
+ * be seq_cst: a relaxed load could be ordered before the store (arm64 does so), and
+ * both A and W would go on under different roles.
+ */
 void xkv_roles_wake(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine)
 {
 	atomic_store(&s->seen[id].gen, mine->gen);
-	if (xkv_roles_changed(s, mine->gen))
+	if (atomic_load(&s->gen) != mine->gen)
 		xkv_roles_adopt(s, id, mine);
 }
