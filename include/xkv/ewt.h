@@ -26,14 +26,16 @@
 #define XKV_EWT_SLOTS	   XKV_PARTITIONS /* one per partition: no partition shares an owner */
 #define XKV_EWT_TRIES	   4		  /* CAS attempts XDP makes before a counted drop */
 #define XKV_EWT_WRITES_MAX 0xffffu	  /* a slot this full takes no more writes */
+#define XKV_EWT_HEALING	   (1ULL << 48)	  /* the word's healing field set */
 
 /*
  * One slot, as bpftool shows it. Empty is all zero: a release that takes the last
  * write clears the owner too. The CAS word is the whole struct, read as a __u64.
  */
 struct xkv_ewt_slot {
-	__u32 owner;  /* the worker whose writes to the partition are outstanding */
-	__u32 writes; /* steered to it and not yet released; 0: the slot is free */
+	__u32 owner;   /* the worker whose writes to the partition are outstanding */
+	__u16 writes;  /* steered to it and not yet released; 0: the slot is free */
+	__u16 healing; /* 1: its owner counts the holds it never got; no write joins */
 };
 
 _Static_assert(sizeof(struct xkv_ewt_slot) == 8, "an EWT slot is one 64-bit CAS word");
@@ -66,7 +68,12 @@ static __always_inline __u32 xkv_ewt_owner(__u64 word)
 
 static __always_inline __u32 xkv_ewt_writes(__u64 word)
 {
-	return (__u32)(word >> 32);
+	return (__u32)(word >> 32) & XKV_EWT_WRITES_MAX;
+}
+
+static __always_inline int xkv_ewt_healing(__u64 word)
+{
+	return (word & XKV_EWT_HEALING) != 0;
 }
 
 /*
@@ -78,14 +85,17 @@ static __always_inline __u32 xkv_ewt_target(__u64 word, __u32 candidate)
 	return xkv_ewt_writes(word) ? xkv_ewt_owner(word) : candidate;
 }
 
-/* The word after one more write to xkv_ewt_target(word, candidate); 0 if the slot is full. */
+/*
+ * The word after one more write to xkv_ewt_target(word, candidate); 0 if the slot is
+ * full or healing (its owner is counting what it holds: the count must not grow).
+ */
 static __always_inline __u64 xkv_ewt_joined(__u64 word, __u32 candidate)
 {
 	__u32 writes = xkv_ewt_writes(word);
 
 	if (!writes)
 		return xkv_ewt_word(candidate, 1);
-	if (writes >= XKV_EWT_WRITES_MAX)
+	if (writes >= XKV_EWT_WRITES_MAX || xkv_ewt_healing(word))
 		return 0;
 	return xkv_ewt_word(xkv_ewt_owner(word), writes + 1);
 }
@@ -104,12 +114,15 @@ static __always_inline int xkv_ewt_claimed(__u32 policy, __u8 op, __u32 frag_len
 	return policy == XKV_POLICY_DCREW || (policy == XKV_POLICY_XKV && frag_len == value_len);
 }
 
-/* The word after owner lets n writes go; the last one empties the slot. */
+/*
+ * The word after owner lets n writes go, still healing if it was; the last one
+ * empties the slot, and so ends its healing.
+ */
 static __always_inline __u64 xkv_ewt_released(__u64 word, __u32 n)
 {
 	__u32 writes = xkv_ewt_writes(word);
 
-	return writes > n ? xkv_ewt_word(xkv_ewt_owner(word), writes - n) : 0;
+	return writes > n ? word - ((__u64)n << 32) : 0;
 }
 
 #endif /* XKV_EWT_H */

@@ -47,11 +47,14 @@ struct xkv_request_counters {
 	__u64 ewt_not_owner;	/* dcrew: writes that came without their slot held for it: refused */
 	__u64 ewt_joined;	/* xkv: whole PUTs in pieces whose slot the worker claimed itself */
 	__u64 ewt_join_busy;	/* xkv: ... whose slot stayed contended or full: answered busy */
+	__u64 ewt_heals;	/* dcrew, xkv: slots frozen to give back holds never received */
+	__u64 ewt_healed;	/* ... holds given back: their writes the kernel dropped */
 	__u64 store_writes;	/* PUTs and DELETEs applied to the store: one per window */
 	__u64 compact_windows;	/* compaction windows opened */
 	__u64 compact_writes;	/* PUTs answered from a window: one store write per window */
 	__u64 compact_window_max; /* most PUTs one window held */
 	__u64 busy_ns;		/* time spent serving: rounds of polling that served something */
+	__u64 round_gap_max_ns; /* the longest time between two rounds' starts */
 	__u64 mc_dropped;	/* memcached datagrams dropped: a bad frame, a request cut short */
 	__u64 mc_errors;	/* memcached requests answered an error (ERROR, CLIENT_ERROR) */
 	__u64 mc_amplify_refused; /* memcached GETs whose reply an untrusted source may not get */

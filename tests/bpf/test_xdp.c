@@ -904,11 +904,13 @@ Test(xdp, dcrew_get_leaves_the_slot_and_is_balanced_as_crew)
 	fixture_close(&f);
 }
 
-/* A slot at XKV_EWT_WRITES_MAX takes no more writes: after the tries, a counted drop. */
-static void full_slot_is_an_ewt_busy_drop(const struct xkv_config *cfg)
+/*
+ * A slot at XKV_EWT_WRITES_MAX takes no more writes, nor does one whose owner is
+ * healing it (engine/holds.h): after the tries, a counted drop.
+ */
+static void slot_is_an_ewt_busy_drop(const struct xkv_config *cfg, __u64 full)
 {
 	const struct xkv_roles r = split_roles();
-	const __u64 full = xkv_ewt_word(1, XKV_EWT_WRITES_MAX);
 	struct fixture f;
 
 	cr_assert_eq(fixture_open(&f, cfg, WORKERS), 0);
@@ -924,7 +926,12 @@ static void full_slot_is_an_ewt_busy_drop(const struct xkv_config *cfg)
 
 Test(xdp, dcrew_full_slot_is_an_ewt_busy_drop)
 {
-	full_slot_is_an_ewt_busy_drop(&dcrew);
+	slot_is_an_ewt_busy_drop(&dcrew, xkv_ewt_word(1, XKV_EWT_WRITES_MAX));
+}
+
+Test(xdp, dcrew_healing_slot_is_an_ewt_busy_drop)
+{
+	slot_is_an_ewt_busy_drop(&dcrew, xkv_ewt_word(1, 3) | XKV_EWT_HEALING);
 }
 
 /* A slot held by a worker beyond the count is refused as bad_config, the slot unchanged. */
@@ -1179,7 +1186,7 @@ Test(xdp, xkv_gets_go_by_minos_and_leave_the_slot)
 /* Under xkv too, with roles: the one-datagram write is dropped, the word unchanged. */
 Test(xdp, xkv_full_slot_is_an_ewt_busy_drop)
 {
-	full_slot_is_an_ewt_busy_drop(&xkv);
+	slot_is_an_ewt_busy_drop(&xkv, xkv_ewt_word(1, XKV_EWT_WRITES_MAX));
 }
 
 /*

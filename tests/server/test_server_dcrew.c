@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <xkv/ewt.h>
 #include <xkv/hash.h>
@@ -51,6 +53,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+	if (srv.pid > 0)
+		kill(srv.pid, SIGCONT); /* a stopped server never sees the SIGTERM */
 	server_stop(&srv);
 	unlink(srv.out_path);
 }
@@ -293,6 +297,98 @@ Test(server_dcrew, xkv_write_storm_keeps_one_writer_and_every_value)
 	storm_keeps_one_writer_and_every_value("xkv");
 	cr_assert_gt(server_counter(&srv, "ewt_joined"), 0, "no PUT in pieces joined its slot");
 	cr_assert_gt(server_counter(&srv, "handoffs_taken"), 0, "no item was handed over");
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A UDP socket in the client host, connected to the server's xkv port. */
+static int udp_to_server(void)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(srv.port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	cr_assert_geq(fd, 0);
+	inet_pton(AF_INET, netns_env("XKV_SERVER_IP"), &to.sin_addr);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	return fd;
+}
+
+/*
+ * The server stopped (SIGSTOP) while writes pour in: XDP claims their slots, the
+ * kernel drops what the full rings cannot take, and nothing will ever release those
+ * holds. Within a second of the server going on, every slot is empty again (healed,
+ * never two writers: the checked build aborts on one), the counts balance, and
+ * writes go on as before.
+ */
+static void dropped_writes_heal(const char *policy)
+{
+	const char *args[] = {"--backend", "xdp", "--iface", netns_env("XKV_IFACE"),
+			      "--workers", "2", "--allow", allow, "--policy", policy, NULL};
+	static uint8_t dgram[2048];
+	struct xkv_ewt_counters ewt, before;
+	struct storm_thread t[THREADS];
+	int first_err = 0, busy, fd, err;
+	long released, healed, joined;
+	uint64_t start, waited;
+
+	err = server_start(&srv, args);
+	cr_assert_eq(err, 0, "server did not start: %s", strerror(-err));
+	before = ewt_read().counters;
+	fd = udp_to_server();
+	cr_assert_eq(kill(srv.pid, SIGSTOP), 0);
+	for (uint32_t i = 0; i < 12000; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "stuck%u", i % 64);
+		send(fd, dgram, workload_put_datagram(dgram, key, i + 1, 64, 64), 0);
+	}
+	close(fd);
+	usleep(100000); /* veth's XDP runs a little after the send */
+	cr_assert_gt(ewt_read().active, 0, "no slot held while the server was stopped");
+	cr_assert_eq(kill(srv.pid, SIGCONT), 0);
+	start = now_ms();
+	while (ewt_read().active && now_ms() - start < 5000)
+		usleep(5000);
+	waited = now_ms() - start;
+	cr_assert_eq(ewt_read().active, 0, "slots still held %lu ms after the stall", waited);
+	cr_assert_leq(waited, 1000, "the holds healed only after %lu ms", waited);
+	cr_log_info("%s: every slot empty %lu ms after the stall ended", policy, waited);
+
+	/* writes balanced as before: the storm's writes take and release slots */
+	cr_assert_eq(storm(t, &first_err, &busy), 0, "after the heal: %s", strerror(-first_err));
+	cr_assert_eq(ewt_held(), 0, "slots held after the storm");
+	ewt = ewt_read().counters;
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	joined = server_counter(&srv, "ewt_joined");
+	released = server_counter(&srv, "ewt_released");
+	healed = server_counter(&srv, "ewt_healed");
+	cr_log_info("%s: EWT taken %llu joined %llu dropped %llu; workers joined %ld released "
+		    "%ld healed %ld in %ld heals; kernel rx_dropped %ld fill_empty %ld",
+		    policy, (unsigned long long)(ewt.taken - before.taken),
+		    (unsigned long long)(ewt.joined - before.joined),
+		    (unsigned long long)(ewt.dropped - before.dropped), joined, released, healed,
+		    server_counter(&srv, "ewt_heals"), server_counter(&srv, "kernel rx_dropped"),
+		    server_counter(&srv, "kernel rx_fill_ring_empty"));
+	cr_assert_gt(healed, 0, "nothing healed: did the kernel drop no claimed write?");
+	cr_assert_eq((long)(ewt.taken - before.taken + ewt.joined - before.joined) + joined,
+		     released + healed, "every hold counted was released or healed, once");
+	cr_assert_eq(server_counter(&srv, "ewt_not_owner"), 0);
+}
+
+Test(server_dcrew, dcrew_writes_the_kernel_dropped_heal)
+{
+	dropped_writes_heal("dcrew");
+}
+
+Test(server_dcrew, xkv_writes_the_kernel_dropped_heal)
+{
+	dropped_writes_heal("xkv");
 }
 
 #ifdef XKV_CHECKS

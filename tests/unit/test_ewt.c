@@ -193,3 +193,20 @@ Test(ewt, a_full_slot_takes_no_more_writes)
 	cr_assert_eq(xkv_ewt_release(t, 4, 3, 1), 0);
 	cr_assert_eq(xkv_ewt_join(t, 4, 0, XKV_EWT_TRIES), 3, "room again: joins owner 3");
 }
+
+/* A healing slot (engine/holds.h): no write joins it; releases keep it so, the last ends it. */
+Test(ewt, a_healing_slot_only_shrinks)
+{
+	struct xkv_ewt_slot t[XKV_EWT_SLOTS] = {0};
+	uint64_t *word = xkv_ewt_word_of(t, 7);
+
+	*word = xkv_ewt_word(2, 3) | XKV_EWT_HEALING;
+	cr_assert_eq(xkv_ewt_join(t, 7, 2, XKV_EWT_TRIES), -EBUSY, "not even by its owner");
+	cr_assert_eq(xkv_ewt_writes(*word), 3);
+	cr_assert(xkv_ewt_holds(t, 7, 2), "its writes are still its owner's");
+	cr_assert_eq(xkv_ewt_release(t, 7, 2, 2), 0);
+	cr_assert_eq(*word, xkv_ewt_word(2, 1) | XKV_EWT_HEALING, "still healing");
+	cr_assert_eq(xkv_ewt_release(t, 7, 2, 1), 0);
+	cr_assert_eq(*word, 0, "the last release empties it, healing and all");
+	cr_assert_eq(xkv_ewt_join(t, 7, 1, 1), 1, "free again: taken");
+}

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,7 +353,7 @@ static void dcrew_worker(struct xkv_worker *w, uint64_t timeout_ns)
 
 	memset(ewt, 0, sizeof(ewt));
 	cr_assert_eq(xkv_worker_init(w, 1, 2, store, &cap->tx, &reasm), 0);
-	xkv_worker_dcrew(w, ewt);
+	xkv_worker_dcrew(w, ewt, NULL, NULL, NULL);
 	cap->reserved = cap->sent = 0;
 }
 
@@ -524,7 +526,7 @@ static void xkv_workers(uint64_t timeout_ns)
 	for (uint32_t i = 0; i < 2; i++) {
 		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, store, &cap->tx, &reasm), 0);
 		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
-		xkv_worker_dcrew(&xw[i], ewt);
+		xkv_worker_dcrew(&xw[i], ewt, NULL, NULL, NULL);
 	}
 	cap->reserved = cap->sent = 0;
 }
@@ -1037,6 +1039,32 @@ Test(execute, compaction_keeps_the_slot_until_the_window_closes)
 	xkv_worker_fini(&w);
 }
 
+/*
+ * A window's deadline holds on rounds that serve no datagram (hand-offs alone, TCP
+ * completions): its PUTs are answered and its holds let go once the time is up.
+ */
+Test(execute, compaction_deadline_holds_on_rounds_without_datagrams)
+{
+	static struct batch b;
+	struct xkv_worker w;
+
+	dcrew_worker(&w, 0);
+	cr_assert_eq(xkv_worker_compaction(&w, 10000), 0); /* S x 9999: ~10 ms at first */
+	*slot_of("hot") = (struct xkv_ewt_slot){.owner = 1, .writes = 2};
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
+	batch_look_ahead(&w, &b);
+	batch_serve(&w, &b, 0);
+	cr_assert_eq(cap->sent, 0, "held: another PUT to its key comes next");
+	usleep(30000);
+	xkv_worker_tick(&w, xkv_now_ns());
+	xkv_worker_round_end(&w, false); /* busy with something else, past the deadline */
+	cr_assert_eq(cap->sent, 1, "answered at its window's deadline");
+	cr_assert_eq(slot_of("hot")->writes, 1, "its hold let go");
+	cr_assert_str_eq(stored("hot"), "v1");
+	xkv_worker_fini(&w);
+}
+
 /* A window's PUTs came on two sockets (rx queues): each reply leaves on its own. */
 Test(execute, compaction_answers_each_put_on_the_socket_it_came_on)
 {
@@ -1075,6 +1103,161 @@ static const char *key_of_owner(uint32_t owner)
 		if (xkv_partition(xkv_hash(key, strlen(key))) % 2 == owner)
 			return key;
 	}
+}
+
+/*
+ * Holds that heal (engine/holds.h): worker 1 of 2 on the EWT, with this test as the
+ * server's main thread (the fence) and as worker 0 (its rounds).
+ */
+static struct xkv_holds_shared heal_shared = {.nworkers = 2};
+
+static void healing_worker(struct xkv_worker *w)
+{
+	struct xkv_reasm_config reasm = {
+		.memory_limit = 1 << 20, .max_messages = 4, .timeout_ns = 60000000000ULL};
+
+	memset(ewt, 0, sizeof(ewt));
+	memset(heal_shared.beat, 0, sizeof(heal_shared.beat));
+	cr_assert_eq(xkv_worker_init(w, 1, 2, store, &cap->tx, &reasm), 0);
+	xkv_worker_dcrew(w, ewt, &heal_shared, NULL, NULL);
+	xkv_worker_tick(w, xkv_now_ns()); /* pieces come now, not at boot */
+	cap->reserved = cap->sent = 0;
+}
+
+/* Dry rounds until the worker asks for a fence; false if it never does. */
+static bool rounds_until_fence(struct xkv_worker *w)
+{
+	uint64_t asked[XKV_WORKERS_MAX];
+
+	for (int i = 0; i < 50; i++) {
+		xkv_worker_tick(w, xkv_now_ns());
+		xkv_worker_round_end(w, true);
+		if (xkv_holds_fences_asked(&heal_shared, asked))
+			return true;
+		usleep(XKV_HOLDS_SCAN_NS / 1000 / 2);
+	}
+	return false;
+}
+
+/* Main's fence, worker 0's next round, then worker 1's rounds up to the end of its heal. */
+static void fence_and_heal(struct xkv_worker *w)
+{
+	uint64_t asked[XKV_WORKERS_MAX];
+
+	cr_assert(xkv_holds_fences_asked(&heal_shared, asked));
+	xkv_holds_fences_made(&heal_shared, asked);
+	atomic_fetch_add(&heal_shared.beat[0].rounds, 1);
+	for (int i = 0; i < 4; i++) {
+		xkv_worker_tick(w, xkv_now_ns());
+		xkv_worker_round_end(w, false);
+	}
+	cr_assert_eq(w->holds.phase, XKV_HEAL_IDLE, "the heal is over");
+}
+
+/*
+ * Writes XDP claimed for the worker that the kernel then dropped (a full RX ring): the
+ * slot counts holds nothing will release. They are given back, and the partition
+ * takes writes again, balanced as before.
+ */
+Test(execute, holds_the_kernel_dropped_heal)
+{
+	struct xkv_msg put = request(XKV_OP_PUT, "k", "v", 1);
+	struct xkv_worker w;
+
+	healing_worker(&w);
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 3};
+	cr_assert(rounds_until_fence(&w), "the worker saw holds it never got");
+	cr_assert(slot_of("k")->healing, "frozen while it counts");
+	cr_assert_eq(xkv_ewt_join(ewt, xkv_partition(xkv_hash("k", 1)), 0, XKV_EWT_TRIES),
+		     -EBUSY, "no write joins a healing slot");
+	fence_and_heal(&w);
+	cr_assert_eq(*xkv_ewt_word_of(ewt, xkv_partition(xkv_hash("k", 1))), 0, "empty again");
+	cr_assert_eq(w.holds.healed, 3);
+	cr_assert_eq(w.holds.heals, 1);
+
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1}; /* as XDP takes it */
+	feed(&w, &put);
+	cr_assert_eq(cap->sent, 1);
+	cr_assert_eq(slot_of("k")->writes, 0, "taken and let go as before");
+	xkv_worker_fini(&w);
+}
+
+/*
+ * What the worker has in hand is never healed: a PUT in pieces (dcrew: each piece
+ * holds) keeps its holds through a heal, and lets them go with its reply.
+ */
+Test(execute, holds_in_hand_survive_a_heal)
+{
+	static const int order[] = {0, 1, 2};
+	static uint8_t value[3 * PIECE_LEN];
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value)), reply;
+	struct xkv_worker w;
+
+	healing_worker(&w);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 1, .writes = 5}; /* 3 lost */
+	feed_pieces(&w, put, order, 2);
+	cr_assert(rounds_until_fence(&w));
+	fence_and_heal(&w);
+	cr_assert(slot_of("big")->writes == 2 && slot_of("big")->owner == 1 &&
+			  !slot_of("big")->healing,
+		  "the two pieces in hand still hold it: writes %u", slot_of("big")->writes);
+	cr_assert_eq(w.holds.healed, 3);
+	slot_of("big")->writes++; /* XDP claims the last piece */
+	feed_pieces(&w, put, order + 2, 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(*xkv_ewt_word_of(ewt, xkv_partition(xkv_hash("big", 3))), 0);
+	xkv_worker_fini(&w);
+}
+
+/* A slot whose every hold is in hand, or held by another worker, is never frozen. */
+Test(execute, holds_all_in_hand_are_left_alone)
+{
+	static const int order[] = {0, 1};
+	static uint8_t value[3 * PIECE_LEN];
+	struct xkv_msg put = request(XKV_OP_PUT, "big", value, sizeof(value));
+	struct xkv_worker w;
+
+	healing_worker(&w);
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 1, .writes = 2};
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 0, .writes = 7};
+	feed_pieces(&w, put, order, 2);
+	cr_assert_not(rounds_until_fence(&w));
+	cr_assert_eq(slot_of("big")->writes, 2);
+	cr_assert_eq(slot_of("k")->writes, 7);
+	xkv_worker_fini(&w);
+}
+
+/*
+ * A write another worker joined for this one, still on its way (in a hand-off ring,
+ * or about to be given back), is not taken for lost: the heal waits for every other
+ * worker to begin a round, and takes its hand-offs, before it counts.
+ */
+Test(execute, holds_wait_for_the_other_workers_rounds)
+{
+	struct xkv_worker w;
+
+	healing_worker(&w);
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1};
+	cr_assert(rounds_until_fence(&w));
+	uint64_t asked[XKV_WORKERS_MAX];
+
+	cr_assert(xkv_holds_fences_asked(&heal_shared, asked));
+	xkv_holds_fences_made(&heal_shared, asked);
+	for (int i = 0; i < 10; i++) {
+		xkv_worker_tick(&w, xkv_now_ns());
+		xkv_worker_round_end(&w, true);
+	}
+	cr_assert_eq(slot_of("k")->writes, 1, "worker 0 has not begun a round: no count yet");
+	cr_assert(slot_of("k")->healing);
+	xkv_ewt_release(ewt, xkv_partition(xkv_hash("k", 1)), 1, 1); /* worker 0 gives it back */
+	atomic_fetch_add(&heal_shared.beat[0].rounds, 1);
+	for (int i = 0; i < 2; i++) {
+		xkv_worker_tick(&w, xkv_now_ns());
+		xkv_worker_round_end(&w, true);
+	}
+	cr_assert_eq(*xkv_ewt_word_of(ewt, xkv_partition(xkv_hash("k", 1))), 0);
+	cr_assert_eq(w.holds.healed, 0, "nothing was lost: the release emptied it");
+	xkv_worker_fini(&w);
 }
 
 /*
@@ -1121,6 +1304,56 @@ Test(execute, compaction_windows_close_before_new_roles)
 		xkv_worker_fini(&xw[i]);
 	xkv_handoffs_fini(&handoffs);
 	xkv_roles_sync_fini(&roles_sync);
+}
+
+struct round_loop {
+	struct xkv_worker *w;
+	atomic_bool stop;
+};
+
+/* A worker whose rounds serve nothing the roles look at: TCP reads, refused datagrams. */
+static void *rounds_without_requests(void *arg)
+{
+	static const uint8_t no_line_end[] = {0, 1, 0, 0, 0, 1, 0, 0, 'g', 'e', 't', ' ', 'k'};
+	struct round_loop *l = arg;
+
+	xkv_store_thread_online();
+	while (!atomic_load(&l->stop)) {
+		xkv_worker_tick(l->w, xkv_now_ns());
+		xkv_worker_mc_datagram(l->w, &peer, no_line_end, sizeof(no_line_end));
+		xkv_worker_round_end(l->w, false);
+		xkv_store_quiescent();
+	}
+	xkv_worker_sleep(l->w);
+	xkv_store_thread_offline();
+	return NULL;
+}
+
+/*
+ * New roles are adopted by a worker whatever its rounds serve: one that only refuses
+ * malformed memcached datagrams (or serves TCP reads) must not keep the others, who
+ * wait for it before they act on the roles, spinning with their rings filling.
+ */
+Test(execute, roles_are_adopted_by_a_worker_that_serves_no_request, .timeout = 10)
+{
+	struct round_loop loop = {.w = &xw[1]};
+	struct xkv_msg get = request(XKV_OP_GET, "k", NULL, 0);
+	struct xkv_roles r;
+	pthread_t t;
+
+	xkv_workers(0);
+	r = roles_sync.roles;
+	cr_assert_eq(pthread_create(&t, NULL, rounds_without_requests, &loop), 0);
+	r.gen = 2;
+	xkv_roles_publish(&roles_sync, &r);
+	feed(&xw[0], &get); /* worker 0 adopts between requests */
+	cr_assert_eq(xw[0].roles.gen, 2, "worker 0 adopted, so worker 1 did too");
+	atomic_store(&loop.stop, true);
+	pthread_join(t, NULL);
+	cr_assert_eq(xw[1].roles.gen, 2);
+	cr_assert_eq(xw[1].exec.stats.mc_dropped + xw[1].exec.stats.mc_errors > 0, true,
+		     "its rounds did refuse datagrams");
+	xkv_workers_fini();
 }
 
 /*

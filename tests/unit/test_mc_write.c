@@ -184,7 +184,7 @@ Test(mc_write, under_dcrew_the_slot_holder_is_the_writer)
 
 	cr_assert_not_null(ewt);
 	for (uint32_t i = 0; i < 2; i++)
-		xkv_worker_dcrew(&w[i], ewt);
+		xkv_worker_dcrew(&w[i], ewt, NULL, NULL, NULL);
 	/* a free slot: the worker takes it and writes, even though 1 is the static owner */
 	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 1), 0);
 	cr_expect_eq(r.status, XKV_MC_STORED);

@@ -61,6 +61,10 @@ void xkv_worker_fini(struct xkv_worker *w)
 
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 {
+	/* stopped, or never scheduled: the gap an operator looks for */
+	if (w->round_start && now_ns - w->round_start > w->exec.stats.round_gap_max_ns)
+		w->exec.stats.round_gap_max_ns = now_ns - w->round_start;
+	xkv_holds_round(&w->holds);
 	w->round_start = now_ns;
 	w->round_served = 0;
 	w->now_ns = now_ns;
@@ -81,6 +85,8 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	out->reassembly_timeouts = rs.timeouts;
 	out->reassembly_evicted = rs.evicted;
 	out->reassembly_late = rs.late;
+	out->ewt_heals = w->holds.heals;
+	out->ewt_healed = w->holds.healed;
 }
 
 /* Decodes a request look-ahead saw, in its protocol; false if it is not one. */
@@ -145,13 +151,19 @@ static bool is_write(const struct xkv_msg *m)
 	return m->op == XKV_OP_PUT || m->op == XKV_OP_DELETE;
 }
 
-/* Lets n of holder's writes to hash's partition go: applied and answered, or never to be. */
-static void ewt_release_for(struct xkv_worker *w, uint64_t hash, uint32_t holder, uint32_t n)
+/* Counts a release: 0, or -EPERM when the slot did not count those n writes for it. */
+static void count_release(struct xkv_worker *w, int err, uint32_t n)
 {
-	if (xkv_ewt_release(w->ewt, xkv_partition(hash), holder, n) == 0)
+	if (!err)
 		w->exec.stats.ewt_released += n;
 	else
 		w->exec.stats.ewt_not_owner += n;
+}
+
+/* dcrew and xkv: the hold of a write steered here is in hand (engine/holds.h). */
+static void ewt_take(struct xkv_worker *w, uint64_t hash)
+{
+	xkv_holds_take(&w->holds, xkv_partition(hash), 1);
 }
 
 /* dcrew and xkv: lets n writes of hash's partition go; steering may balance them again. */
@@ -159,7 +171,13 @@ static void ewt_let_go(struct xkv_worker *w, uint64_t hash, uint32_t n)
 {
 	if (!w->ewt || !n || w->early_release)
 		return;
-	ewt_release_for(w, hash, w->id, n);
+	count_release(w, xkv_holds_release(&w->holds, xkv_partition(hash), n), n);
+}
+
+/* A write this worker joined for holder, never handed to it: the hold goes back. */
+static void ewt_give_back(struct xkv_worker *w, uint64_t hash, uint32_t holder)
+{
+	count_release(w, xkv_ewt_release(w->ewt, xkv_partition(hash), holder, 1), 1);
 }
 
 /* The policy xkv: minos's roles and dcrew's EWT together. */
@@ -468,6 +486,8 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 		xkv_reply_status(&w->exec, &m->peer, &m->req, XKV_S_BUSY);
 		return;
 	}
+	if (w->ewt)
+		ewt_take(w, m->hash);
 	w->exec.stats.requests[XKV_OP_PUT]++;
 	w->exec.stats.store_writes++;
 	window_close_key(w, m->hash, &m->req);
@@ -616,6 +636,7 @@ static void take_mc_write(struct xkv_worker *w, struct xkv_handoff *m)
 	if (w->ewt) {
 		/* the sender joined the slot for us: the acquire orders us after its last holder */
 		if (xkv_ewt_holds(w->ewt, xkv_partition(m->hash), w->id)) {
+			ewt_take(w, m->hash);
 			mc_apply(w, mw, &m->mc_result);
 			ewt_let_go(w, m->hash, 1);
 		} else {
@@ -672,6 +693,8 @@ int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
 		writer = write_owner(w, mw->hash);
 	}
 	if (writer == w->id) {
+		if (w->ewt)
+			ewt_take(w, mw->hash);
 		mc_apply(w, mw, r);
 		ewt_let_go(w, mw->hash, 1);
 		return 0;
@@ -680,7 +703,7 @@ int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
 		return -EINPROGRESS;
 	/* nothing was written: the write the join counted for the holder goes back */
 	if (w->ewt)
-		ewt_release_for(w, mw->hash, writer, 1);
+		ewt_give_back(w, mw->hash, writer);
 	return 0;
 }
 
@@ -750,9 +773,14 @@ void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
 	roles_applied(w);
 }
 
-void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt)
+void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt,
+		      struct xkv_holds_shared *shared, bool (*rings_read)(void *ctx),
+		      void *ctx)
 {
 	w->ewt = ewt;
+	xkv_holds_init(&w->holds, ewt, w->id, shared);
+	w->holds.rings_read = rings_read;
+	w->holds.rings_ctx = ctx;
 #ifdef XKV_CHECKS
 	w->early_release = getenv("XKV_CHECK_EARLY_RELEASE") != NULL;
 #endif
@@ -803,13 +831,14 @@ static int put_joined(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	}
 	w->exec.stats.ewt_joined++;
 	if ((uint32_t)holder == w->id) {
+		ewt_take(w, hash);
 		status = execute_write(w, peer, m, hash);
 		ewt_let_go(w, hash, 1);
 		return (int)status;
 	}
 	/* answered here: nothing was written, so the write counted for the holder goes back */
 	if (!build_large(w, peer, m, hash, (uint32_t)holder))
-		ewt_release_for(w, hash, (uint32_t)holder, 1);
+		ewt_give_back(w, hash, (uint32_t)holder);
 	return -1;
 }
 
@@ -861,9 +890,10 @@ static bool ewt_check(struct xkv_worker *w, const struct xkv_peer *peer, const s
 	if (!ewt_claimed(w, m))
 		return true;
 	if (xkv_ewt_holds(w->ewt, xkv_partition(hash), w->id)) {
+		ewt_take(w, hash);
 		/* a broken worker, for the test that shows invariant 1's check can fail */
 		if (w->early_release)
-			xkv_ewt_release(w->ewt, xkv_partition(hash), w->id, 1);
+			xkv_holds_release(&w->holds, xkv_partition(hash), 1);
 		return true;
 	}
 	w->exec.stats.ewt_not_owner++;
@@ -933,17 +963,22 @@ int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo)
 
 void xkv_worker_round_end(struct xkv_worker *w, bool dry)
 {
-	uint64_t busy;
+	uint64_t now = xkv_now_ns(), busy;
 
 	if (w->round_served) {
-		busy = xkv_now_ns() - w->round_start;
+		busy = now - w->round_start;
 		w->exec.stats.busy_ns += busy;
 		/* a moving mean, 1/8 per round: S follows the load without jumping */
 		w->service_ns += ((int64_t)(busy / w->round_served) - (int64_t)w->service_ns) / 8;
 		w->round_served = 0;
 	}
+	/* whatever the round served (TCP reads alone, refused datagrams): the others wait */
+	roles_check(w);
 	if (dry)
 		windows_close_all(w);
+	else if (w->compact && w->compact->nopen)
+		windows_close_due(w, now);
+	xkv_holds_round_end(&w->holds, now, dry);
 }
 
 /* A request, xkv's or memcached's, from peer; hash is its key's. */
@@ -1000,8 +1035,10 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_peer *peer, const v
 	else
 		xkv_mc_reply_error(&w->exec, peer, &m, verdict);
 	/* XDP steers a write by its command and key alone, and took its slot: let it go */
-	if (is_write(&m) && ewt_claimed(w, &m))
+	if (is_write(&m) && ewt_claimed(w, &m)) {
+		ewt_take(w, xkv_hash(m.key, m.key_len));
 		ewt_let_go(w, xkv_hash(m.key, m.key_len), 1);
+	}
 }
 
 static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const void *data,

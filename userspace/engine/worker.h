@@ -14,6 +14,7 @@
 #include "engine/execute.h"
 #include "engine/ewt.h"
 #include "engine/handoff.h"
+#include "engine/holds.h"
 #include "engine/roles.h"
 
 #define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
@@ -55,6 +56,7 @@ struct xkv_worker {
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
 	/* dcrew (xkv_worker_dcrew): the xkv_ewt map, mmapped; NULL otherwise */
 	struct xkv_ewt_slot *ewt;
+	struct xkv_holds holds; /* every take and release of a slot's hold goes through it */
 	bool early_release; /* checked builds: let each write's slot go before it is applied */
 	/* minos (xkv_worker_minos); NULL otherwise */
 	struct xkv_roles_sync *sync;
@@ -81,9 +83,14 @@ void xkv_worker_minos(struct xkv_worker *w, struct xkv_roles_sync *sync,
 
 /*
  * dcrew: a write is this worker's while the EWT says so (steering took its slot);
- * the worker lets it go once the write is applied and answered.
+ * the worker lets it go once the write is applied and answered. With shared (the
+ * server's, NULL: none), the holds the kernel dropped heal (engine/holds.h); a
+ * transport whose RX rings XDP fills says with rings_read(ctx) when they were read
+ * up to the marks of the server's last fence.
  */
-void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt);
+void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt,
+		      struct xkv_holds_shared *shared, bool (*rings_read)(void *ctx),
+		      void *ctx);
 
 /*
  * Write compaction (engine/compact.h): PUTs to a key collected in a window, open until
@@ -153,8 +160,10 @@ static inline uint64_t xkv_now_ns(void)
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);
 
 /*
- * Once per round, last: counts the round's busy time (S is measured from it); dry says
- * that the worker's rings held nothing more, and its compaction windows close now.
+ * Once per round, last, whatever the round served: counts its busy time (S is
+ * measured from it), adopts new roles, closes the compaction windows whose time is
+ * up, and moves a heal on; dry says that the worker's rings held nothing more, and
+ * every window closes now.
  */
 void xkv_worker_round_end(struct xkv_worker *w, bool dry);
 

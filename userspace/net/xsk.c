@@ -367,6 +367,16 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 	return n;
 }
 
+uint32_t xkv_xsk_rx_filled(const struct xkv_xsk *s)
+{
+	return __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE);
+}
+
+bool xkv_xsk_rx_read_to(const struct xkv_xsk *s, uint32_t filled)
+{
+	return (int32_t)(s->rx.cached_cons - filled) >= 0; /* positions wrap */
+}
+
 int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st)
 {
 	socklen_t len = sizeof(*st);

@@ -101,6 +101,13 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx);
  */
 void xkv_xsk_flush(struct xkv_xsk *s);
 
+/*
+ * How far the kernel has filled the RX ring (a position, counting every frame ever
+ * put on it), read by any thread; and whether the socket's owner has read it that far.
+ */
+uint32_t xkv_xsk_rx_filled(const struct xkv_xsk *s);
+bool xkv_xsk_rx_read_to(const struct xkv_xsk *s, uint32_t filled);
+
 /* Gives back what the socket holds and reaps completions: for shutdown and tests. */
 void xkv_xsk_drain(struct xkv_xsk *s);
 

@@ -37,6 +37,7 @@ struct xdp_backend {
 	unsigned int ifindex; /* the interface's at start */
 	struct xkv_xsk_queue *queues;
 	struct xkv_xsk *socks; /* [queue * workers + worker] */
+	_Atomic uint32_t *marks; /* socks[i]'s RX ring, filled this far at main's last fence */
 	uint32_t opened;
 	enum xkv_xsk_mode mode;
 };
@@ -148,7 +149,8 @@ static int open_sockets(struct server *s, struct xdp_backend *b)
 
 	b->queues = calloc(b->nqueues, sizeof(*b->queues));
 	b->socks = calloc(nsocks, sizeof(*b->socks));
-	if (!b->queues || !b->socks)
+	b->marks = calloc(nsocks, sizeof(*b->marks));
+	if (!b->queues || !b->socks || !b->marks)
 		return -ENOMEM;
 	for (uint32_t q = 0; q < b->nqueues; q++) {
 		err = xkv_xsk_queue_open(&b->queues[q], q);
@@ -324,6 +326,31 @@ static void xdp_run(struct server *s, struct server_worker *w)
 		xkv_xsk_drain(&b->socks[q * s->o.workers + w->id]);
 }
 
+static void xdp_mark_rings(struct server *s)
+{
+	struct xdp_backend *b = s->net;
+
+	for (uint32_t i = 0; i < b->opened; i++)
+		atomic_store_explicit(&b->marks[i], xkv_xsk_rx_filled(&b->socks[i]),
+				      memory_order_relaxed);
+}
+
+static bool xdp_rings_read(void *worker)
+{
+	struct server_worker *w = worker;
+	struct server *s = w->srv;
+	struct xdp_backend *b = s->net;
+
+	for (uint32_t q = 0; q < b->nqueues; q++) {
+		uint32_t i = q * s->o.workers + w->id;
+
+		if (!xkv_xsk_rx_read_to(&b->socks[i], atomic_load_explicit(&b->marks[i],
+									    memory_order_relaxed)))
+			return false;
+	}
+	return true;
+}
+
 static int xdp_map_open(struct server *s, const char *name)
 {
 	return bpfctl_map_open(s->o.iface, name);
@@ -441,6 +468,7 @@ static void xdp_close(struct server *s)
 	if (b->lock_fd >= 0)
 		close(b->lock_fd); /* last: the next server may take over from here */
 	free(b->socks);
+	free(b->marks);
 	free(b->queues);
 	free(b);
 	s->net = NULL;
@@ -452,6 +480,8 @@ const struct backend xkv_backend_xdp = {
 	.worker_tx = xdp_worker_tx,
 	.worker_depth = xdp_worker_depth,
 	.ewt = xdp_ewt,
+	.mark_rings = xdp_mark_rings,
+	.rings_read = xdp_rings_read,
 	.run = xdp_run,
 	.unsteer = xdp_unsteer,
 	.map_open = xdp_map_open,

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 
 #include <xkv/hash.h>
 #include <xkv/memcached.h>
@@ -321,7 +323,7 @@ static int start_workers(struct server *s, uint32_t *started)
 		if (s->minos)
 			server_minos_worker(s, w);
 		if (s->ewt)
-			xkv_worker_dcrew(&w->proto, s->ewt);
+			xkv_worker_dcrew(&w->proto, s->ewt, s->holds, be->rings_read, w);
 		if (s->mc)
 			server_mc_worker(s, w);
 		err = s->o.compaction ? xkv_worker_compaction(&w->proto, s->o.compact_slo) : 0;
@@ -341,10 +343,54 @@ static void ewt_sample(struct server *s)
 {
 	uint32_t active = 0;
 
-	for (uint32_t i = 0; i < XKV_EWT_SLOTS; i++)
-		active += __atomic_load_n(&s->ewt[i].writes, __ATOMIC_RELAXED) != 0;
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++)
+		active += xkv_ewt_writes(__atomic_load_n(xkv_ewt_word_of(s->ewt, p),
+							 __ATOMIC_RELAXED)) != 0;
 	if (active > s->ewt_active_max)
 		s->ewt_active_max = active;
+}
+
+/*
+ * The holds that heal need a grace period (engine/holds.h): MEMBARRIER_CMD_GLOBAL
+ * waits for one (synchronize_rcu), and every XDP program run is inside an RCU
+ * read-side section, its redirects flushed to the rings before it ends. Without it
+ * (nohz_full CPUs refuse it) holds do not heal, and the server says so.
+ */
+static int holds_open(struct server *s)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL)) {
+		fprintf(stderr, "xkv-server: no membarrier(MEMBARRIER_CMD_GLOBAL) here: EWT holds "
+				"whose writes the kernel drops will not heal\n");
+		return 0;
+	}
+	s->holds = aligned_alloc(64, sizeof(*s->holds));
+	if (!s->holds)
+		return -ENOMEM;
+	memset(s->holds, 0, sizeof(*s->holds));
+	s->holds->nworkers = s->o.workers;
+	return 0;
+}
+
+/* The fences workers asked for, once: a grace period, then the rings' marks. */
+static void holds_fence(struct server *s)
+{
+	uint64_t asked[XKV_WORKERS_MAX];
+	int err;
+
+	if (!s->holds || !xkv_holds_fences_asked(s->holds, asked))
+		return;
+	/* offline: a writer growing a table must not wait for our grace period */
+	xkv_store_thread_sleep();
+	err = syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) ? -errno : 0;
+	xkv_store_thread_wake();
+	if (err) { /* no fence made: the frozen slots wait for the next try */
+		fprintf(stderr, "xkv-server: membarrier: %s\n", strerror(-err));
+		return;
+	}
+	s->o.backend->mark_rings(s);
+	xkv_holds_fences_made(s->holds, asked);
 }
 
 /*
@@ -362,8 +408,10 @@ static int wait_publishing(struct server *s, const sigset_t *stop_signals)
 	do {
 		uint64_t now = xkv_now_ns();
 
-		if (s->ewt)
+		if (s->ewt) {
 			ewt_sample(s);
+			holds_fence(s);
+		}
 		if (now >= next_publish) {
 			next_publish = now + XKV_PUBLISH_NS;
 			server_counters_publish_server(s, now);
@@ -427,8 +475,12 @@ int main(int argc, char **argv)
 		if (err)
 			goto out_close_backend;
 	}
-	if (xkv_policy_ewt(s.o.policy))
+	if (xkv_policy_ewt(s.o.policy)) {
 		s.ewt = s.o.backend->ewt(&s);
+		err = holds_open(&s);
+		if (err)
+			goto out_close_backend;
+	}
 	if (s.o.memcached_port) {
 		err = server_mc_open(&s);
 		/* memcached's default port taken (by a system's memcached): xkv goes on alone */
@@ -481,6 +533,7 @@ out_close_backend:
 	server_minos_close(&s);
 	server_counters_close(&s);
 	s.o.backend->close(&s);
+	free(s.holds);
 	free(s.workers);
 out_destroy_store:
 	xkv_store_destroy(s.store);

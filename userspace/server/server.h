@@ -74,6 +74,7 @@ struct server {
 	struct server_minos *minos; /* --policy minos only (minos.c) */
 	struct server_mc *mc;	    /* memcached over TCP, unless --memcached-port 0 */
 	struct xkv_ewt_slot *ewt;   /* --policy dcrew only: the backend's */
+	struct xkv_holds_shared *holds; /* with ewt, where a grace period can be had */
 	uint32_t ewt_active_max;    /* dcrew: most slots held at once, as main sampled them */
 	void *net; /* the backend's state */
 };
@@ -87,6 +88,13 @@ struct backend {
 	_Atomic uint64_t *(*worker_depth)(struct server *s, uint32_t id);
 	/* dcrew's Exclusive Writer Table, mmapped and cleared by open; NULL: none. */
 	struct xkv_ewt_slot *(*ewt)(struct server *s);
+	/*
+	 * For holds that heal (engine/holds.h), with ewt: main, after a grace period,
+	 * marks how far every RX ring is filled; a worker's rings_read(w) says whether it
+	 * read its own up to the marks.
+	 */
+	void (*mark_rings)(struct server *s);
+	bool (*rings_read)(void *w);
 	/* The worker's loop, until s->stopping. */
 	void (*run)(struct server *s, struct server_worker *w);
 	/* Stops steering requests to the workers, before they stop: none is lost uncounted. */

@@ -106,11 +106,14 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "ewt_not_owner", c->ewt_not_owner);
 	fn(ctx, NULL, "ewt_joined", c->ewt_joined);
 	fn(ctx, NULL, "ewt_join_busy", c->ewt_join_busy);
+	fn(ctx, NULL, "ewt_heals", c->ewt_heals);
+	fn(ctx, NULL, "ewt_healed", c->ewt_healed);
 	fn(ctx, NULL, "store_writes", c->store_writes);
 	fn(ctx, NULL, "compact_windows", c->compact_windows);
 	fn(ctx, NULL, "compact_writes", c->compact_writes);
 	fn(ctx, NULL, "compact_window_max", c->compact_window_max);
 	fn(ctx, NULL, "busy_ns", c->busy_ns);
+	fn(ctx, NULL, "round_gap_max_ns", c->round_gap_max_ns);
 	fn(ctx, NULL, "mc_dropped", c->mc_dropped);
 	fn(ctx, NULL, "mc_errors", c->mc_errors);
 	fn(ctx, NULL, "mc_amplify_refused", c->mc_amplify_refused);
