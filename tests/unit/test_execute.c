@@ -1209,6 +1209,32 @@ Test(execute, holds_in_hand_survive_a_heal)
 	xkv_worker_fini(&w);
 }
 
+/*
+ * A closed-loop client writing a hot key: its next write is claimed as the last reply
+ * leaves, so at every look the slot counts one more than the worker has in hand. It
+ * is on its way, not lost: the slot is never frozen (its writes would be dropped).
+ */
+Test(execute, holds_on_their_way_to_a_busy_worker_are_left_alone)
+{
+	uint64_t asked[XKV_WORKERS_MAX], start = xkv_now_ns();
+	struct xkv_worker w;
+
+	healing_worker(&w);
+	*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1};
+	while (xkv_now_ns() - start < 8 * XKV_HOLDS_SCAN_NS) {
+		struct xkv_msg put = request(XKV_OP_PUT, "k", "v", 1);
+
+		xkv_worker_tick(&w, xkv_now_ns());
+		feed(&w, &put);
+		*slot_of("k") = (struct xkv_ewt_slot){.owner = 1, .writes = 1}; /* the next one */
+		xkv_worker_round_end(&w, true);
+		cr_assert_not(xkv_holds_fences_asked(&heal_shared, asked), "a busy slot frozen");
+		usleep(1000);
+	}
+	cr_assert_eq(w.holds.heals, 0);
+	xkv_worker_fini(&w);
+}
+
 /* A slot whose every hold is in hand, or held by another worker, is never frozen. */
 Test(execute, holds_all_in_hand_are_left_alone)
 {

@@ -62,8 +62,10 @@ static uint32_t scan(struct xkv_holds *h)
 
 	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
 		uint64_t word = __atomic_load_n(xkv_ewt_word_of(h->ewt, p), __ATOMIC_RELAXED);
+		bool idle = h->taken[p] == h->taken_seen[p];
 
-		if (!holds_unseen(h, p, word)) {
+		h->taken_seen[p] = h->taken[p];
+		if (!holds_unseen(h, p, word) || !(idle || h->dropped)) {
 			h->suspect[p] = 0;
 			continue;
 		}
@@ -139,6 +141,7 @@ void xkv_holds_round_end(struct xkv_holds *h, uint64_t now_ns, bool dry)
 		h->next_scan_ns = now_ns + XKV_HOLDS_SCAN_NS;
 		if (scan(h)) {
 			h->heals++;
+			h->dropped = false;
 			ask_fence(h);
 		}
 		return;

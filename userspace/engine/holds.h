@@ -8,8 +8,11 @@
  * the fill ring empty), nothing would ever release that hold: the partition would
  * stay the worker's, and at XKV_EWT_WRITES_MAX leaked holds refuse every write. So
  * each worker looks, on rounds when its rings ran dry, for slots of its own holding
- * more than it has in hand. One that does so at several such looks in a row is
- * healed:
+ * more than it has in hand. A write on its way from XDP looks the same for a moment
+ * (a closed-loop client's next one, claimed as the last reply left), so a slot is
+ * suspect only if the worker took none of its holds since the last look, or the
+ * kernel dropped frames of this worker's since its last heal. One suspect at several
+ * looks in a row is healed:
  *  1. freeze: the worker sets the slot's healing field; from then no write joins it
  *     (XDP drops one as ewt_busy, a worker's join is refused), so its count can only
  *     fall;
@@ -68,6 +71,9 @@ struct xkv_holds {
 	uint32_t id;
 	uint32_t in_hand[XKV_PARTITIONS]; /* holds received and not yet let go */
 	uint8_t suspect[XKV_PARTITIONS];  /* looks in a row that saw more held than in hand */
+	uint32_t taken[XKV_PARTITIONS];	  /* holds ever taken, and at the last look */
+	uint32_t taken_seen[XKV_PARTITIONS];
+	bool dropped;			  /* the kernel dropped frames for it since its last heal */
 	uint64_t frozen[XKV_PARTITIONS / 64];
 	enum xkv_heal_phase phase;
 	uint64_t next_scan_ns;
@@ -89,6 +95,7 @@ void xkv_holds_init(struct xkv_holds *h, struct xkv_ewt_slot *ewt, uint32_t id,
 static inline void xkv_holds_take(struct xkv_holds *h, uint32_t partition, uint32_t n)
 {
 	h->in_hand[partition] += n;
+	h->taken[partition] += n;
 }
 
 /*
@@ -96,6 +103,12 @@ static inline void xkv_holds_take(struct xkv_holds *h, uint32_t partition, uint3
  * 0, or -EPERM when the slot did not count them for this worker (nothing changed).
  */
 int xkv_holds_release(struct xkv_holds *h, uint32_t partition, uint32_t n);
+
+/* The transport saw the kernel drop frames meant for this worker (e.g. its RX ring full). */
+static inline void xkv_holds_kernel_dropped(struct xkv_holds *h)
+{
+	h->dropped = true;
+}
 
 /* First thing in a round: the others see this worker go on. */
 void xkv_holds_round(struct xkv_holds *h);

@@ -893,7 +893,7 @@ static bool ewt_check(struct xkv_worker *w, const struct xkv_peer *peer, const s
 		ewt_take(w, hash);
 		/* a broken worker, for the test that shows invariant 1's check can fail */
 		if (w->early_release)
-			xkv_holds_release(&w->holds, xkv_partition(hash), 1);
+			count_release(w, xkv_holds_release(&w->holds, xkv_partition(hash), 1), 1);
 		return true;
 	}
 	w->exec.stats.ewt_not_owner++;

@@ -350,19 +350,36 @@ static void ewt_sample(struct server *s)
 		s->ewt_active_max = active;
 }
 
+/* Whether the kernel is PREEMPT_RT, whose bottom halves a thread may preempt. */
+static bool kernel_realtime(void)
+{
+	FILE *f = fopen("/sys/kernel/realtime", "r");
+	int rt = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &rt) != 1)
+			rt = 0;
+		fclose(f);
+	}
+	return rt == 1;
+}
+
 /*
  * The holds that heal need a grace period (engine/holds.h): MEMBARRIER_CMD_GLOBAL
  * waits for one (synchronize_rcu), and every XDP program run is inside an RCU
  * read-side section, its redirects flushed to the rings before it ends. Without it
- * (nohz_full CPUs refuse it) holds do not heal, and the server says so.
+ * (nohz_full CPUs refuse it) holds do not heal, and the server says so. With one CPU
+ * online it waits for nothing: safe only where no thread can preempt a bottom half.
  */
 static int holds_open(struct server *s)
 {
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL)) {
-		fprintf(stderr, "xkv-server: no membarrier(MEMBARRIER_CMD_GLOBAL) here: EWT holds "
-				"whose writes the kernel drops will not heal\n");
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL) ||
+	    (sysconf(_SC_NPROCESSORS_ONLN) < 2 && kernel_realtime())) {
+		fprintf(stderr, "xkv-server: no grace period to be had here (membarrier's "
+				"MEMBARRIER_CMD_GLOBAL): EWT holds whose writes the kernel drops "
+				"will not heal\n");
 		return 0;
 	}
 	s->holds = aligned_alloc(64, sizeof(*s->holds));
@@ -386,7 +403,9 @@ static void holds_fence(struct server *s)
 	err = syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) ? -errno : 0;
 	xkv_store_thread_wake();
 	if (err) { /* no fence made: the frozen slots wait for the next try */
-		fprintf(stderr, "xkv-server: membarrier: %s\n", strerror(-err));
+		if (!s->holds_failed++)
+			fprintf(stderr, "xkv-server: membarrier: %s (EWT holds wait to heal)\n",
+				strerror(-err));
 		return;
 	}
 	s->o.backend->mark_rings(s);

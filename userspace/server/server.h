@@ -75,6 +75,7 @@ struct server {
 	struct server_mc *mc;	    /* memcached over TCP, unless --memcached-port 0 */
 	struct xkv_ewt_slot *ewt;   /* --policy dcrew only: the backend's */
 	struct xkv_holds_shared *holds; /* with ewt, where a grace period can be had */
+	uint64_t holds_failed;		/* fences membarrier refused */
 	uint32_t ewt_active_max;    /* dcrew: most slots held at once, as main sampled them */
 	void *net; /* the backend's state */
 };
