@@ -144,6 +144,15 @@ int xkv_worker_bell_fd(const struct xkv_worker *w);
 void xkv_worker_sleep(struct xkv_worker *w);
 void xkv_worker_wake(struct xkv_worker *w);
 
+/*
+ * The transport saw the kernel drop frames steered to this worker (its RX ring full,
+ * the fill ring empty): their EWT holds may be lost, and heal at the worker's next looks.
+ */
+static inline void xkv_worker_kernel_dropped(struct xkv_worker *w)
+{
+	xkv_holds_kernel_dropped(&w->holds);
+}
+
 /* The worker's counters as of now, reassembly's included. */
 void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters *out);
 
