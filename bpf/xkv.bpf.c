@@ -205,6 +205,12 @@ int xkv_xdp(struct xdp_md *ctx)
 		drop = xkv_parse_request(ctx, (struct xkv_hdr *)(v.udp + 1), payload_len, &req);
 	if (drop != XKV_R_OK)
 		return xkv_drop(drop);
+	/*
+	 * The kernel refuses a frame larger than a socket's after the redirect
+	 * (xsk_rcv_check): a write would keep its EWT hold, a request its queue depth.
+	 */
+	if (cfg.frame_max && data_end - data > cfg.frame_max)
+		return xkv_drop(XKV_R_FRAME_TOO_LARGE);
 	return xkv_steer_request(ctx, &cfg, &req);
 }
 

@@ -34,7 +34,8 @@
 	X(REPLY_TO_SERVER, "reply_to_server") /* a reply sent to the server port */                \
 	X(BAD_CONFIG, "bad_config")           /* config map holds no usable worker count/policy */ \
 	X(NO_SOCKET, "no_socket")             /* no AF_XDP socket in the chosen XSKMAP slot */     \
-	X(EWT_BUSY, "ewt_busy")               /* dcrew: the write's EWT slot stayed contended or full */
+	X(EWT_BUSY, "ewt_busy")               /* the write's EWT slot stayed contended or full */  \
+	X(FRAME_TOO_LARGE, "frame_too_large") /* over frame_max: no AF_XDP socket would take it */
 
 #define XKV_REASON_ENUM(name, str) XKV_R_##name,
 enum xkv_pkt_reason {
@@ -84,7 +85,8 @@ struct xkv_config {
 	__u8 owner;    /* enum xkv_owner: who attached, and so who detaches; XDP ignores it */
 	__u32 workers; /* 1..XKV_WORKERS_MAX worker threads per rx queue */
 	__u16 memcached_port; /* UDP port of memcached requests (memcached.h), host order; 0: off */
-	__u16 pad;	      /* 0 */
+	/* bytes of the largest frame, from its Ethernet header, the server's sockets take; 0: any */
+	__u16 frame_max;
 };
 
 _Static_assert(sizeof(struct xkv_config) == 12, "config layout is shared with BPF");

@@ -14,6 +14,7 @@
 #include "xkv/hash.h"
 #include "xkv/memcached.h"
 #include "xkv/roles.h"
+#include "net/xsk.h"
 #include "fixture.h"
 #include "packet.h"
 #include "skip.h"
@@ -613,6 +614,29 @@ Test(xdp, config_write_refuses_a_map_of_another_size)
 	close(same);
 }
 
+/* A config without frame_max (xkv-loader's) keeps the map's: a running server's limit. */
+Test(xdp, config_write_keeps_the_servers_frame_max)
+{
+	struct xkv_config cfg = {.port = PKT_PORT, .workers = 1, .frame_max = XKV_XSK_RX_MAX};
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xkv_config", 4, sizeof(cfg), 1, NULL);
+	struct xkv_config got;
+	__u32 zero = 0;
+
+	cr_assert(fd >= 0, "bpf_map_create: %s", strerror(errno));
+	cr_assert_eq(bpfctl_config_write(fd, &cfg), 0);
+	cfg.frame_max = 0;
+	cfg.workers = 4;
+	cr_assert_eq(bpfctl_config_write(fd, &cfg), 0);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &zero, &got), 0);
+	cr_expect_eq(got.workers, 4);
+	cr_expect_eq(got.frame_max, XKV_XSK_RX_MAX, "the loader's config dropped the limit");
+	cfg.frame_max = 1000;
+	cr_assert_eq(bpfctl_config_write(fd, &cfg), 0);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &zero, &got), 0);
+	cr_expect_eq(got.frame_max, 1000);
+	close(fd);
+}
+
 /* A worker without a socket in the XSKMAP: the packet is counted, and no depth leaks. */
 Test(xdp, empty_socket_slot)
 {
@@ -1187,6 +1211,78 @@ Test(xdp, xkv_gets_go_by_minos_and_leave_the_slot)
 Test(xdp, xkv_full_slot_is_an_ewt_busy_drop)
 {
 	slot_is_an_ewt_busy_drop(&xkv, xkv_ewt_word(1, XKV_EWT_WRITES_MAX));
+}
+
+/* A PUT in one datagram, xkv's or memcached's (dialect), whose frame is len bytes. */
+static struct pkt_spec put_of_frame(__u8 dialect, size_t len)
+{
+	struct pkt_spec spec = {.op = XKV_OP_PUT, .mc = dialect};
+	struct pkt_layout layout;
+	__u8 pkt[PKT_SIZE_MAX];
+
+	if (dialect == MC_BINARY)
+		spec.mc_opcode = XKV_MC_BIN_SET;
+	/* ASCII's line grows with the value's digits: again until the frame is len */
+	for (pkt_build(&spec, pkt, &layout); layout.len != len; pkt_build(&spec, pkt, &layout)) {
+		spec.frag_len = (__u32)((long)spec.frag_len + (long)len - (long)layout.len);
+		spec.value_len = dialect ? 0 : spec.frag_len;
+	}
+	return spec;
+}
+
+/*
+ * frame_max, the largest frame the server's sockets take (net/xsk.h): the kernel would
+ * refuse a larger one after the redirect, where the EWT slot claimed for it would never
+ * be released and its queue depth never taken off. So it is dropped, counted, before
+ * steering; one at the limit is steered and claims its slot. 0 (no server said) is no
+ * limit.
+ */
+Test(xdp, frames_over_frame_max_are_dropped_before_any_claim)
+{
+	const struct xkv_config *policies[] = {&erew, &dcrew, &xkv};
+	const __u8 dialects[] = {0, MC_ASCII, MC_BINARY};
+	const struct pkt_spec big = {.op = XKV_OP_PUT, .value_len = 1900, .frag_len = 1900};
+	const struct xkv_roles r = split_roles();
+	struct fixture f;
+
+	for (size_t p = 0; p < ARRAY_SIZE(policies); p++) {
+		struct xkv_config cfg = *policies[p];
+		int ewt = xkv_policy_ewt(cfg.policy);
+
+		cfg.frame_max = XKV_XSK_RX_MAX;
+		cr_assert_eq(fixture_open(&f, &cfg, WORKERS), 0);
+		if (xkv_policy_roles(cfg.policy))
+			set_roles(&f, 0, &r);
+		for (size_t d = 0; d < ARRAY_SIZE(dialects); d++) {
+			const struct pkt_spec over = put_of_frame(dialects[d], XKV_XSK_RX_MAX + 1);
+			const struct pkt_spec at = put_of_frame(dialects[d], XKV_XSK_RX_MAX);
+			char name[64];
+			int w;
+
+			for (__u32 v = 0; v < WORKERS; v++)
+				set_depth(&f, v, 0);
+			snprintf(name, sizeof(name), "%s, dialect %u: over",
+				 xkv_policy_name(cfg.policy), dialects[d]);
+			expect_packet(&f, name, &over, XDP_DROP, XKV_R_FRAME_TOO_LARGE);
+			if (ewt)
+				expect_ewt(&f, name, partition_of(&over), 0,
+					   (struct xkv_ewt_counters){.taken = d});
+			for (__u32 v = 0; v < WORKERS; v++)
+				cr_expect_eq(fixture_depth(&f, v), 0, "%s: depth of %u", name, v);
+
+			snprintf(name, sizeof(name), "%s, dialect %u: at",
+				 xkv_policy_name(cfg.policy), dialects[d]);
+			w = expect_packet(&f, name, &at, XDP_REDIRECT, STEERED);
+			if (ewt)
+				expect_ewt(&f, name, partition_of(&at), xkv_ewt_word(w, 1),
+					   (struct xkv_ewt_counters){.taken = d + 1});
+			cr_assert_eq(fixture_ewt_reset(&f), 0);
+		}
+		cfg.frame_max = 0;
+		cr_assert_eq(fixture_config(&f, &cfg), 0);
+		expect_packet(&f, "frame_max 0", &big, XDP_REDIRECT, STEERED);
+		fixture_close(&f);
+	}
 }
 
 /*

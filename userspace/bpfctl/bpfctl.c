@@ -278,6 +278,7 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 {
 	struct bpf_map_info info = {0};
 	__u32 zero = 0, info_len = sizeof(info);
+	struct xkv_config next = *cfg, cur;
 	int err;
 
 	if (!cfg->port) {
@@ -311,7 +312,10 @@ int bpfctl_config_write(int config_fd, const struct xkv_config *cfg)
 			"detach first\n", info.value_size, sizeof(*cfg));
 		return -EINVAL;
 	}
-	err = bpf_map_update_elem(config_fd, &zero, cfg, BPF_ANY);
+	/* only the server knows its sockets' frames: the loader's attach under it keeps them */
+	if (!next.frame_max && !bpf_map_lookup_elem(config_fd, &zero, &cur))
+		next.frame_max = cur.frame_max;
+	err = bpf_map_update_elem(config_fd, &zero, &next, BPF_ANY);
 	if (err) {
 		err = -errno;
 		pr_warn("write the config map: %s\n", strerror(-err));

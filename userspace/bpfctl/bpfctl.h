@@ -96,7 +96,10 @@ int bpfctl_ewt(const char *ifname, struct bpfctl_ewt *ewt);
 /* Scans the table's slots and sums its per-CPU counters. */
 int bpfctl_ewt_read(int ewt_fd, int ewt_stats_fd, struct bpfctl_ewt *ewt);
 
-/* Writes the config map, checking the values first. */
+/*
+ * Writes the config map, checking the values first. A frame_max of 0 keeps the map's:
+ * xkv-loader, which knows no socket, then leaves a running server's limit in place.
+ */
 int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
 
 /* Makes the allowlist map hold exactly these networks. */

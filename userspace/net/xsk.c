@@ -31,7 +31,7 @@ int xkv_xsk_queue_open(struct xkv_xsk_queue *q, uint32_t queue_id)
 		.fill_size = XKV_XSK_RING,
 		.comp_size = XKV_XSK_RING,
 		.frame_size = XKV_XSK_FRAME_SIZE,
-		.frame_headroom = 0,
+		.frame_headroom = XKV_XSK_HEADROOM,
 	};
 	size_t size = (size_t)XKV_XSK_FRAMES * XKV_XSK_FRAME_SIZE;
 	int err;

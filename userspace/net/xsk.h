@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/bpf.h>
 #include <xdp/xsk.h>
 #include <xkv/stats.h>
 
@@ -24,10 +25,18 @@
 #include "proto/transport.h"
 
 #define XKV_XSK_FRAME_SIZE 2048
+#define XKV_XSK_HEADROOM   0 /* bytes left free before a received frame, besides the kernel's */
 #define XKV_XSK_FRAMES	   4096 /* per queue */
 #define XKV_XSK_RING	   2048 /* descriptors in each ring */
 #define XKV_XSK_CACHE	   1024 /* the most idle frames one socket holds */
 #define XKV_XSK_BATCH	   64
+
+/*
+ * The largest frame a socket receives: the kernel keeps XDP_PACKET_HEADROOM of each
+ * UMEM frame, and refuses a larger one after XDP redirected it (xsk_rcv_check), so
+ * XDP drops it first (the config's frame_max).
+ */
+#define XKV_XSK_RX_MAX (XKV_XSK_FRAME_SIZE - XDP_PACKET_HEADROOM - XKV_XSK_HEADROOM)
 
 enum xkv_xsk_mode { XKV_XSK_COPY, XKV_XSK_ZEROCOPY };
 

@@ -59,7 +59,7 @@ static int attach(struct server *s, struct xdp_backend *b)
 		.mode = s->o.skb_mode ? BPFCTL_MODE_SKB : BPFCTL_MODE_NATIVE,
 		.config = {.port = s->o.port, .memcached_port = s->o.memcached_port,
 			   .policy = (uint8_t)s->o.policy, .workers = s->o.workers,
-			   .owner = XKV_OWNER_SERVER},
+			   .owner = XKV_OWNER_SERVER, .frame_max = XKV_XSK_RX_MAX},
 		.allow = s->o.allow,
 		.n_allow = s->o.n_allow,
 		.listen = &s->o.listen,
