@@ -8,6 +8,8 @@
  * the workers' own joins (xkv's PUTs in pieces) must equal the workers' releases,
  * and every value must be the last one written, byte for byte. Under xkv, values in
  * pieces above 2 KiB go to minos's large workers, which hand their items over.
+ * Writes in frames longer than a socket takes, on the veth at a larger MTU, must hold
+ * no slot: XDP drops them before it claims one.
  *
  * The checked build (the ASan pass, -DXKV_CHECKS) also marks the partition each
  * worker writes and aborts on any overlap: the storm then proves invariant 1 under
@@ -28,8 +30,10 @@
 
 #include <xkv/ewt.h>
 #include <xkv/hash.h>
+#include <xkv/memcached.h>
 #include "bpfctl/bpfctl.h"
 #include "client/client.h"
+#include "proto/codec.h"
 #include "server_proc.h"
 #include "workloads.h"
 
@@ -42,9 +46,25 @@
 #define PIECES_EVERY   16   /* one write in PIECES_EVERY is a value in pieces */
 #define VALUE_MAX      5000 /* ... of 2 to 4 datagrams */
 
+#define BIG_VALUE 1900   /* in one datagram: a frame over what a socket takes (2048 - 256) */
+#define BIG_MTU	  "3000" /* lets it through whole: veth takes about 3.5 KB under XDP */
+#define VETH_MTU  "1500" /* veth's own, which the other tests run at */
+
 static struct server_proc srv;
 static char allow[64];
 static char keys[THREADS * KEYS_PER_THREAD][32];
+static bool mtu_raised;
+
+/* Both ends of run-in-netns.sh's veth at mtu; 0 or system's status. */
+static int veth_mtu(const char *mtu)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "ip -n %s link set %s mtu %s && ip -n %s link set %s mtu %s",
+		 netns_env("XKV_NS_SERVER"), netns_env("XKV_IFACE"), mtu,
+		 netns_env("XKV_NS_CLIENT"), netns_env("XKV_IFACE_CLIENT"), mtu);
+	return system(cmd);
+}
 
 static void setup(void)
 {
@@ -57,6 +77,8 @@ static void teardown(void)
 		kill(srv.pid, SIGCONT); /* a stopped server never sees the SIGTERM */
 	server_stop(&srv);
 	unlink(srv.out_path);
+	if (mtu_raised && veth_mtu(VETH_MTU) == 0)
+		mtu_raised = false;
 }
 
 TestSuite(server_dcrew, .init = setup, .fini = teardown, .timeout = 240);
@@ -389,6 +411,81 @@ Test(server_dcrew, dcrew_writes_the_kernel_dropped_heal)
 Test(server_dcrew, xkv_writes_the_kernel_dropped_heal)
 {
 	dropped_writes_heal("xkv");
+}
+
+/* count PUTs of BIG_VALUE bytes, each in one datagram: xkv's, and memcached's ASCII set. */
+static void big_puts(int count)
+{
+	static uint8_t value[BIG_VALUE];
+	struct sockaddr_in to = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	uint8_t buf[4096];
+
+	cr_assert_geq(fd, 0);
+	inet_pton(AF_INET, srv.host, &to.sin_addr);
+	for (int i = 0; i < count; i++) {
+		struct xkv_mc_frame frame = {.request_id = htons(i), .total = htons(1)};
+		struct xkv_msg m = {.op = XKV_OP_PUT, .request_id = i + 1, .value_len = BIG_VALUE,
+				    .frag_len = BIG_VALUE, .frag = value};
+		char key[32];
+		int len;
+
+		m.key_len = snprintf(key, sizeof(key), "big:%d", i);
+		m.key = key;
+		len = xkv_encode(buf, sizeof(buf), &m);
+		cr_assert_gt(len, 0);
+		to.sin_port = htons(srv.port);
+		cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), len);
+
+		memcpy(buf, &frame, sizeof(frame));
+		len = sizeof(frame);
+		len += snprintf((char *)buf + len, sizeof(buf) - len, "set %s 0 0 %u\r\n", key,
+				BIG_VALUE);
+		memcpy(buf + len, value, BIG_VALUE);
+		len += BIG_VALUE;
+		memcpy(buf + len, "\r\n", 2);
+		len += 2;
+		to.sin_port = htons(XKV_MC_DEFAULT_PORT);
+		cr_assert_eq(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)), len);
+	}
+	close(fd);
+}
+
+/*
+ * Writes in one datagram whose frames no socket takes, on a link whose MTU lets them
+ * through: XDP drops them before it claims their EWT slots (frame_too_large), where the
+ * kernel would refuse them after the claim, leaving holds that only a heal gives back.
+ */
+Test(server_dcrew, writes_too_large_for_a_socket_hold_no_slot)
+{
+	const int count = 64;
+	struct xkv_ewt_counters ewt, ewt_before;
+	struct bpfctl_stats before, after;
+	struct xkv_client *c;
+
+	cr_assert_eq(veth_mtu(BIG_MTU), 0, "veth at mtu " BIG_MTU);
+	mtu_raised = true;
+	start_policy("xkv");
+	cr_assert_eq(bpfctl_stats(netns_env("XKV_IFACE"), &before), 0);
+	ewt_before = ewt_read().counters;
+	big_puts(count);
+	/* a request that fits is still served, and all that came before it was seen */
+	c = xkv_client_open(server_addr(&srv), NULL);
+	cr_assert_not_null(c);
+	cr_assert_eq(xkv_client_put(c, "small", 5, "ok", 2), 0);
+	xkv_client_close(c);
+	/* the holds would heal after a while: none may be taken in the first place */
+	ewt = ewt_read().counters;
+	cr_assert_eq(ewt.taken + ewt.joined - ewt_before.taken - ewt_before.joined, 1,
+		     "XDP claimed EWT slots for writes no socket takes");
+	cr_assert_eq(ewt_held(), 0, "EWT slots held by writes no worker received");
+	cr_assert_eq(bpfctl_stats(netns_env("XKV_IFACE"), &after), 0);
+	cr_assert_eq(after.slots[XKV_R_FRAME_TOO_LARGE] - before.slots[XKV_R_FRAME_TOO_LARGE],
+		     2 * count, "xkv-loader stats: frame_too_large");
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	cr_assert_eq(server_counter(&srv, "steering dropped frame_too_large"), 2 * count);
+	cr_assert_eq(server_counter(&srv, "kernel rx_dropped"), 0, "the kernel refused some");
+	cr_assert_eq(server_counter(&srv, "ewt_healed"), 0, "holds healed: some were taken");
 }
 
 #ifdef XKV_CHECKS
