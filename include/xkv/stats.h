@@ -131,4 +131,8 @@ struct xkv_server_counters {
 	__u64 ewt_active_max;	   /* dcrew: most EWT slots held at once, sampled every ms */
 };
 
+/* published and read as whole 8-byte words (userspace/util/counters.c) */
+_Static_assert(sizeof(struct xkv_worker_counters) % 8 == 0, "worker counters are words");
+_Static_assert(sizeof(struct xkv_server_counters) % 8 == 0, "server counters are words");
+
 #endif /* XKV_STATS_H */

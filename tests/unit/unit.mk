@@ -3,9 +3,10 @@
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 # The suites that also run under ThreadSanitizer (make test-tsan): the store's
-# concurrency suite and the EWT's protocol. They link the store and util alone, so
-# that TSan builds no more than that.
-TSAN_UNIT_TESTS := $(BUILD)/tests/test_store_concurrency $(BUILD)/tests/test_ewt
+# concurrency suite, the EWT's protocol and the live counters' seqlock. They link the
+# store and util alone, so that TSan builds no more than that.
+TSAN_UNIT_TESTS := $(BUILD)/tests/test_store_concurrency $(BUILD)/tests/test_ewt \
+		   $(BUILD)/tests/test_counters
 
 $(filter-out $(TSAN_UNIT_TESTS),$(UNIT_TESTS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o \
 						       $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
@@ -27,6 +28,9 @@ $(TSAN_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TSAN_UNIT_RUNNER
 		    $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(TSAN_UNIT_LDLIBS) $(XKV_LDLIBS) -lxxhash
+
+# util/counters.c maps the counters from their BPF map
+$(BUILD)/tests/test_counters: XKV_LDLIBS += $(BPF_LDLIBS)
 
 TESTS += $(UNIT_TESTS)
 ASAN_TESTS += $(UNIT_TESTS)

@@ -16,6 +16,7 @@
 /*
  * Writes len bytes of src over the published slot dst, whose first 8 bytes are the
  * sequence count, and stamps it with now_ns (the second 8 bytes). One writer per slot.
+ * Slots are 8-byte aligned and len a multiple of 8, as the structs of stats.h are.
  */
 void xkv_counters_publish(void *dst, const void *src, size_t len, uint64_t now_ns);
 

@@ -43,6 +43,8 @@ extern struct tsan_criterion_options criterion_options;
 #define cr_assert_not(cond, ...) cr_assert(!(cond), __VA_ARGS__)
 #define cr_assert_eq(a, b, ...) cr_assert((a) == (b), __VA_ARGS__)
 #define cr_assert_gt(a, b, ...) cr_assert((a) > (b), __VA_ARGS__)
+#define cr_assert_geq(a, b, ...) cr_assert((a) >= (b), __VA_ARGS__)
+#define cr_assert_lt(a, b, ...) cr_assert((a) < (b), __VA_ARGS__)
 #define cr_assert_not_null(p, ...) cr_assert((p) != NULL, __VA_ARGS__)
 #define cr_log_info(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr))
 
