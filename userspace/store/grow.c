@@ -35,7 +35,7 @@ struct xkv_table *table_new(const struct xkv_store *s, uint32_t bits)
 	t->bits = bits;
 	t->mask = heads - 1;
 	t->nbuckets = nbuckets;
-	t->overflow_next = heads; /* 0 ends a chain: a spare is never bucket 0 */
+	atomic_init(&t->overflow_next, heads); /* 0 ends a chain: a spare is never bucket 0 */
 	t->bytes = bytes;
 	return t;
 }

@@ -61,7 +61,7 @@ struct xkv_table {
 	uint32_t bits;		/* log2 of the heads */
 	uint32_t mask;		/* heads - 1 */
 	uint32_t nbuckets;	/* heads + spares */
-	uint32_t overflow_next; /* next spare to hand out: the writer's (store.h) */
+	_Atomic uint32_t overflow_next; /* next spare to hand out: the writer's; stats read it */
 	uint32_t clock_hand;	/* flat slot index of the CLOCK hand: the writer's */
 	size_t bytes;		/* of the mapping, this header included */
 	alignas(XKV_CACHE_LINE) struct xkv_bucket buckets[];

@@ -270,9 +270,11 @@ _Atomic uint64_t *chain_free_slot(struct xkv_table *t, struct xkv_bucket *head)
 			break;
 		b = &t->buckets[b->next];
 	}
-	if (t->overflow_next == t->nbuckets)
+	/* the writer's alone (a load and a store), read by stats meanwhile: relaxed */
+	spare_index = atomic_load_explicit(&t->overflow_next, memory_order_relaxed);
+	if (spare_index == t->nbuckets)
 		return NULL;
-	spare_index = t->overflow_next++;
+	atomic_store_explicit(&t->overflow_next, spare_index + 1, memory_order_relaxed);
 	spare = &t->buckets[spare_index];
 	spare->head = (uint32_t)(head - t->buckets);
 	/* the spare is empty, so readers may see it linked before the item is stored */
@@ -553,7 +555,8 @@ void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *st)
 		st->evictions += atomic_load_explicit(&s->part[p].evictions, memory_order_relaxed);
 		struct xkv_table *t = atomic_load_explicit(&s->part[p].table, memory_order_acquire);
 
-		st->overflow_used += t->overflow_next - (t->mask + 1);
+		st->overflow_used +=
+		    atomic_load_explicit(&t->overflow_next, memory_order_relaxed) - (t->mask + 1);
 		st->bucket_bytes += t->bytes;
 	}
 	st->bytes_used = atomic_load_explicit(&s->used, memory_order_relaxed);
