@@ -74,8 +74,9 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(BUILD) 3
 
-# Every suite, then the store suites again under AddressSanitizer, then the store's
-# concurrency suite under ThreadSanitizer.
+# Every suite, then the userspace and server suites again under AddressSanitizer, then
+# the store's concurrency suite, the EWT's protocol and the counters' seqlock under
+# ThreadSanitizer.
 check: $(TESTS)
 	$(Q)tests/run-tests.sh $(TESTS)
 	$(Q)$(MAKE) --no-print-directory test-asan
@@ -91,7 +92,7 @@ test-asan:
 
 asan-suites: $(ASAN_TESTS)
 
-# The store's concurrency suite under ThreadSanitizer, in the checked build too
+# The concurrency suites under ThreadSanitizer, in the checked build too
 # (-DXKV_CHECKS). TSan does not model atomic_thread_fence (gcc's -Wtsan): the seqlock's
 # fences order only atomic accesses, which TSan never reports, so ignoring them
 # hides nothing. liburcu is not instrumented: the store announces its grace periods
