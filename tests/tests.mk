@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # What the suites share: skipping (tests/skip.h: a probe for BPF, and a main() for
-# suites that skip whole), and tests/run-tests.sh's own test on fake suites.
+# suites that skip whole), and tests/run-tests.sh's own tests: on fake suites, and on
+# the tests that need the XDP hosts where they cannot be made.
 
 SKIP_OBJS := $(BUILD)/tests/skip.o
 SKIP_MAIN_OBJS := $(BUILD)/tests/skip_main.o
@@ -15,3 +16,13 @@ $(BUILD)/tests/run-runner: tests/runner/test-runner.sh tests/run-tests.sh $(BUIL
 	$(call script_launcher,$(abspath tests/run-tests.sh) $(abspath $(BUILD))/tests/fake_suite)
 
 TESTS += $(BUILD)/tests/run-runner
+
+# every test that needs the XDP hosts (tests/skip.sh, need_xdp_hosts)
+XDP_HOST_RUNS := $(BUILD)/tests/run-memcached-tcp-xdp $(BUILD)/tests/run-replay \
+		 $(BUILD)/tests/run-server-xdp $(BUILD)/tests/run-bench-xdp \
+		 $(BUILD)/tests/run-xdp-memcached $(BUILD)/test-netns
+
+$(BUILD)/tests/run-no-xdp: tests/runner/test-no-xdp.sh tests/run-tests.sh | $(XDP_HOST_RUNS)
+	$(call script_launcher,$(abspath tests/run-tests.sh) $(abspath $(XDP_HOST_RUNS)))
+
+TESTS += $(BUILD)/tests/run-no-xdp
