@@ -18,9 +18,10 @@ $(BUILD)/tests/run-runner: tests/runner/test-runner.sh tests/run-tests.sh $(BUIL
 TESTS += $(BUILD)/tests/run-runner
 
 # every test that needs the XDP hosts (tests/skip.sh, need_xdp_hosts)
-XDP_HOST_RUNS := $(BUILD)/tests/run-memcached-tcp-xdp $(BUILD)/tests/run-replay \
-		 $(BUILD)/tests/run-server-xdp $(BUILD)/tests/run-bench-xdp \
-		 $(BUILD)/tests/run-xdp-memcached $(BUILD)/test-netns
+XDP_HOST_RUNS := $(addprefix $(BUILD)/tests/,run-memcached-tcp-xdp run-replay run-server-xdp \
+		 run-server-minos run-server-requeue run-server-mq2 run-server-mq4 \
+		 run-server-dcrew run-linearizable run-bench-xdp run-bench-xdp-queues \
+		 run-xdp-memcached) $(BUILD)/test-netns
 
 $(BUILD)/tests/run-no-xdp: tests/runner/test-no-xdp.sh tests/run-tests.sh | $(XDP_HOST_RUNS)
 	$(call script_launcher,$(abspath tests/run-tests.sh) $(abspath $(XDP_HOST_RUNS)))
