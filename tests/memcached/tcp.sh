@@ -17,6 +17,7 @@ build=$(cd "${1:?$usage}" && pwd)
 backend=${2:?$usage}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../skip.sh"
+. "$here/../counters.sh"
 . "$here/../../tools/netns-pair.sh"
 case $backend in
 uring) ;;
@@ -40,15 +41,19 @@ ip_s=10.204.0.1 ip_c=10.204.0.2
 out=$(mktemp -d /tmp/xkv-memcached.XXXXXX)
 server_pid= netns= passed=
 
-stop_pid() { # SIGTERM, SIGKILL after 5 s; its exit status in $stopped_rc
-	stopped_rc=0
-	kill -TERM "$1" 2>/dev/null || true
+# stop_pid PID: SIGTERM, SIGKILL after 5 s. $stopped says what was wrong: empty when it
+# was running and exited 0 (an ASan build reports leaks and faults as it exits)
+stop_pid() {
+	local rc=0
+	stopped=
+	kill -TERM "$1" 2>/dev/null || stopped="it had died before it was stopped"
 	for _ in $(seq 50); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -KILL "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || stopped_rc=$?
+	kill -KILL "$1" 2>/dev/null && stopped="it ignored SIGTERM for 5 s"
+	wait "$1" 2>/dev/null || rc=$?
+	[ $rc -eq 0 ] || stopped="exit status $rc${stopped:+, $stopped}"
 }
 
 cleanup() {
@@ -68,16 +73,11 @@ fail() {
 	exit 1
 }
 
-# the sum over the workers of one counter of the server's shutdown print
-counter() { # LOG NAME
-	sed -n -E "s/^worker [0-9]+ $2: ([0-9]+)$/\1/p" "$1" | awk '{ n += $1 } END { print n + 0 }'
-}
-
 # serve NAME HOST RUN... -- SERVER_ARGS...: a server of its own (RUN: how to start a
 # program on the server's host), the client suite from $client_run against HOST, the
 # server stopped and its counters checked
 serve() {
-	local name=$1 host=$2 log="$out/$1.server.log" run=()
+	local name=$1 host=$2 log="$out/$1.server.log" run=() sent refused writes
 	shift 2
 	while [ "$1" != -- ]; do run+=("$1"); shift; done
 	shift
@@ -96,20 +96,22 @@ serve() {
 		fail "$name: the client suite failed (server log: $log)"
 	stop_pid "$server_pid"
 	server_pid=
-	[ "$stopped_rc" -eq 0 ] || fail "$name: xkv-server exited $stopped_rc: $(tail -20 "$log")"
-	echo "$name: handoffs_sent $(counter "$log" handoffs_sent)," \
-		"handoffs_refused $(counter "$log" handoffs_refused)," \
-		"store_writes $(counter "$log" store_writes)"
-	[ "$(counter "$log" handoffs_refused)" -eq 0 ] || fail "$name: hand-offs refused"
-	[ "$(counter "$log" store_writes)" -ge 3200 ] || fail "$name: TCP writes not counted"
+	[ -z "$stopped" ] || fail "$name: xkv-server: $stopped: $(tail -20 "$log")"
+	sent=$(server_counter "$log" handoffs_sent)
+	refused=$(server_counter "$log" handoffs_refused)
+	writes=$(server_counter "$log" store_writes)
+	echo "$name: handoffs_sent $sent, handoffs_refused $refused, store_writes $writes"
+	[ "$refused" -eq 0 ] || fail "$name: hand-offs refused"
+	[ "$writes" -ge 3200 ] || fail "$name: TCP writes not counted"
 }
 
 # serve_owned NAME ...: as serve, under a policy with one writer per partition: some
 # writes must have been handed to it
 serve_owned() {
+	local sent
 	serve "$@"
-	[ "$(counter "$out/$1.server.log" handoffs_sent)" -gt 0 ] ||
-		fail "$1: no write was handed to its partition's writer"
+	sent=$(server_counter "$out/$1.server.log" handoffs_sent)
+	[ "$sent" -gt 0 ] || fail "$1: no write was handed to its partition's writer"
 }
 
 if [ "$backend" = uring ]; then
@@ -127,9 +129,10 @@ else
 			--policy "$policy" --allow "$ip_c/32"
 		# every TCP write joined its partition's EWT slot, and found it held for it
 		log="$out/xdp-$policy.server.log"
-		[ "$(counter "$log" ewt_joined)" -ge 3200 ] && [ "$(counter "$log" ewt_not_owner)" = 0 ] ||
-			fail "xdp-$policy: ewt_joined $(counter "$log" ewt_joined)," \
-				"ewt_not_owner $(counter "$log" ewt_not_owner)"
+		joined=$(server_counter "$log" ewt_joined)
+		not_owner=$(server_counter "$log" ewt_not_owner)
+		[ "$joined" -ge 3200 ] && [ "$not_owner" -eq 0 ] ||
+			fail "xdp-$policy: ewt_joined $joined, ewt_not_owner $not_owner"
 	done
 	serve_owned xdp-minos "$ip_s" "${server_run[@]}" -- --iface "$if_s" --policy minos \
 		--allow "$ip_c/32"
@@ -152,10 +155,10 @@ except ConnectionResetError:
     print("closed")' "$ip_s" "$mc_port")
 	stop_pid "$server_pid"
 	server_pid=
+	[ -z "$stopped" ] || fail "refused: xkv-server: $stopped: $(tail -20 "$out/refused.server.log")"
 	[ "$refused" = closed ] || fail "a source outside --allow was $refused"
-	[ "$(sed -n -E 's/^worker [0-9]+ memcached rejected_connections: ([0-9]+)$/\1/p' \
-		"$out/refused.server.log" | awk '{ n += $1 } END { print n + 0 }')" -ge 1 ] ||
-		fail "the refused connection is not counted"
+	rejected=$(server_counter "$out/refused.server.log" "memcached rejected_connections")
+	[ "$rejected" -ge 1 ] || fail "the refused connection is not counted"
 	echo "xdp: a source outside --allow is closed at accept"
 fi
 passed=1
