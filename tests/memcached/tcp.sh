@@ -41,23 +41,8 @@ ip_s=10.204.0.1 ip_c=10.204.0.2
 out=$(mktemp -d /tmp/xkv-memcached.XXXXXX)
 server_pid= netns= passed=
 
-# stop_pid PID: SIGTERM, SIGKILL after 5 s. $stopped says what was wrong: empty when it
-# was running and exited 0 (an ASan build reports leaks and faults as it exits)
-stop_pid() {
-	local rc=0
-	stopped=
-	kill -TERM "$1" 2>/dev/null || stopped="it had died before it was stopped"
-	for _ in $(seq 50); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$1" 2>/dev/null && stopped="it ignored SIGTERM for 5 s"
-	wait "$1" 2>/dev/null || rc=$?
-	[ $rc -eq 0 ] || stopped="exit status $rc${stopped:+, $stopped}"
-}
-
 cleanup() {
-	[ -n "$server_pid" ] && stop_pid "$server_pid"
+	[ -n "$server_pid" ] && stop_pid "$server_pid" 5
 	if [ -n "$netns" ]; then netns_pair_down; fi
 	if [ "$passed" = 1 ]; then
 		rm -rf "$out"
@@ -94,7 +79,7 @@ serve() {
 	grep -q "memcached on TCP port" "$log" || fail "$name: xkv-server did not start: $(cat "$log")"
 	"${client_run[@]}" "$python" "$here/tcp_client.py" "$host" "$mc_port" 8 ||
 		fail "$name: the client suite failed (server log: $log)"
-	stop_pid "$server_pid"
+	stop_pid "$server_pid" 5
 	server_pid=
 	[ -z "$stopped" ] || fail "$name: xkv-server: $stopped: $(tail -20 "$log")"
 	sent=$(server_counter "$log" handoffs_sent)
@@ -153,7 +138,7 @@ try:
     print("closed" if s.recv(100) == b"" else "answered")
 except ConnectionResetError:
     print("closed")' "$ip_s" "$mc_port")
-	stop_pid "$server_pid"
+	stop_pid "$server_pid" 5
 	server_pid=
 	[ -z "$stopped" ] || fail "refused: xkv-server: $stopped: $(tail -20 "$out/refused.server.log")"
 	[ "$refused" = closed ] || fail "a source outside --allow was $refused"

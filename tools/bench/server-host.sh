@@ -56,18 +56,11 @@ server_run() {
 # been running, and exit 0: an ASan build reports leaks and faults as it exits. If not,
 # says how it ended, with its log's tail, and returns 1.
 server_stop() {
-	local pid=$server_pid rc=0 why=
-	[ -n "$pid" ] || return 0
+	[ -n "$server_pid" ] || return 0
+	stop_pid "$server_pid" 10
 	server_pid=
-	kill -TERM "$pid" 2>/dev/null || why="it had died before it was stopped"
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null && why="it ignored SIGTERM for 10 s"
-	wait "$pid" 2>/dev/null || rc=$?
-	[ -z "$why" ] && [ $rc -eq 0 ] && return 0
-	echo "$server_name: exit status $rc${why:+, $why}: $(tail -n 20 "$out/$server_name.log")" >&2
+	[ -n "$stopped" ] || return 0
+	echo "$server_name: $stopped: $(tail -n 20 "$out/$server_name.log")" >&2
 	return 1
 }
 
