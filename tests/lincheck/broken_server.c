@@ -77,10 +77,11 @@ int main(int argc, char **argv)
 	while (!stop) {
 		struct sockaddr_in from;
 		socklen_t from_len = sizeof(from);
-		ssize_t len = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &from_len);
 		struct xkv_msg req, reply;
+		ssize_t len;
 		int status;
 
+		len = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &from_len);
 		if (len < 0 || xkv_decode(buf, (size_t)len, &req) != XKV_R_OK ||
 		    (req.op & XKV_OP_REPLY))
 			continue;

@@ -469,7 +469,8 @@ int main(int argc, char **argv)
 	if (!err && bad) {
 		fprintf(stderr, "xkv-linload: %" PRIu64 " bad replies from %s, such as a %s "
 				"answered %s\n",
-			sum.errors, cfg.server, op_names[bad->bad_op], bad_reply_name(bad->bad_err));
+			sum.errors, cfg.server, op_names[bad->bad_op],
+			bad_reply_name(bad->bad_err));
 		err = -EPROTO;
 	}
 	fprintf(stderr,
