@@ -8,6 +8,11 @@ SKIP_MAIN_OBJS := $(BUILD)/tests/skip_main.o
 
 $(BUILD)/tests/%.o: XKV_CFLAGS += -Itests
 
+# the scripts' probe for BPF (tests/skip.sh, need_bpf), the suites' own (skip_reason_bpf)
+$(BUILD)/tests/skip-bpf: $(BUILD)/tests/skip_bpf.o $(SKIP_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
+
 $(BUILD)/tests/fake_suite: $(BUILD)/tests/runner/fake_suite.o $(SKIP_MAIN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion
@@ -27,3 +32,12 @@ $(BUILD)/tests/run-no-xdp: tests/runner/test-no-xdp.sh tests/run-tests.sh | $(XD
 	$(call script_launcher,$(abspath tests/run-tests.sh) $(abspath $(XDP_HOST_RUNS)))
 
 TESTS += $(BUILD)/tests/run-no-xdp
+
+# what runs xkv-server on the io_uring backend skips as test_server_uring does, as nobody
+NOT_ROOT_RUNS := $(addprefix $(BUILD)/tests/,test_server_uring run-mc-semantics run-mc-clients \
+		 run-mc-twemproxy run-memcached-tcp-uring)
+
+$(BUILD)/tests/run-not-root: tests/runner/test-not-root.sh | $(NOT_ROOT_RUNS)
+	$(call script_launcher,$(abspath $(NOT_ROOT_RUNS)))
+
+TESTS += $(BUILD)/tests/run-not-root

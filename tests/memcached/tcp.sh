@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../counters.sh"
 . "$here/../../tools/netns-pair.sh"
 case $backend in
-uring) ;;
+uring) need_bpf "$build" sk_reuseport ;; # its steering program, as test_server_uring
 xdp) need_xdp_hosts ;;
 *)
 	echo "$usage" >&2
