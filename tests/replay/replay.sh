@@ -122,11 +122,13 @@ server_drops() { # LOG
 	echo "$sum"
 }
 
-# a checker that crashes, for XKV_REPLAY_FAULT=checker
-printf '#!/bin/sh\nkill -SEGV $$\n' >"$out/crashing-lincheck"
-chmod +x "$out/crashing-lincheck"
+# XKV_REPLAY_FAULT=checker: a checker that crashes
 lincheck=()
-[ "$fault" != checker ] || lincheck=(--lincheck "$out/crashing-lincheck")
+if [ "$fault" = checker ]; then
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$out/crashing-lincheck"
+	chmod +x "$out/crashing-lincheck"
+	lincheck=(--lincheck "$out/crashing-lincheck")
+fi
 
 # replay NAME SERVER_ARGS...: a server of its own, the trace, the capture in
 # $out/NAME.pcapng, checked; check's exit status in $check_rc, the server's drops
