@@ -109,7 +109,7 @@ static void usage(FILE *f)
 	      "result written as a history for xkv-lincheck (docs/LINEARIZABILITY.md).\n",
 	      f);
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
-	fputs("exit codes: 0 done, 2 error\n", f);
+	fputs("exit codes: 0 done, 2 an error or bad replies\n", f);
 }
 
 /*
