@@ -31,6 +31,6 @@ planted() {
 }
 
 planted crash "xkv-server: exit status 139, it had died before it was stopped"
-planted checker "no verdict: UNKNOWN: the history could not be judged"
+planted checker "no verdict: xkv-trace: check: .*/crashing-lincheck: Segmentation fault"
 
 checks_done replay-faults

@@ -43,6 +43,8 @@ check_verdict() {
 	elif [ -n "$missing" ] && grep -q '^linearizable: ' "$report"; then
 		echo "retry: $missing GETs unanswered, the server dropped $drops"
 	else
-		echo "fail: xkv-trace check exited $rc with no verdict: $(tail -n 1 "$report")"
+		# what it said went wrong: its own line, else its last
+		echo "fail: xkv-trace check exited $rc with no verdict:" \
+			"$(grep -m 1 '^xkv-trace: ' "$report" || tail -n 1 "$report")"
 	fi
 }

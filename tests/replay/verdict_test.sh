@@ -54,6 +54,8 @@ verdict "check crashed" 139 12 fail "$head"
 verdict "check killed" 137 0 fail ""
 verdict "the checker crashed" 2 12 fail \
 	"$head"$'\n'"$values"$'\nxkv-trace: check: /b/xkv-lincheck: Segmentation fault\nUNKNOWN: the history could not be judged (kept in /tmp/r/erew.history)'
+verdict "the checker crashed, GETs unanswered, drops counted" 1 1407 fail \
+	"$head"$'\n'"$missing"$'\n'"$values"$'\nxkv-trace: check: /b/xkv-lincheck: Segmentation fault\nUNKNOWN: the history could not be judged (kept in /tmp/r/erew.history)\nFAIL'
 verdict "bad usage" 2 0 fail "xkv-trace: check: give a requests capture and a replies capture"
 verdict "a capture that lost frames" 2 12 fail \
 	"xkv-trace: /tmp/r/erew.pcapng: the capture lost 3 frames (isb_ifdrop): it cannot be checked"
