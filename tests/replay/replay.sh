@@ -162,7 +162,8 @@ replay() {
 	cat "$out/$name.record.log"
 	if [ "$fault" = crash ]; then
 		kill -SEGV "$server_pid"
-		sleep 0.5
+		# gone, not still dying, when it is stopped
+		wait_for 100 eval '! kill -0 "$server_pid" 2>/dev/null' || true
 	fi
 	stop_pid "$server_pid" 3
 	server_pid=
