@@ -3,10 +3,14 @@
 # code: the machine lacks what the test needs, and the test said why on a line
 # "SKIP: <why>", tests/skip.sh and tests/skip.h), anything else failed. Tests that a
 # Criterion suite skipped alone (cr_skip_test) are named from its TAP report.
+# With XKV_NO_SKIP set (to anything but 0) a skip is a failure: where everything
+# should run (CI, as root), a missing capability must not pass unseen.
 # Ends with "N passed, N skipped, N failed"; exits 1 only if one failed.
-#   run-tests.sh TEST...
+#   [XKV_NO_SKIP=1] run-tests.sh TEST...
 set -uo pipefail
 
+strict=
+[ "${XKV_NO_SKIP:-0}" = 0 ] || strict=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Criterion 2.4 leaks its copy of CRITERION_OUTPUTS: LeakSanitizer, in the ASan
@@ -22,17 +26,32 @@ for t in "$@"; do
 	# a pipe, not a file, so the output still shows as it comes
 	CRITERION_OUTPUTS="tap:$work/report.tap" "$t" 2>&1 | tee "$work/output"
 	rc=${PIPESTATUS[0]}
-	case $rc in
-	0) npassed=$((npassed + 1)) ;;
-	77) skipped+=("$t: $(sed -n 's/^SKIP: //p' "$work/output" | tail -n 1)") ;;
-	*) failed+=("$t (exit $rc)") ;;
-	esac
 	# Criterion writes "ok - suite::test  # SKIP why" for each test it skipped
+	nskipped=0
 	if [ -f "$work/report.tap" ]; then
 		while IFS= read -r line; do
 			skipped_tests+=("$t: $line")
+			nskipped=$((nskipped + 1))
 		done < <(sed -n 's/^ok - \(.*\)  # SKIP \(.*\)$/\1: \2/p' "$work/report.tap")
 	fi
+	why=$(sed -n 's/^SKIP: //p' "$work/output" | tail -n 1)
+	case $rc in
+	0)
+		if [ -n "$strict" ] && [ "$nskipped" -gt 0 ]; then
+			failed+=("$t ($nskipped of its tests skipped, under XKV_NO_SKIP)")
+		else
+			npassed=$((npassed + 1))
+		fi
+		;;
+	77)
+		if [ -n "$strict" ]; then
+			failed+=("$t (skipped under XKV_NO_SKIP: $why)")
+		else
+			skipped+=("$t: $why")
+		fi
+		;;
+	*) failed+=("$t (exit $rc)") ;;
+	esac
 done
 
 echo "== summary"

@@ -15,6 +15,21 @@ need_commands() {
 	done
 }
 
+# need_bpf BUILD_DIR TYPE: BPF programs of TYPE (libbpf's section name: xdp,
+# sk_reuseport) load here, as the Criterion suites ask it (tests/skip.c)
+need_bpf() {
+	local out rc=0
+	out=$("$1/tests/skip-bpf" "$2") || rc=$?
+	case $rc in
+	0) ;;
+	77) skip "${out#SKIP: }" ;;
+	*)
+		echo "need_bpf: $1/tests/skip-bpf $2 exited $rc" >&2
+		exit "$rc"
+		;;
+	esac
+}
+
 # need_xdp_hosts: what a test of a server host and a client host on veth needs:
 # root, network namespaces, a veth pair between them, XDP and AF_XDP
 need_xdp_hosts() {

@@ -1,6 +1,7 @@
 # Sourced: a server host and a client host, two network namespaces joined by a veth
-# pair, for the demo and the tests. The caller sets ns_s ns_c if_s if_c ip_s ip_c
-# (addresses in one /24) and calls netns_pair_down from its exit trap.
+# pair, for the demo and the tests, and how to stop what runs there. The caller sets
+# ns_s ns_c if_s if_c ip_s ip_c (addresses in one /24) and calls netns_pair_down from
+# its exit trap.
 
 # netns_pair_up [QUEUES]: each end with QUEUES tx and rx queues (default 1). A packet
 # lands on the rx queue numbered as the tx queue the sender's kernel picked for its flow.
@@ -37,4 +38,20 @@ netns_pair_down() {
 	rmdir /sys/fs/bpf/xkv 2>/dev/null || true
 	rm -f "/run/xkv/$if_s.lock" # its server was killed above: nobody holds it
 	rmdir /run/xkv 2>/dev/null || true
+}
+
+# stop_pid PID SECONDS: SIGTERM to a child of this shell, SIGKILL if it still runs SECONDS
+# later; reaps it. $stopped says what was wrong: empty when it was running and exited 0
+# (an ASan build reports leaks and faults as it exits).
+stop_pid() {
+	local rc=0
+	stopped=
+	kill -TERM "$1" 2>/dev/null || stopped="it had died before it was stopped"
+	for _ in $(seq $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null && stopped="it ignored SIGTERM for $2 s"
+	wait "$1" 2>/dev/null || rc=$?
+	[ $rc -eq 0 ] || stopped="exit status $rc${stopped:+, $stopped}"
 }

@@ -2,8 +2,9 @@
 # xkv-bench's AF_XDP transport against a real server: a server host and a client
 # host (tools/netns-pair.sh), xkv-server --backend xdp on one, xkv-bench --transport
 # xdp on the other for a short closed loop, a short open loop and a closed loop with
-# large values sent and answered in pieces. Each must get answers and no error, and leave no XDP program on the client interface, also when
-# stopped by SIGINT. Everything made here goes on every way out.
+# large values sent and answered in pieces. Each must get answers and no error, and leave
+# no XDP program on the client interface, also when stopped by SIGINT; the server must
+# exit 0 when stopped. Everything made here goes on every way out.
 #   xdp_client.sh BUILD_DIR
 set -euo pipefail
 
@@ -76,3 +77,4 @@ wait "$bench_pid" || fail "sigint: xkv-bench exited $?: $(cat "$out/sigint.txt")
 grep -q '^xkv-bench .* all ' "$out/sigint.txt" || fail "sigint: no report: $(cat "$out/sigint.txt")"
 ! xdp_attached || fail "sigint: the XDP program is still attached to $if_c"
 echo "sigint: detached"
+server_stop || fail "the server did not stop cleanly"

@@ -69,7 +69,7 @@ in_client "$build/xkv-bench" --server "$ip_s" --transport xdp --iface "$if_c" --
 
 # The server's counters at shutdown: both queues received, at least what the client sent
 # on each (the rest: xkv-cli's probe, over the kernel's UDP, on either queue).
-server_stop
+server_stop || fail "the server did not stop cleanly"
 /usr/bin/python3 - "$out/server.log" "$out"/two.json "$out"/three.json <<'PY' ||
 import json, re, sys
 log = open(sys.argv[1]).read()

@@ -4,15 +4,15 @@
 # free loopback ports and stops them by pid.
 
 $(BUILD)/tests/run-mc-semantics: tests/interop/semantics.sh tests/interop/semantics.py \
-		tests/interop/lib.sh | $(BUILD)/xkv-server
+		tests/interop/lib.sh | $(BUILD)/xkv-server $(BUILD)/tests/skip-bpf
 	$(call script_launcher,$(abspath $(BUILD)))
 
 $(BUILD)/tests/run-mc-clients: tests/interop/clients.sh tests/interop/clients.py \
-		tests/interop/lib.sh | $(BUILD)/xkv-server
+		tests/interop/lib.sh | $(BUILD)/xkv-server $(BUILD)/tests/skip-bpf
 	$(call script_launcher,$(abspath $(BUILD)))
 
 $(BUILD)/tests/run-mc-twemproxy: tests/interop/twemproxy.sh tests/interop/twemproxy.py \
-		tests/interop/lib.sh | $(BUILD)/xkv-server
+		tests/interop/lib.sh | $(BUILD)/xkv-server $(BUILD)/tests/skip-bpf
 	$(call script_launcher,$(abspath $(BUILD)))
 
 TESTS += $(BUILD)/tests/run-mc-semantics $(BUILD)/tests/run-mc-clients \

@@ -25,6 +25,8 @@ fail() {
 # interop_begin NAME: the traps, and $out, a directory for logs and files
 interop_begin() {
 	need_commands memcached /usr/bin/python3
+	# xkv-server on the io_uring backend loads its SK_REUSEPORT program (test_server_uring)
+	[ "$under_test" != xkv ] || need_bpf "$build" sk_reuseport
 	out=$(mktemp -d "/tmp/xkv-$1.XXXXXX")
 	trap interop_cleanup EXIT
 	# a trapped signal would resume the script: leave through the EXIT trap instead

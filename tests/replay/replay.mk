@@ -24,6 +24,15 @@ $(BUILD)/tests/run-replay: tests/replay/replay.sh | $(BUILD)/xkv-trace $(BUILD)/
 		$(BUILD)/xkv-loader $(BUILD)/xkv-cli $(BUILD)/xkv-lincheck
 	$(call script_launcher,$(abspath $(BUILD)))
 
+# the verdict on one replay, on reports written by hand (no root)
+$(BUILD)/tests/run-replay-verdict: tests/replay/verdict_test.sh tests/replay/verdict.sh
+	$(call script_launcher,)
+
+# replay.sh with a fault planted must fail
+$(BUILD)/tests/run-replay-faults: tests/replay/faults.sh | $(BUILD)/tests/run-replay
+	$(call script_launcher,$(abspath $(BUILD)))
+
 BINS += $(BUILD)/xkv-trace
-TESTS += $(BUILD)/tests/test_trace $(BUILD)/tests/run-replay
+TESTS += $(BUILD)/tests/test_trace $(BUILD)/tests/run-replay $(BUILD)/tests/run-replay-verdict \
+	 $(BUILD)/tests/run-replay-faults
 ASAN_TESTS += $(BUILD)/tests/test_trace

@@ -8,12 +8,25 @@
 # half: exit 1; saying it lost a frame: exit 2), so a check that passes everything
 # is caught. Everything it makes goes on every way out; its files stay in /tmp
 # when it fails.
-#   tests/replay/replay.sh BUILD_DIR
+# XKV_REPLAY_FAULT plants a fault, for the test of this test (faults.sh): "crash", the
+# first server gets SIGSEGV before it is stopped; "checker", check runs a checker that
+# crashes. Either must fail the test.
+#   [XKV_REPLAY_FAULT=crash|checker] tests/replay/replay.sh BUILD_DIR
 set -euo pipefail
 
 build=$(cd "${1:?usage: replay.sh BUILD_DIR}" && pwd)
+fault=${XKV_REPLAY_FAULT:-}
+case $fault in
+'' | crash | checker) ;;
+*)
+	echo "replay: XKV_REPLAY_FAULT=$fault: crash or checker" >&2
+	exit 2
+	;;
+esac
 . "$(dirname "$0")/../../tools/netns-pair.sh"
 . "$(dirname "$0")/../skip.sh"
+. "$(dirname "$0")/../counters.sh"
+. "$(dirname "$0")/verdict.sh"
 need_xdp_hosts
 need_commands tcpreplay tcpdump
 
@@ -39,20 +52,10 @@ server_pid= record_pid= server_log=
 out=$(mktemp -d /tmp/xkv-replay.XXXXXX)
 passed=
 
-# SIGTERM, and SIGKILL if that has not ended it within 3 s; then reap it
-stop_pid() {
-	kill -TERM "$1" 2>/dev/null || return 0
-	for _ in $(seq 30); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
-
 cleanup() {
 	local pid
-	for pid in $record_pid $server_pid; do stop_pid "$pid"; done
+	# the verdict is made: what still runs only goes
+	for pid in $record_pid $server_pid; do stop_pid "$pid" 3; done
 	netns_pair_down
 	if [ "$passed" = 1 ]; then
 		rm -rf "$out"
@@ -109,17 +112,27 @@ settled() { # FILE
 }
 
 # What the server's counters say it dropped (docs/DESIGN.md, "The path of one request"):
-# requests the kernel found no room for, replies it gave up on; "unknown" when it was
-# killed before it printed them
+# requests the kernel found no room for, replies it gave up on. A counter missing fails.
 server_drops() { # LOG
-	grep -q '^worker 0 datagrams: ' "$1" || { echo unknown; return; }
-	sed -n -E 's/^worker [0-9]+ (kernel rx_ring_full|tx_dropped|tx_ring_full): ([0-9]+)$/\2/p' \
-		"$1" | awk '{ n += $1 } END { print n + 0 }'
+	local c n sum=0
+	for c in "kernel rx_ring_full" tx_dropped tx_ring_full; do
+		n=$(server_counter "$1" "$c")
+		sum=$((sum + n))
+	done
+	echo "$sum"
 }
+
+# XKV_REPLAY_FAULT=checker: a checker that crashes
+lincheck=()
+if [ "$fault" = checker ]; then
+	printf '#!/bin/sh\nkill -SEGV $$\n' >"$out/crashing-lincheck"
+	chmod +x "$out/crashing-lincheck"
+	lincheck=(--lincheck "$out/crashing-lincheck")
+fi
 
 # replay NAME SERVER_ARGS...: a server of its own, the trace, the capture in
 # $out/NAME.pcapng, checked; check's exit status in $check_rc, the server's drops
-# in $drops
+# in $drops. The server must still run when it is stopped, and exit 0.
 replay() {
 	local name=$1 cap="$out/$1.pcapng"
 	shift
@@ -147,39 +160,45 @@ replay() {
 	wait "$record_pid" || fail "record: $(cat "$out/$name.record.log")"
 	record_pid=
 	cat "$out/$name.record.log"
-	stop_pid "$server_pid"
+	if [ "$fault" = crash ]; then
+		kill -SEGV "$server_pid"
+		# gone, not still dying, when it is stopped
+		wait_for 100 eval '! kill -0 "$server_pid" 2>/dev/null' || true
+	fi
+	stop_pid "$server_pid" 3
 	server_pid=
+	[ -z "$stopped" ] || fail "$name: xkv-server: $stopped: $(tail -n 20 "$server_log")"
 	drops=$(server_drops "$server_log")
 
 	# the capture holds both directions: the requests' send times and the replies
 	check_rc=0
-	"$build/xkv-trace" check --port "$port" --timeout "$check_timeout" \
+	"$build/xkv-trace" check --port "$port" --timeout "$check_timeout" "${lincheck[@]}" \
 		--history "$out/$name.history" "$out/requests.pcap" "$cap" \
 		>"$out/$name.check.txt" 2>&1 || check_rc=$?
 	grep -v '^values: ' "$out/$name.check.txt"
 }
 
 # A server on a machine too busy for 50 K pps drops requests (its counters say so),
-# and its slow replies make histories too tangled to decide in time (unknown: exit 2).
-# Neither is a wrong answer: such a run is tried again, up to $attempts in all, and a
-# policy that never gets a clean run makes the test a skip (exit 77), saying why. A
-# wrong answer from a server that dropped nothing fails at once.
+# and its slow replies make histories too tangled to decide in time. Neither is a
+# wrong answer: such a run is tried again, up to $attempts in all, and a policy that
+# never gets a clean run makes the test a skip (exit 77), saying why. Anything else
+# fails at once (tests/replay/verdict.sh).
 attempts=3 check_timeout=20 undecided= first=
 for row in "${policies[@]}"; do
 	name=${row%%|*}
 	for attempt in $(seq "$attempts"); do
 		# shellcheck disable=SC2086 # the arguments are words
 		replay "$name" ${row#*|}
-		[ "$check_rc" -eq 0 ] && break
-		if [ "$check_rc" -eq 1 ] && [ "$drops" = 0 ]; then
-			fail "$name: the replies are not what the store may answer"
-		fi
-		echo "$name: overloaded (check exit $check_rc, the server dropped $drops):" \
-			"attempt $attempt of $attempts"
+		verdict=$(check_verdict "$check_rc" "$drops" "$out/$name.check.txt")
+		case $verdict in
+		pass) break ;;
+		fail:*) fail "$name: ${verdict#fail: } (check exit $check_rc, drops $drops)" ;;
+		esac
+		echo "$name: overloaded: ${verdict#retry: }: attempt $attempt of $attempts"
 		mkdir -p "$out/$attempt"
 		mv "$out/$name".* "$out/$attempt/"
 	done
-	if [ "$check_rc" -eq 0 ]; then
+	if [ "$verdict" = pass ]; then
 		first=${first:-$name}
 	else
 		undecided="$undecided $name"

@@ -6,8 +6,10 @@
 # after "SKIP: <why>") and fail (exit 1, or killed), and a Criterion suite that
 # skips one test (cr_skip_test) or skips whole (tests/skip_main.c). Each skip is
 # named with its reason, each failure with its exit status, and the runner exits
-# non-zero only when a test failed.
+# non-zero only when a test failed; under XKV_NO_SKIP=1 every kind of skip fails.
 set -uo pipefail
+# the lenient runs must be lenient however this test is run (XKV_NO_SKIP=1 make test)
+unset XKV_NO_SKIP
 runner=${1:?usage: test-runner.sh RUN_TESTS FAKE_SUITE}
 suite=${2:?usage: test-runner.sh RUN_TESTS FAKE_SUITE}
 tmp=$(mktemp -d)
@@ -63,5 +65,14 @@ expect "skips are no failure" 0 \
 	-- "$tmp/pass" "$tmp/skip" "$suite" "$tmp/suite-skips"
 expect "one failure is enough" 1 "0 passed, 0 skipped, 1 failed" -- "$tmp/fail"
 expect "nothing to run" 0 "0 passed, 0 skipped, 0 failed" --
+XKV_NO_SKIP=1 expect "strict: a skip fails" 1 \
+	"failed: $tmp/skip (skipped under XKV_NO_SKIP: needs a unicorn)" \
+	"failed: $tmp/suite-skips (skipped under XKV_NO_SKIP: needs root: a test of the runner)" \
+	"skipped test: $suite: fake::skips: needs nothing: skips for the runner's test" \
+	"failed: $suite (1 of its tests skipped, under XKV_NO_SKIP)" \
+	"1 passed, 0 skipped, 3 failed" \
+	-- "$tmp/pass" "$tmp/skip" "$suite" "$tmp/suite-skips"
+XKV_NO_SKIP=1 expect "strict: passes still pass" 0 "1 passed, 0 skipped, 0 failed" -- "$tmp/pass"
+XKV_NO_SKIP=0 expect "XKV_NO_SKIP=0 is lenient" 0 "0 passed, 1 skipped, 0 failed" -- "$tmp/skip"
 
 checks_done runner

@@ -4,8 +4,10 @@
  * namespaces, xkv-linload's clients on 4 hot keys for a couple of seconds while
  * xkv-bench keeps the workers' queues busy reading the same keys, then xkv-lincheck
  * on the history. Each row of the table is one server: its binary, its extra flags,
- * and the exit the checker must give. A row that must fail shows the pipeline can
- * say no; so does the second test, on a real history with one read made stale.
+ * and what must come of it. A history is only worth checking if most of the load was
+ * answered: at least MIN_ANSWERED operations, at most MAX_UNKNOWN_PCT % without a
+ * reply. A row that must fail shows the pipeline can say no; so does the second test,
+ * on a real history with one read made stale.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -28,19 +30,30 @@
 #define BENCH_RATE    "3000" /* GETs a second: the queues never empty, the cores are not full */
 #define HOT_KEYS      "4"
 #define CHILD_TIMEOUT_MS 30000
+/* a row's 2 s gave 25 k to 166 k operations, none unanswered (docs/LINEARIZABILITY.md) */
+#define MIN_ANSWERED	1000
+#define MAX_UNKNOWN_PCT 1
+
+/* What a row must give, beside xkv-lincheck's exits 0 (linearizable) and 1 (not). */
+enum {
+	BAD_REPLIES = 10, /* xkv-linload fails (exit 2): replies that make no sense */
+	TOO_FEW,	  /* xkv-linload's summary is below the floor */
+};
 
 /* Arrays, not pointers: Criterion runs each row in a new process image (ASLR). */
 struct lin_row {
 	char name[24];
 	char server[256];  /* the binary; "": this build's xkv-server */
 	char args[8][32];  /* flags after the common ones, e.g. the policy; "" ends them */
-	int expect;	   /* xkv-lincheck's exit: 0 linearizable, 1 not */
+	int expect;	   /* xkv-lincheck's exit (0 linearizable, 1 not), BAD_REPLIES, TOO_FEW */
 };
 
 /*
  * Every policy with write compaction off and on. xkv-server --echo answers PUT ok and
  * GET not found without a store: never linearizable; nor is a server built to answer
- * compacted PUTs before applying them (C-4's execution E1).
+ * compacted PUTs before applying them (C-4's execution E1). tests/xkv-broken-server
+ * answers nonsense (a PUT NOT_FOUND, a GET BAD_REQUEST), or never a PUT: histories
+ * of unknown outcomes, which are linearizable and show nothing.
  */
 static struct lin_row rows[] = {
 	{"erew", "", {"--policy", "erew", "--compaction", "off"}, 0},
@@ -55,17 +68,25 @@ static struct lin_row rows[] = {
 	{"xkv", "", {"--policy", "xkv", "--compaction", "on"}, 0},
 	{"echo-says-no", "", {"--policy", "crew", "--echo"}, 1},
 	{"early-reply-says-no", XKV_EARLY_REPLY_BIN, {"--policy", "xkv", "--compaction", "on"}, 1},
+	{"bad-replies-says-no", XKV_BROKEN_SERVER_BIN, {"--bad-replies"}, BAD_REPLIES},
+	{"no-put-replies-says-no", XKV_BROKEN_SERVER_BIN, {"--no-put-replies"}, TOO_FEW},
+};
+
+/* xkv-linload's summary, its last line on stderr. */
+struct load_sum {
+	uint64_t ops, get, put, del, none, unknown, refused, bad;
 };
 
 static struct server_proc srv;
 static char allow[64];
 static pid_t bench_pid;
-static char history[64];
+static char history[64], load_log[72];
 
 static void setup(void)
 {
 	netns_test_setup(&srv, allow);
 	snprintf(history, sizeof(history), "/tmp/xkv-test-lin-%d.hist", getpid());
+	snprintf(load_log, sizeof(load_log), "%s.log", history);
 }
 
 static void teardown(void)
@@ -77,12 +98,13 @@ static void teardown(void)
 	server_stop(&srv);
 	unlink(srv.out_path);
 	unlink(history);
+	unlink(load_log);
 }
 
 TestSuite(linearizable, .init = setup, .fini = teardown, .timeout = 120);
 
-/* Runs argv with stdout to /dev/null (stderr stays: the test's output shows it). */
-static pid_t spawn(const char *const *argv)
+/* Runs argv with stdout to /dev/null, and stderr to err_path unless it is NULL. */
+static pid_t spawn(const char *const *argv, const char *err_path)
 {
 	pid_t pid = fork();
 
@@ -91,6 +113,11 @@ static pid_t spawn(const char *const *argv)
 
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(126);
+		if (err_path) {
+			fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+				_exit(126);
+		}
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -145,8 +172,33 @@ static void server_up(const struct lin_row *row)
 	cr_assert_eq(err, 0, "%s: the server did not start: %s", row->name, strerror(-err));
 }
 
-/* The history of LOAD_SECONDS of linload, with xkv-bench reading the same keys. */
-static void record(const struct lin_row *row, const char *seconds)
+/* Shows linload's stderr (load_log) on ours, and reads its summary, the last line. */
+static void load_summary(const struct lin_row *row, struct load_sum *sum)
+{
+	FILE *f = fopen(load_log, "r");
+	char line[512];
+	double secs, rate;
+	int n = 0;
+
+	cr_assert_not_null(f, "%s: %s", load_log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		fputs(line, stderr);
+		n = sscanf(line,
+			   "xkv-linload: %" SCNu64 " ops in %lf s (%lf ops/s): get %" SCNu64
+			   ", put %" SCNu64 ", del %" SCNu64 "; not found %" SCNu64
+			   ", no reply %" SCNu64 ", refused %" SCNu64 ", bad replies %" SCNu64,
+			   &sum->ops, &secs, &rate, &sum->get, &sum->put, &sum->del, &sum->none,
+			   &sum->unknown, &sum->refused, &sum->bad);
+	}
+	fclose(f);
+	cr_assert_eq(n, 10, "%s: no summary last from xkv-linload", row->name);
+}
+
+/*
+ * The history of LOAD_SECONDS of linload, with xkv-bench reading the same keys.
+ * Returns linload's exit status, its summary in *sum.
+ */
+static int record(const struct lin_row *row, const char *seconds, struct load_sum *sum)
 {
 	const char *bench[] = {XKV_BENCH_BIN, "--server", server_addr(&srv), "--keys", HOT_KEYS,
 			       "--no-load", "--get-ratio", "1", "--rate", BENCH_RATE,
@@ -154,21 +206,50 @@ static void record(const struct lin_row *row, const char *seconds)
 	const char *load[] = {XKV_LINLOAD_BIN, "--server", server_addr(&srv), "--keys", HOT_KEYS,
 			      "--duration", seconds, "--out", history, NULL};
 	pid_t pid;
-	int status;
+	int status, load_status;
 
 	fflush(NULL);
-	bench_pid = spawn(bench);
+	bench_pid = spawn(bench, NULL);
 	cr_assert_gt(bench_pid, 0, "fork: %s", strerror(errno));
-	pid = spawn(load);
+	pid = spawn(load, load_log);
 	cr_assert_gt(pid, 0, "fork: %s", strerror(errno));
-	status = child_wait(pid);
-	cr_assert_eq(status, 0, "%s: xkv-linload exited %d", row->name, status);
+	load_status = child_wait(pid);
+	load_summary(row, sum);
 	/* its reads were load, not checks: values it does not know are its errors, not ours */
 	cr_assert_eq(waitpid(bench_pid, &status, WNOHANG), 0,
 		     "%s: xkv-bench did not last the load (status %d)", row->name, status);
 	kill(bench_pid, SIGKILL);
 	waitpid(bench_pid, NULL, 0);
 	bench_pid = 0;
+	return load_status;
+}
+
+/* Whether the load was answered enough for its history to say something; says why not. */
+static bool answered_enough(const struct lin_row *row, const struct load_sum *sum)
+{
+	uint64_t answered = sum->ops - sum->unknown - sum->refused - sum->bad;
+
+	if (answered < MIN_ANSWERED) {
+		cr_log_info("%s: %" PRIu64 " operations answered, fewer than %d", row->name,
+			    answered, MIN_ANSWERED);
+		return false;
+	}
+	if (sum->unknown * 100 > sum->ops * MAX_UNKNOWN_PCT) {
+		cr_log_info("%s: %" PRIu64 " of %" PRIu64 " operations unanswered, over %d %%",
+			    row->name, sum->unknown, sum->ops, MAX_UNKNOWN_PCT);
+		return false;
+	}
+	return true;
+}
+
+/* A run of LOAD_SECONDS s that must have gone well: exit 0 and answered enough. */
+static void record_useful(const struct lin_row *row, const char *seconds)
+{
+	struct load_sum sum;
+	int status = record(row, seconds, &sum);
+
+	cr_assert_eq(status, 0, "%s: xkv-linload exited %d", row->name, status);
+	cr_assert(answered_enough(row, &sum), "%s: the history says too little", row->name);
 }
 
 ParameterizedTestParameters(linearizable, policies)
@@ -178,10 +259,24 @@ ParameterizedTestParameters(linearizable, policies)
 
 ParameterizedTest(struct lin_row *row, linearizable, policies)
 {
+	struct load_sum sum;
 	int status;
 
 	server_up(row);
-	record(row, LOAD_SECONDS);
+	if (row->expect == BAD_REPLIES) {
+		status = record(row, LOAD_SECONDS, &sum);
+		cr_assert_eq(status, 2, "%s: xkv-linload exited %d, expected 2", row->name, status);
+		cr_assert_gt(sum.bad, 0, "%s: no bad reply counted", row->name);
+		return;
+	}
+	if (row->expect == TOO_FEW) {
+		status = record(row, LOAD_SECONDS, &sum);
+		cr_assert_eq(status, 0, "%s: xkv-linload exited %d", row->name, status);
+		cr_assert_not(answered_enough(row, &sum), "%s: its history passed the floor",
+			      row->name);
+		return;
+	}
+	record_useful(row, LOAD_SECONDS);
 	status = lincheck(history);
 	cr_assert_eq(status, row->expect, "%s: xkv-lincheck exited %d, expected %d", row->name,
 		     status, row->expect);
@@ -269,7 +364,7 @@ Test(linearizable, a_stale_read_planted_in_a_real_history_is_found)
 	FILE *f;
 
 	server_up(&crew);
-	record(&crew, "1");
+	record_useful(&crew, "1");
 	cr_assert_eq(lincheck(history), 0, "the real history is not linearizable as recorded");
 
 	lines = history_read(history, &n);

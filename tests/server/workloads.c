@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -157,18 +158,35 @@ static int raw_socket(const char *host, uint16_t port, int ms)
 	return fd;
 }
 
-/* Sends m without a token on fd; returns the reply bytes that came until a receive gave up. */
+/*
+ * Sends m without a token on fd; returns the reply bytes that came until a receive gave
+ * up. A reply must come, within REPLY_WAIT_MS however busy the machine (a server that
+ * answers nothing would draw no bytes, the best ratio of all), and every datagram must
+ * be a reply to m.
+ */
 static uint64_t exchange(int fd, const struct xkv_msg *m, uint64_t *sent)
 {
+	enum { REPLY_WAIT_MS = 5000 };
 	static uint8_t buf[2048];
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	uint64_t received = 0;
 	ssize_t len = xkv_encode(buf, sizeof(buf), m);
+	struct xkv_msg r;
 
 	cr_assert_gt(len, 0);
 	cr_assert_eq(send(fd, buf, (size_t)len, 0), len);
 	*sent = (uint64_t)len;
-	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0)
+	cr_assert_eq(poll(&pfd, 1, REPLY_WAIT_MS), 1, "no reply to request %u in %d ms",
+		     m->request_id, REPLY_WAIT_MS);
+	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		cr_assert_eq(xkv_decode(buf, (size_t)len, &r), XKV_R_OK,
+			     "a datagram that is no reply");
+		cr_assert(r.op == (m->op | XKV_OP_REPLY) && r.request_id == m->request_id,
+			  "a reply to op %u, request %u, not to op %u, request %u", r.op,
+			  r.request_id, m->op, m->request_id);
 		received += (uint64_t)len;
+	}
+	cr_assert_gt(received, 0, "no reply to request %u: %s", m->request_id, strerror(errno));
 	return received;
 }
 
@@ -195,9 +213,12 @@ uint64_t workload_unvalidated_get(struct xkv_client *c, const char *host, uint16
 }
 
 /* The ratio of one request without a token, printed; the worst so far in *worst. */
-static void ratio_of(int fd, const char *what, const struct xkv_msg *m, double *worst)
+static void ratio_of(int fd, const char *what, struct xkv_msg *m, double *worst)
 {
-	uint64_t sent, received = exchange(fd, m, &sent);
+	uint64_t sent, received;
+
+	m->request_id++; /* each its own: a reply to another is no reply to this one */
+	received = exchange(fd, m, &sent);
 	double ratio = (double)received / (double)sent;
 
 	printf("amplification: %-28s %4lu bytes in, %8lu out: %.3f\n", what, sent, received,

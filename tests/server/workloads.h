@@ -39,7 +39,8 @@ uint64_t workload_unvalidated_get(struct xkv_client *c, const char *host, uint16
  * The worst ratio of reply bytes to request bytes (UDP payloads) that a source
  * without a token draws: GETs with 1- and 250-byte keys for values at each bound
  * (exactly 3x the request, a byte over, one datagram, pieces, 1 MiB), a PUT and a
- * DELETE, each from a socket that never echoes tokens. Prints each and the worst.
+ * DELETE, each from a socket that never echoes tokens. Each must be answered. Prints
+ * each and the worst.
  */
 double workload_worst_ratio(struct xkv_client *c, const char *host, uint16_t port);
 

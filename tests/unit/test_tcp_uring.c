@@ -163,14 +163,17 @@ static void read_all(int fd, char *buf, size_t n)
 	}
 }
 
-/* Whether the server closed fd (EOF or reset) within the receive timeout. */
+/* Whether the server closed fd (EOF or reset) within the receive timeout, sending nothing more. */
 static bool closed_by_server(int fd)
 {
 	char buf[4096];
-	ssize_t r;
+	ssize_t r = recv(fd, buf, sizeof(buf), 0);
 
-	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
-		;
+	if (r > 0) {
+		cr_log_error("%zd bytes came before the close: %.*s", r, (int)(r < 64 ? r : 64),
+			     buf);
+		return false;
+	}
 	return r == 0 || errno == ECONNRESET;
 }
 

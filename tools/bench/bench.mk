@@ -38,9 +38,14 @@ $(BUILD)/tests/run-memcached: tests/bench/memcached.sh | $(BUILD)/xkv-bench
 $(BUILD)/tests/run-xdp-memcached: tests/bench/xdp_memcached.sh | $(BUILD)/xkv-bench $(BUILD)/xkv-server
 	$(call script_launcher,$(abspath $(BUILD)))
 
+# server_host.sh: server_stop and server_counter on planted servers (no root)
+$(BUILD)/tests/run-server-host: tests/bench/server_host.sh tools/bench/server-host.sh \
+				tests/counters.sh
+	$(call script_launcher,)
+
 BINS += $(BUILD)/xkv-bench
 TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-bench-xdp-queues \
-	 $(BUILD)/tests/run-memcached $(BUILD)/tests/run-xdp-memcached
+	 $(BUILD)/tests/run-memcached $(BUILD)/tests/run-xdp-memcached $(BUILD)/tests/run-server-host
 ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp \
 	      $(BUILD)/tests/run-bench-xdp-queues $(BUILD)/tests/run-memcached \
 	      $(BUILD)/tests/run-xdp-memcached

@@ -3,10 +3,11 @@
 # tools/netns-pair.sh, a server (xkv-server --backend xdp, or any command) on the
 # server host and commands on either host. The caller sets
 # what netns-pair.sh wants, plus build (the build directory) and out (a directory
-# for the server's log), and calls server_host_down from its exit trap.
+# for the server's log), stops each server with server_stop (which fails unless it
+# exited 0), and calls server_host_down from its exit trap.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../netns-pair.sh"
-server_pid=
+server_pid= server_name=
 
 # nsenter, not ip netns exec: that remounts /sys, and bpffs with it
 in_server() { nsenter --net="/run/netns/$ns_s" "$@"; }
@@ -29,7 +30,7 @@ server_run() {
 	# not through in_server: a function run in the background is a subshell, and $!
 	# would be that shell, not the server
 	nsenter --net="/run/netns/$ns_s" "$@" >"$out/$name.log" 2>&1 &
-	server_pid=$!
+	server_pid=$! server_name=$name
 	for _ in $(seq 100); do
 		rc=0
 		if [ "$probe" = xkv ]; then
@@ -51,15 +52,20 @@ server_run() {
 	return 1
 }
 
+# server_stop: SIGTERM to the server, SIGKILL if it still runs 10 s later. It must have
+# been running, and exit 0: an ASan build reports leaks and faults as it exits. If not,
+# says how it ended, with its log's tail, and returns 1.
 server_stop() {
-	if [ -n "$server_pid" ]; then
-		kill -TERM "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
+	[ -n "$server_pid" ] || return 0
+	stop_pid "$server_pid" 10
 	server_pid=
+	[ -n "$stopped" ] || return 0
+	echo "$server_name: $stopped: $(tail -n 20 "$out/$server_name.log")" >&2
+	return 1
 }
 
+# on every way out: the verdict is made, a server still running only goes
 server_host_down() {
-	server_stop
+	server_stop || true
 	netns_pair_down
 }

@@ -27,18 +27,26 @@ $(BUILD)/xkv-linload: $(BUILD)/tools/lincheck/linload/linload.o $(HISTORY_OBJS) 
 
 BINS += $(BUILD)/xkv-linload
 
+# a server that answers nonsense, or never answers a PUT, for the rows that must fail
+$(BUILD)/tests/xkv-broken-server: $(BUILD)/tests/lincheck/broken_server.o $(LIBXKV_PROTO) \
+				  $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS)
+
 # tests/server/test_linearizable.c: linload and lincheck against XDP servers, a row each
 $(BUILD)/tests/server/test_linearizable.o: XKV_CFLAGS += \
 	-DXKV_LINLOAD_BIN='"$(abspath $(BUILD))/xkv-linload"' \
 	-DXKV_LINCHECK_BIN='"$(abspath $(BUILD))/xkv-lincheck"' \
 	-DXKV_BENCH_BIN='"$(abspath $(BUILD))/xkv-bench"' \
-	-DXKV_EARLY_REPLY_BIN='"$(abspath $(BUILD))/tests/xkv-server-early-reply"'
+	-DXKV_EARLY_REPLY_BIN='"$(abspath $(BUILD))/tests/xkv-server-early-reply"' \
+	-DXKV_BROKEN_SERVER_BIN='"$(abspath $(BUILD))/tests/xkv-broken-server"'
 
 $(BUILD)/tests/test_linearizable: $(BUILD)/tests/server/test_linearizable.o \
 		$(BUILD)/tests/server/server_proc.o \
 		$(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) \
 		| $(BUILD)/xkv-server $(BUILD)/xkv-loader $(BUILD)/xkv-linload \
-		$(BUILD)/xkv-lincheck $(BUILD)/xkv-bench $(BUILD)/tests/xkv-server-early-reply
+		$(BUILD)/xkv-lincheck $(BUILD)/xkv-bench $(BUILD)/tests/xkv-server-early-reply \
+		$(BUILD)/tests/xkv-broken-server
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS)
 

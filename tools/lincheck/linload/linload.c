@@ -9,9 +9,11 @@
  * The keys are deleted first, outside the history, which starts from none. Each
  * value is unique: "t<thread> s<sequence> " then filler. Requests are not
  * retried: one that gets no reply has an unknown outcome (a retry could apply a PUT
- * twice, which is no single point in time). Key i is "k" and i zero-padded to 16
- * bytes, xkv-bench's key i at its default --key-size.
- * Exit codes: 0 done, 2 an error (one line on stderr).
+ * twice, which is no single point in time). A reply that makes no sense for what was
+ * asked fails the run: left out or taken for unknown, it would hide a broken server
+ * behind a history with little in it. Key i is "k" and i zero-padded to 16 bytes,
+ * xkv-bench's key i at its default --key-size.
+ * Exit codes: 0 done, 2 an error or bad replies (one line on stderr).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,6 +88,8 @@ struct worker {
 	size_t nops, cap;
 	struct counts counts;
 	int err; /* what ended it early */
+	int bad_err; /* its first bad reply's error, and to what */
+	uint8_t bad_op;
 };
 
 static char keys[KEYS_MAX][KEY_LEN + 1];
@@ -105,13 +109,30 @@ static void usage(FILE *f)
 	      "result written as a history for xkv-lincheck (docs/LINEARIZABILITY.md).\n",
 	      f);
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
-	fputs("exit codes: 0 done, 2 error\n", f);
+	fputs("exit codes: 0 done, 2 an error or bad replies\n", f);
 }
 
-/* A status that refused the request: it had no effect, and the history leaves it out. */
+/*
+ * A status that refused the request: it had no effect, and the history leaves it out.
+ * BUSY, NO_MEMORY, TOO_LARGE (a server with less room than the value) and VALIDATE
+ * again (its token changed meanwhile); BAD_REQUEST is none: our requests are good.
+ */
 static bool refused(int err)
 {
-	return err == -EBUSY || err == -ENOMEM || err == -E2BIG || err == -EINVAL || err == -EAGAIN;
+	return err == -EBUSY || err == -ENOMEM || err == -E2BIG || err == -EAGAIN;
+}
+
+/* A bad reply's error as the reply said it, for the one line that reports them. */
+static const char *bad_reply_name(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "NOT_FOUND";
+	case -EINVAL:
+		return "BAD_REQUEST";
+	default:
+		return strerror(-err);
+	}
 }
 
 static int op_push(struct worker *w, const struct op *op)
@@ -191,11 +212,13 @@ static int op_run(struct worker *w, struct xkv_client *c, struct op *op, uint8_t
 		w->counts.refused++;
 		return 0;
 	}
-	/* no reply, or one that made no sense: it may have taken effect (a get: left out) */
-	if (err == -ETIMEDOUT)
+	/* no reply, or one that made no sense (which fails the run): it may have taken effect */
+	if (err == -ETIMEDOUT) {
 		w->counts.unknown++;
-	else
-		w->counts.errors++;
+	} else if (!w->counts.errors++) {
+		w->bad_err = err;
+		w->bad_op = op->op;
+	}
 	op->result = HISTORY_UNKNOWN;
 	return op->op != HISTORY_GET;
 }
@@ -377,7 +400,10 @@ int main(int argc, char **argv)
 			     .value_max = 3000, .duration = 2, .timeout_ms = 1000, .seed = 1};
 	atomic_uint_fast64_t started = 0;
 	atomic_bool stop = false;
+	static const char *const op_names[] = {[HISTORY_GET] = "GET", [HISTORY_PUT] = "PUT",
+					       [HISTORY_DEL] = "DELETE"};
 	struct counts sum = {0};
+	const struct worker *bad = NULL;
 	struct worker *w;
 	uint64_t start, answered;
 	double seconds;
@@ -422,6 +448,8 @@ int main(int argc, char **argv)
 		sum.unknown += w[t].counts.unknown;
 		sum.refused += w[t].counts.refused;
 		sum.errors += w[t].counts.errors;
+		if (w[t].counts.errors && !bad)
+			bad = &w[t];
 		if (w[t].err && !err) {
 			fprintf(stderr, "xkv-linload: thread %u: %s\n", t, strerror(-w[t].err));
 			err = w[t].err;
@@ -437,6 +465,13 @@ int main(int argc, char **argv)
 		err = history_save(&cfg, w);
 		if (err)
 			fprintf(stderr, "xkv-linload: %s: %s\n", cfg.out, strerror(-err));
+	}
+	if (!err && bad) {
+		fprintf(stderr, "xkv-linload: %" PRIu64 " bad replies from %s, such as a %s "
+				"answered %s\n",
+			sum.errors, cfg.server, op_names[bad->bad_op],
+			bad_reply_name(bad->bad_err));
+		err = -EPROTO;
 	}
 	fprintf(stderr,
 		"xkv-linload: %" PRIu64 " ops in %.1f s (%.0f ops/s): get %" PRIu64 ", put %" PRIu64
