@@ -2,10 +2,10 @@
 """Whether a worker's longest gap between two rounds (round_gap_max_ns) is the server's
 doing or the machine's (tests/soak/soak.sh), from xkv-soak-stall's log.
 
-A millisecond of the gap is the machine's when, in it, the worker waited on the run
+Time in the gap is the machine's when, then, the worker waited on the run
 queue (its run_delay grew), or its CPU stalled (a SCHED_FIFO sleeper woke late). A
 wait inside sched_yield is the worker waiting for the others to adopt new roles
-(engine/roles.c, the server's only sched_yield): that millisecond is the machine's
+(engine/roles.c, the server's only sched_yield): that time is the machine's
 only if another worker, which it waits for, was itself waiting for a CPU or stalled
 then; a worker stopped (the soak's ptrace) or busy is the server's. The server gives
 the longest gap's length, not when it was, so the window of that length where the
@@ -46,29 +46,62 @@ def read_log(path):
 	return samples, late
 
 
-class Grid:
-	"""Milliseconds from t_first on, each marked or not; intervals round outwards."""
+def union(intervals):
+	"""Sorted, disjoint."""
+	out = []
+	for a, b in sorted(intervals):
+		if out and a <= out[-1][1]:
+			out[-1][1] = max(out[-1][1], b)
+		elif a < b:
+			out.append([a, b])
+	return out
 
-	def __init__(self, t_first, t_last):
-		self.t0 = t_first
-		self.n = (t_last - t_first) // MS + 2
 
-	def mask(self, intervals):
-		diff = [0] * (self.n + 1)
-		for s, e in intervals:
-			a = max(0, (s - self.t0) // MS)
-			b = min(self.n, -(-(e - self.t0) // MS))
-			if a < b:
-				diff[a] += 1
-				diff[b] -= 1
-		out, run = [False] * self.n, 0
-		for k in range(self.n):
-			run += diff[k]
-			out[k] = run > 0
-		return out
+def intersect(xs, ys):
+	"""Two sorted disjoint lists: where both are."""
+	out, i, j = [], 0, 0
+	while i < len(xs) and j < len(ys):
+		a, b = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+		if a < b:
+			out.append([a, b])
+		if xs[i][1] < ys[j][1]:
+			i += 1
+		else:
+			j += 1
+	return out
 
-	def index(self, t):
-		return max(0, min(self.n, (t - self.t0) // MS))
+
+class Measure:
+	"""How much of [s, e] a sorted disjoint list of intervals covers."""
+
+	def __init__(self, intervals):
+		self.iv = intervals
+		self.starts = [a for a, _ in intervals]
+		self.sums = [0]
+		for a, b in intervals:
+			self.sums.append(self.sums[-1] + b - a)
+
+	def upto(self, t):
+		i = bisect.bisect_right(self.starts, t)
+		if not i:
+			return 0
+		a, b = self.iv[i - 1]
+		return self.sums[i - 1] + min(b, t) - a
+
+	def within(self, s, e):
+		return self.upto(e) - self.upto(s)
+
+	def most(self, length, lo, hi):
+		"""The most a window [s, s + length] covers, s in [lo, hi]: at its best a
+		window begins where an interval does or ends where one does."""
+		if hi < lo:
+			return 0
+		starts = {lo, hi}
+		for a, b in self.iv:
+			for s in (a, b - length):
+				if lo <= s <= hi:
+					starts.add(s)
+		return max(self.within(s, s + length) for s in starts)
 
 
 def waits(samples):
@@ -99,9 +132,7 @@ def main():
 		return 2
 	t_first = min(s[0][0] for s in samples.values())
 	t_last = max(s[-1][0] for s in samples.values())
-	grid = Grid(t_first, t_last)
-	stalls = {cpu: grid.mask((t - d, t) for t, d in ev) for cpu, ev in late.items()}
-	nostall = [False] * grid.n
+	stalls = {cpu: union((t - d, t) for t, d in ev) for cpu, ev in late.items()}
 	checks = []
 	for check in sys.argv[3:]:
 		parts = check.split(":")
@@ -111,45 +142,35 @@ def main():
 			return 2
 		checks.append((int(parts[1]), int(parts[2]), int(parts[3]), parts[4:]))
 	cpu_of = {tid: cpu for tid, cpu, _, _ in checks}
-	split = {tid: waits(s) for tid, s in samples.items()}
+	split = {tid: [union(x) for x in waits(s)] for tid, s in samples.items()}
 	failed = False
 	for tid, cpu, gap, more in checks:
-		plain, yielding = (grid.mask(x) for x in split[tid])
+		plain, yielding = split[tid]
 		# what keeps the workers it waits for from running: their waits and stalls
-		peers = [t for t in samples if t != tid]
-		peer_waits = [grid.mask(split[p][0] + split[p][1]) for p in peers]
-		peer_stalls = [stalls.get(cpu_of.get(p), nostall) for p in peers]
-		mine = stalls.get(cpu, nostall)
-		excused = [0]
-		for k in range(grid.n):
-			m = plain[k] or mine[k] or (yielding[k] and any(
-				w[k] or s[k] for w, s in zip(peer_waits, peer_stalls)))
-			excused.append(excused[-1] + m)
-		yield_ms = sum(yielding)
-		g = -(-gap // MS)  # the gap in whole milliseconds, rounded up
+		held_up = union([iv for p in samples if p != tid
+				 for iv in split[p][0] + split[p][1] + stalls.get(cpu_of.get(p), [])])
+		excused = Measure(union(plain + stalls.get(cpu, []) + intersect(yielding, held_up)))
+		yield_ms = sum(b - a for a, b in yielding) / MS
 		stop = 0
 		what = "the whole run"
-		lo, hi = 0, grid.n - g
+		lo, hi = t_first - gap, t_last
 		if more and more[0].startswith("until="):
-			lo, hi = 0, grid.index(int(more[0][6:])) - g
+			lo, hi = t_first - gap, int(more[0][6:]) - gap
 			what = "before the stop"
 		elif more and more[0].startswith("stopped="):
 			a, b = (int(x) for x in more[0][8:].split("-"))
 			stop = b - a
-			lo, hi = grid.index(b) - g, grid.index(a)  # the window holds the stop
+			lo, hi = b - gap, a  # the window holds the stop
 			what = "stopped, the whole run"
-		lo, hi = max(0, lo), max(0, min(hi, grid.n - g))
-		took = max((excused[s + g] - excused[s] for s in range(lo, hi + 1)
-			    if s + g < len(excused)), default=0) * MS
-		took = min(took, max(0, gap - stop))
+		took = min(excused.most(gap, lo, hi), max(0, gap - stop))
 		own = gap - stop - took
 		ok = own <= bound and gap >= stop
 		failed |= not ok
 		stopped = f", {stop / 1e6:.1f} ms of it stopped" if stop else ""
 		print(f"{'ok' if ok else 'FAIL'}: worker thread {tid} (CPU {cpu}), {what}: longest "
 		      f"gap {gap / 1e6:.1f} ms{stopped}; the machine took up to "
-		      f"{took / 1e6:.0f} ms of it: {own / 1e6:.1f} ms the server's, bound "
-		      f"{bound / 1e6:.0f} ms (waiting for new roles {yield_ms} ms in all)"
+		      f"{took / 1e6:.1f} ms of it: {own / 1e6:.1f} ms the server's, bound "
+		      f"{bound / 1e6:.0f} ms (waiting for new roles {yield_ms:.0f} ms in all)"
 		      + ("" if gap >= stop else "; the stop is not in it"))
 	return 1 if failed else 0
 
