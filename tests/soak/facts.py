@@ -9,8 +9,9 @@ one line: the figures the script checks, then "|" and the words it says.
                                        ewt_released + ewt_healed
   facts.py malformed BEFORE AFTER MC   sent; counted (XDP's protocol drops, the workers'
                                        protocol drops, mc_dropped, mc_errors); the
-                                       kernel's RX drops; errors unanswered; replies
-                                       not as they must be
+                                       kernel's RX drops; how many of those may have
+                                       been malformed; errors unanswered; replies not
+                                       as they must be
   facts.py client MC NAME              wrong reads; when the last answer came (s)
   facts.py bench AFTER BENCH_JSON...   errors, invalid; the server's non-OK replies
   facts.py store STATS                 the store's bytes, KiB
@@ -58,8 +59,16 @@ def malformed(before, after, mc):
 		return sum(w["kernel"]["rx_dropped"] + w["kernel"]["rx_ring_full"]
 			   for w in j["workers"])
 
-	b, a, bad = load(before), load(after), load(mc)["bad"]
-	out([bad["sent"], counted(a) - counted(b), kernel(a) - kernel(b), bad["unanswered"],
+	def steered(j):
+		return sum(j["steered"])
+
+	b, a, m = load(before), load(after), load(mc)
+	bad = m["bad"]
+	# the kernel drops only what XDP steered, as it comes: of the datagrams that reach a
+	# worker, the kernel's share of all it steered, and one more
+	dropped, all_steered = kernel(a) - kernel(b), max(1, steered(a) - steered(b))
+	may_lose = -(-dropped * m["bad"]["to_workers"] // all_steered) + 1 if dropped else 0
+	out([bad["sent"], counted(a) - counted(b), dropped, may_lose, bad["unanswered"],
 	     bad["unexpected_count"]],
 	    f"replies {bad['replies']}, {bad['unanswered']} of {bad['want_answered']} errors "
 	    f"unanswered {bad['unanswered_first'] or ''} {bad['unexpected'] or ''}")

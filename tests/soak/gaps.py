@@ -147,9 +147,10 @@ def main():
 	for tid, cpu, gap, more in checks:
 		plain, yielding = split[tid]
 		# what keeps the workers it waits for from running: their waits and stalls
-		held_up = union([iv for p in samples if p != tid
-				 for iv in split[p][0] + split[p][1] + stalls.get(cpu_of.get(p), [])])
-		excused = Measure(union(plain + stalls.get(cpu, []) + intersect(yielding, held_up)))
+		held_up = union([iv for p in samples if p != tid for iv in
+				 split[p][0] + split[p][1] + stalls.get(cpu_of.get(p), [])])
+		mine = stalls.get(cpu, [])
+		excused = Measure(union(plain + mine + intersect(yielding, held_up)))
 		yield_ms = sum(b - a for a, b in yielding) / MS
 		stop = 0
 		what = "the whole run"

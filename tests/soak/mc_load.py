@@ -412,28 +412,31 @@ def run_udp(host, port, until, st, seed):
 
 
 # -- bad: malformed datagrams ---------------------------------------------------------------
-# kind: (datagram after the frame or whole, what the server must do: "drop" counted
-# without a reply, or the reply's first word)
+# kind: (the datagram, what the server must do: "drop" counted without a reply, or the
+# reply's first word; whether XDP steers it to a worker, where the kernel may drop it)
 BAD = {
 	# dropped by XDP, counted under a protocol reason (docs/PROTOCOL.md)
-	"no-line-end": (frame(1) + b"get soak-bad", "drop"),  # truncated
-	"short-frame": (b"\x00\x01\x00", "drop"),  # truncated
-	"frame-only": (frame(1), "drop"),  # truncated
-	"frame-seq-1": (frame(1, seq=1, total=2) + b"get soak-bad\r\n", "drop"),  # bad_fragment
-	"reserved": (struct.pack(">HHHH", 1, 0, 1, 7) + b"get soak-bad\r\n", "drop"),  # bad_flags
-	"garbage": (frame(1) + bytes(range(200, 256)) * 3, "drop"),  # bad_op
-	"binary-cut": (frame(1) + b"\x80\x00\x00\x05" + bytes(8), "drop"),  # truncated
-	"binary-incr": (frame(1) + bytes([0x80, 0x05, 0, 4]) + bytes(4) + struct.pack(">I", 4)
-			+ bytes(12) + b"abcd", "drop"),  # bad_op
-	"unknown-command": (frame(1) + b"frobnicate soak-bad\r\n", "drop"),  # bad_op
-	"set-no-data": (frame(1) + b"set soak-bad 0 0 abc\r\n", "drop"),  # bad_length
-	"long-key": (frame(1) + b"get " + b"k" * 251 + b"\r\n", "drop"),  # bad_key_len
+	"no-line-end": (frame(1) + b"get soak-bad", "drop", False),  # truncated
+	"short-frame": (b"\x00\x01\x00", "drop", False),  # truncated
+	"frame-only": (frame(1), "drop", False),  # truncated
+	"frame-seq-1":  # bad_fragment
+		(frame(1, seq=1, total=2) + b"get soak-bad\r\n", "drop", False),
+	"reserved":  # bad_flags
+		(struct.pack(">HHHH", 1, 0, 1, 7) + b"get soak-bad\r\n", "drop", False),
+	"garbage": (frame(1) + bytes(range(200, 256)) * 3, "drop", False),  # bad_op
+	"binary-cut": (frame(1) + b"\x80\x00\x00\x05" + bytes(8), "drop", False),  # truncated
+	"binary-incr":  # bad_op
+		(frame(1) + bytes([0x80, 0x05, 0, 4]) + bytes(4) + struct.pack(">I", 4) + bytes(12)
+		 + b"abcd", "drop", False),
+	"unknown-command": (frame(1) + b"frobnicate soak-bad\r\n", "drop", False),  # bad_op
+	"set-no-data": (frame(1) + b"set soak-bad 0 0 abc\r\n", "drop", False),  # bad_length
+	"long-key": (frame(1) + b"get " + b"k" * 251 + b"\r\n", "drop", False),  # bad_key_len
 	# steered, then dropped by the worker (mc_dropped) or answered an error (mc_errors)
-	"get-no-line-end": (frame(1) + b"get soak-bad more", "drop"),
-	"short-data": (frame(1) + b"set soak-bad 0 0 10\r\nabc\r\n", "CLIENT_ERROR"),
-	"bad-flags": (frame(1) + b"set soak-bad abc 0 1\r\nx\r\n", "CLIENT_ERROR"),
-	"delete-arg": (frame(1) + b"delete soak-bad 5\r\n", "CLIENT_ERROR"),
-	"huge-bytes": (frame(1) + b"set soak-bad 0 0 2000000\r\nx\r\n", "SERVER_ERROR"),
+	"get-no-line-end": (frame(1) + b"get soak-bad more", "drop", True),
+	"short-data": (frame(1) + b"set soak-bad 0 0 10\r\nabc\r\n", "CLIENT_ERROR", True),
+	"bad-flags": (frame(1) + b"set soak-bad abc 0 1\r\nx\r\n", "CLIENT_ERROR", True),
+	"delete-arg": (frame(1) + b"delete soak-bad 5\r\n", "CLIENT_ERROR", True),
+	"huge-bytes": (frame(1) + b"set soak-bad 0 0 2000000\r\nx\r\n", "SERVER_ERROR", True),
 }
 
 
@@ -470,7 +473,7 @@ def run_bad(host, port, until, quiet, out, t0):
 		kind = kinds[n % len(kinds)]
 		n += 1
 		rid = 1000 + n  # frame(1) in the table: this datagram's own id instead
-		dgram, w = BAD[kind]
+		dgram, w, _ = BAD[kind]
 		if dgram[:8] == frame(1):
 			dgram = frame(rid) + dgram[8:]
 		s.send(dgram)
@@ -484,6 +487,7 @@ def run_bad(host, port, until, quiet, out, t0):
 	while want and time.monotonic() < deadline and take(0.2):
 		pass
 	out["bad"] = {"sent": sum(sent.values()), "by_kind": sent,
+		      "to_workers": sum(c for k, c in sent.items() if BAD[k][2]),
 		      "answered": sum(replies.values()), "replies": replies,
 		      "want_answered": sum(c for k, c in sent.items() if BAD[k][1] != "drop"),
 		      "unanswered": len(want),
