@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """memcached clients for the soak (tests/soak/soak.sh), all at once for SECONDS:
 
-- tcp: pymemcache's Client, text protocol: set, get, gets + cas, delete;
-- meta: the meta commands (ms, mg, md) on a socket of its own (pymemcache 3.5 has none);
+- tcp0, tcp1: pymemcache's Client, text protocol: set, get, gets + cas, delete;
+- meta0, meta1: the meta commands (ms, mg, md) on a socket (pymemcache 3.5 has none);
 - udp: memcached's UDP frame, ASCII get, set and delete; a reply over several
   datagrams is put together by its sequence numbers;
 - bad: malformed datagrams to the same UDP port, a few a second (kinds below).
@@ -41,7 +41,9 @@ from pymemcache.exceptions import (MemcacheError, MemcacheServerError,
 KEYS = 40  # per client
 UDP_TIMEOUT = 0.25  # a datagram lost (a stopped worker) is asked again
 GIVE_UP = 10.0  # an operation unanswered this long is a stuck server
-CLIENTS = ("tcp", "meta", "udp")
+# two connections of each kind over TCP: the kernel spreads them over the workers, and
+# a worker whose only traffic is TCP is one the soak must see go on (roles, windows)
+CLIENTS = ("tcp0", "tcp1", "meta0", "meta1", "udp")
 TRACE = 20000  # operations of each client kept for --trace
 TRACES = {}
 WRONG = []  # for each wrong read, the client's operations before it
@@ -150,14 +152,14 @@ def preview(v):
 
 # -- tcp: pymemcache ------------------------------------------------------------------
 
-def run_tcp(host, port, until, st, seed):
+def run_tcp(host, port, until, st, seed, name):
 	rng = random.Random(seed)
-	model = Model("tcp")
+	model = Model(name)
 	c = Client((host, port), connect_timeout=2, timeout=GIVE_UP, default_noreply=False)
 	versions = [0] * KEYS
 	while time.monotonic() < until:
 		i = rng.randrange(KEYS)
-		k = key("tcp", i)
+		k = key(name, i)
 		op = rng.random()
 		before = set(model.may[k])
 		started = time.monotonic()
@@ -168,7 +170,7 @@ def run_tcp(host, port, until, st, seed):
 				model.note(k, f"get -> {preview(got)}")
 			elif op < 0.85:
 				versions[i] += 1
-				v = value("tcp", i, versions[i], tcp_size(rng))
+				v = value(name, i, versions[i], tcp_size(rng))
 				model.unknown(k, v)
 				model.note(k, f"set {preview(v)} ...")
 				if c.set(k, v) is not True:
@@ -181,7 +183,7 @@ def run_tcp(host, port, until, st, seed):
 				if got is not None:
 					before = {got}
 					versions[i] += 1
-					v = value("tcp", i, versions[i], tcp_size(rng))
+					v = value(name, i, versions[i], tcp_size(rng))
 					model.unknown(k, v)
 					model.note(k, f"cas {preview(v)} ...")
 					# nobody else writes the key: the CAS just read matches
@@ -245,14 +247,14 @@ class Refused(Exception):
 	"""A reply other than the command's own: SERVER_ERROR (no effect) or worse."""
 
 
-def run_meta(host, port, until, st, seed):
+def run_meta(host, port, until, st, seed, name):
 	rng = random.Random(seed)
-	model = Model("meta")
+	model = Model(name)
 	versions = [0] * KEYS
 	conn = None
 	while time.monotonic() < until:
 		i = rng.randrange(KEYS)
-		k = key("meta", i)
+		k = key(name, i)
 		op = rng.random()
 		before = set(model.may[k])
 		started = time.monotonic()
@@ -275,7 +277,7 @@ def run_meta(host, port, until, st, seed):
 				model.note(k, f"mg -> {preview(got)}")
 			elif op < 0.9:
 				versions[i] += 1
-				v = value("meta", i, versions[i], tcp_size(rng))
+				v = value(name, i, versions[i], tcp_size(rng))
 				model.unknown(k, v)
 				conn.s.sendall(f"ms {k} {len(v)} T0\r\n".encode() + v + b"\r\n")
 				reply = conn.line()
@@ -348,14 +350,14 @@ class Udp:
 		return None, GIVE_UP
 
 
-def run_udp(host, port, until, st, seed):
+def run_udp(host, port, until, st, seed, name):
 	rng = random.Random(seed)
-	model = Model("udp")
+	model = Model(name)
 	versions = [0] * KEYS
 	u = Udp(host, port)
 	while time.monotonic() < until:
 		i = rng.randrange(KEYS)
-		k = key("udp", i)
+		k = key(name, i)
 		op = rng.random()
 		before = set(model.may[k])
 		started = time.monotonic()
@@ -376,7 +378,7 @@ def run_udp(host, port, until, st, seed):
 			model.note(k, f"get -> {preview(got)}")
 		elif op < 0.9:
 			versions[i] += 1
-			v = value("udp", i, versions[i], udp_size(rng))
+			v = value(name, i, versions[i], udp_size(rng))
 			model.unknown(k, v)
 			reply, waited = u.ask(f"set {k} 0 0 {len(v)}\r\n".encode() + v + b"\r\n")
 			model.note(k, f"set {preview(v)} -> {reply!r}")
@@ -522,7 +524,8 @@ def main():
 	stats = {c: Stats() for c in CLIENTS}
 	out = {}
 	runs = {"tcp": run_tcp, "meta": run_meta, "udp": run_udp}
-	threads = [threading.Thread(target=runs[c], args=(host, port, until, stats[c], n + 1))
+	threads = [threading.Thread(target=runs[c.rstrip("01")],
+				    args=(host, port, until, stats[c], n + 1, c))
 		   for n, c in enumerate(CLIENTS)]
 	threads.append(threading.Thread(target=run_bad, args=(host, port, until, quiet, out, t0)))
 	for t in threads:

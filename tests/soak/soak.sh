@@ -180,11 +180,15 @@ stall_pid=$!
 # --- the load phase: the store filled --------------------------------------------------
 bench_args=(--server "$ip_s:$port" --keys 5000 --key-size 20 --value-profile etc
 	--large-size 500000 --large-keys 100 --zipf 0.99 --get-ratio 0.9 --timeout-ms 200)
-in_client "$build/xkv-bench" "${bench_args[@]}" --rate 100 --duration 0.2 --json \
-	>"$out/fill.json" 2>"$out/fill.err" ||
-	fail "xkv-bench's load phase: $(tail -3 "$out/fill.err")"
-[ "$(json "$out/fill.json" "j['load']['ok'] == j['load']['keys']")" = True ] ||
-	fail "xkv-bench's load phase did not store every key: $(json "$out/fill.json" "j['load']")"
+# a PUT lost on a busy machine (its reply later than 200 ms) is PUT again next time
+for try in 1 2 3; do
+	in_client "$build/xkv-bench" "${bench_args[@]}" --rate 100 --duration 0.2 --json \
+		>"$out/fill.json" 2>"$out/fill.err" ||
+		fail "xkv-bench's load phase: $(tail -3 "$out/fill.err")"
+	[ "$(json "$out/fill.json" "j['load']['ok'] == j['load']['keys']")" = True ] && break
+	[ "$try" != 3 ] ||
+		fail "xkv-bench's load phase did not store every key: $(json "$out/fill.json" "j['load']")"
+done
 in_client "$python" "$here/mc_load.py" fill "$ip_s" "$mc_port" || fail "memcached's keys not filled"
 sleep 1
 rss_fill=$(rss_kb)
@@ -369,6 +373,9 @@ if [ "$(wc -w <<<"$gens")" -gt 1 ]; then
 fi
 check "$rc" "no worker went over $bound_ms ms between two rounds but for the machine and the" \
 	"stop$roles_moved"
+say "replies the workers dropped, no frame for them in 60 ms (tx_dropped):" \
+	"$(sed -n -E 's/^worker ([0-9]+) tx_dropped: ([0-9]+)$/\1: \2/p' "$out/server.log" |
+		paste -sd' ')"
 say "the machine: $(sed -n 's/^stall_max_us: //p' "$out/stall.out") us the worst stall;" \
 	"run queue waits up to" \
 	"$(sed -n 's/^tid .* runq_wait_max_us: //p' "$out/stall.out" | paste -sd/) us"
@@ -433,13 +440,15 @@ rc=0
 check "$rc" "malformed datagrams answered as they must be: $words"
 
 # --- 7. the clients ------------------------------------------------------------------------
-for c in tcp meta udp; do
+for c in tcp0 tcp1 meta0 meta1 udp; do
 	facts client "$out/mc.json" "$c"
 	rc=0
 	[ "${figures[0]}" = 0 ] && [ "${figures[1]}" -ge $((seconds - 5)) ] || rc=1
 	check "$rc" "memcached $c: $words"
 done
 check "$mc_rc" "mc_load.py exited $mc_rc"
+say "memcached connections each worker served:" \
+	"$(json "$out/stats-after.json" "[w['memcached']['total_connections'] for w in j['workers']]")"
 facts bench "$out/stats-after.json" "$out"/bench-*.json
 read -r bench_errors bench_invalid not_ok <<<"${figures[*]}"
 say "xkv-bench: $words"

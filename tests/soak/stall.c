@@ -18,9 +18,9 @@
  *    when the wait ends. A thread sampled every 1 ms gives the run_delay accrued in
  *    any window of time, to the millisecond (a wait that began before the window
  *    counts whole: an over-estimate, never an under-estimate). A wait inside
- *    sched_yield (/proc/PID/task/TID/syscall) is not the machine's: the server yields
- *    only while a worker waits for the others to adopt new roles (engine/roles.c),
- *    so each sample also says whether the thread was in sched_yield.
+ *    sched_yield (the top of /proc/PID/task/TID/stack) is not the machine's: the
+ *    server yields only while a worker waits for the others to adopt new roles
+ *    (engine/roles.c), so each sample also says whether the thread was in it.
  * Neither needs schedstats (this kernel has CONFIG_SCHED_INFO, not CONFIG_SCHEDSTATS).
  *
  * Runs until SIGINT or SIGTERM (or --seconds), then prints, one per line:
@@ -56,7 +56,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 
 #define PERIOD_NS   1000000ULL /* the sleepers' and the sampler's period */
 #define STALL_BIG_NS 5000000ULL /* a stall counted apart */
@@ -86,7 +85,7 @@ struct cpu_probe {
 struct tid_probe {
 	int tid;
 	char path[64];
-	char syscall_path[64];
+	char stack_path[64];
 	uint64_t last_delay_ns;
 	bool last_yield;
 	bool seen;
@@ -186,18 +185,21 @@ static void *cpu_sleeper(void *arg)
 	return NULL;
 }
 
-/* Whether the thread is in sched_yield now (its first word: the syscall's number). */
+/*
+ * Whether the thread is in sched_yield now: its kernel stack's top frame. (Its syscall
+ * file says only "running" of a thread that waits on the run queue.)
+ */
 static bool in_yield(const struct tid_probe *t)
 {
-	FILE *f = fopen(t->syscall_path, "r");
-	long nr = -1;
+	FILE *f = fopen(t->stack_path, "r");
+	char frame[128] = "";
+	bool yes;
 
 	if (!f)
 		return false;
-	if (fscanf(f, "%ld", &nr) != 1) /* "running" */
-		nr = -1;
+	yes = fgets(frame, sizeof(frame), f) && strstr(frame, "sched_yield");
 	fclose(f);
-	return nr == SYS_sched_yield;
+	return yes;
 }
 
 /* The thread's time on the CPU and run_delay, ns; false when it is gone. */
@@ -388,8 +390,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ntids; i++) {
 		snprintf(tids[i].path, sizeof(tids[i].path), "/proc/%d/task/%d/schedstat", pid,
 			 tids[i].tid);
-		snprintf(tids[i].syscall_path, sizeof(tids[i].syscall_path),
-			 "/proc/%d/task/%d/syscall", pid, tids[i].tid);
+		snprintf(tids[i].stack_path, sizeof(tids[i].stack_path),
+			 "/proc/%d/task/%d/stack", pid, tids[i].tid);
 	}
 
 	/* the signals are waited for here, not delivered to the probes */
