@@ -15,6 +15,7 @@ one line: the figures the script checks, then "|" and the words it says.
   facts.py client MC NAME              wrong reads; when the last answer came (s)
   facts.py bench AFTER BENCH_JSON...   errors, invalid; the server's non-OK replies
   facts.py store STATS                 the store's bytes, KiB
+  facts.py tx_dropped BEFORE AFTER W   worker W's tx_dropped in each
 """
 import json
 import sys
@@ -98,6 +99,8 @@ def bench(after, *runs):
 def main():
 	cmds = {"progress": progress, "ewt": ewt, "malformed": malformed, "client": client,
 		"bench": bench,
+		"tx_dropped": lambda b, a, w: out([load(x)["workers"][int(w)]["tx_dropped"]
+						  for x in (b, a)], ""),
 		"gap": lambda s, w: out([load(s)["workers"][int(w)]["round_gap_max_ns"]], ""),
 		"store": lambda s: out([load(s)["server"]["store"]["bytes_used"] >> 10], "")}
 	if len(sys.argv) < 2 or sys.argv[1] not in cmds:

