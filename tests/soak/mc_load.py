@@ -489,7 +489,8 @@ def run_bad(host, port, until, quiet, out, t0):
 	while want and time.monotonic() < deadline and take(0.2):
 		pass
 	out["bad"] = {"sent": sum(sent.values()), "by_kind": sent,
-		      "to_workers": sum(c for k, c in sent.items() if BAD[k][2]),
+		      "to_worker": {k: v[2] for k, v in BAD.items()},
+		      "want": {k: v[1] for k, v in BAD.items()},
 		      "answered": sum(replies.values()), "replies": replies,
 		      "want_answered": sum(c for k, c in sent.items() if BAD[k][1] != "drop"),
 		      "unanswered": len(want),
