@@ -7,7 +7,9 @@
 
 SOAK_BINS := $(BUILD)/tests/soak/xkv-soak-stall $(BUILD)/tests/soak/xkv-soak-freeze
 
-$(BUILD)/tests/soak/xkv-soak-%: $(BUILD)/tests/soak/%.o
+$(BUILD)/tests/soak/xkv-soak-stall: $(BUILD)/tests/soak/stall.o
+$(BUILD)/tests/soak/xkv-soak-freeze: $(BUILD)/tests/soak/freeze.o
+$(SOAK_BINS):
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lpthread
 
