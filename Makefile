@@ -58,6 +58,7 @@ include tests/replay/replay.mk
 include tests/interop/interop.mk
 include tests/help/help.mk
 include tests/memcached/tcp.mk
+include tests/soak/soak.mk
 include tests/fuzz/fuzz.mk
 
 all: $(BINS)

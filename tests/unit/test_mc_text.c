@@ -28,6 +28,7 @@ static struct pending {
 } pending;
 static bool defer;   /* the backend defers every write */
 static int deferred; /* writes it deferred */
+static bool refuse;  /* the backend refuses every write, as a worker whose slot is busy */
 
 static int read_store(void *ctx, const void *key, uint16_t key_len, uint64_t hash, void *buf,
 		      size_t cap, uint32_t *value_len, struct xkv_item_meta *meta)
@@ -39,6 +40,10 @@ static int read_store(void *ctx, const void *key, uint16_t key_len, uint64_t has
 static int write_store(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_result *r)
 {
 	(void)ctx;
+	if (refuse && !defer) {
+		*r = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
+		return 0;
+	}
 	if (!defer) {
 		xkv_mc_apply(store, w, scratch, r);
 		return 0;
@@ -63,7 +68,10 @@ static void complete(struct xkv_mc_session *s, struct xkv_mc_buf *out)
 	struct xkv_mc_result r;
 
 	cr_assert(pending.busy);
-	xkv_mc_apply(store, &pending.w, scratch, &r);
+	if (refuse) /* its writer did not hold the slot: nothing written */
+		r = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
+	else
+		xkv_mc_apply(store, &pending.w, scratch, &r);
 	free(pending.value);
 	pending.busy = false;
 	xkv_mc_session_resume(s, &r, out);
@@ -109,6 +117,7 @@ static void setup(void)
 	memset(&out, 0, sizeof(out));
 	defer = false;
 	deferred = 0;
+	refuse = false;
 }
 
 static void teardown(void)
@@ -932,4 +941,36 @@ Test(mc_text, refused_meta_flags_say_so)
 	ASSERT_OUT("CLIENT_ERROR unsupported flag\r\nCLIENT_ERROR unsupported flag\r\n"
 		   "CLIENT_ERROR unsupported flag\r\nCLIENT_ERROR unsupported flag\r\nERROR\r\n"
 		   "MN\r\n");
+}
+
+/*
+ * A write the engine could not do (its EWT slot stayed busy, a hand-off ring was full,
+ * its writer no longer held the slot) is SERVER_ERROR in every command, at once or on
+ * resume, never a success: md once answered HD for a delete that never happened, and
+ * mg with T a miss (or, at once, a hit) for a touch that never happened.
+ */
+Test(mc_text, a_refused_write_is_an_error_never_a_success)
+{
+	const char *req = "set k 0 0 1\r\nx\r\ndelete k\r\nms k 1\r\ny\r\nmd k\r\n"
+			  "md k q\r\nma k\r\nmg k T30 v\r\nmn\r\n";
+	const char *want = "SERVER_ERROR out of memory storing object\r\n";
+	bool close;
+	char all[512];
+
+	cr_assert_eq(feed("set k 0 0 1\r\nv\r\n", &close), strlen("set k 0 0 1\r\nv\r\n"));
+	out.len = 0;
+	snprintf(all, sizeof(all), "%s%s%s%s%s%s%sMN\r\n", want, want, want, want, want, want,
+		 want);
+	refuse = true;
+	feed(req, &close);
+	assert_out(all, strlen(all), "refused at once");
+	out.len = 0;
+	defer = true;
+	cr_assert(drive(req, strlen(req), 1) == false);
+	assert_out(all, strlen(all), "refused on resume");
+	cr_assert_eq(deferred, 7);
+	refuse = defer = false;
+	out.len = 0;
+	feed("get k\r\n", &close);
+	ASSERT_OUT("VALUE k 0 1\r\nv\r\nEND\r\n");
 }

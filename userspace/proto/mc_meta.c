@@ -208,6 +208,7 @@ static const char *meta_code(enum xkv_mc_status status)
 static int cmd_mg(struct mc_ctx *c, const struct meta *m)
 {
 	const struct mc_line *l = c->line;
+	const struct xkv_mc_result *touched = c->done; /* with T: the touch's outcome */
 	struct xkv_mc_result r = {0};
 	struct xkv_item_meta meta;
 	char hdr[META_ROOM];
@@ -220,8 +221,14 @@ static int cmd_mg(struct mc_ctx *c, const struct meta *m)
 		w.exptime = mc_exptime(c, m->ttl);
 		if (!mc_write(c, &w, &r))
 			return 0;
+		touched = &r;
 	}
-	if ((c->done && c->done->status != XKV_MC_TOUCHED) ||
+	/* a touch that could not be done is an error, not a miss nor a hit */
+	if (touched && failure_text(touched->status)) {
+		mc_reply(c->out, failure_text(touched->status));
+		return 0;
+	}
+	if ((touched && touched->status != XKV_MC_TOUCHED) ||
 	    mc_read(c, l->tok[1].p, l->tok[1].len, META_ROOM, &len, &meta)) {
 		if (!m->quiet)
 			meta_status(c, "EN", "Ok", &r, 0);
@@ -324,8 +331,9 @@ static int cmd_ms(struct mc_ctx *c)
 static int cmd_md(struct mc_ctx *c, const struct meta *m)
 {
 	struct xkv_mc_write w = meta_write(XKV_MC_DELETE, c->line);
-	struct xkv_mc_result r;
 	const struct xkv_mc_result *res = c->done;
+	struct xkv_mc_result r;
+	const char *failure;
 
 	w.cas = m->cas;
 	if (!res) {
@@ -333,7 +341,11 @@ static int cmd_md(struct mc_ctx *c, const struct meta *m)
 			return 0;
 		res = &r;
 	}
-	if (!(m->quiet && res->status == XKV_MC_DELETED))
+	/* a delete that could not be done is an error, as in ms and ma: never HD */
+	failure = failure_text(res->status);
+	if (failure)
+		mc_reply(c->out, failure);
+	else if (!(m->quiet && res->status == XKV_MC_DELETED))
 		meta_status(c, meta_code(res->status), "Ok", res, 0);
 	return 0;
 }

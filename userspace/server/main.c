@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -465,6 +466,14 @@ int main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 
+	/*
+	 * Items of 128 KiB and more get a mapping each, given back when they are freed.
+	 * glibc's default raises that threshold to the largest block freed so far, after
+	 * which large values come from the heap, whose holes stay resident: replacing 500
+	 * KB values, RSS grew 10-15 % a minute with the store's bytes flat (tests/soak).
+	 * Setting the threshold keeps it where it starts.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	scfg = (struct xkv_store_config){
 		.memory_limit = s.o.memory,
 		.mode = s.o.mode,
