@@ -8,9 +8,9 @@
 # half: exit 1; saying it lost a frame: exit 2), so a check that passes everything
 # is caught. Everything it makes goes on every way out; its files stay in /tmp
 # when it fails.
-# XKV_REPLAY_FAULT plants a fault, for the test of this test (faults.sh): "crash", the
-# first server gets SIGSEGV before it is stopped; "checker", check runs a checker that
-# crashes. Either must fail the test.
+# XKV_REPLAY_FAULT plants a fault, for the test of this test (faults.sh), and says so
+# ("replay: planted: ..."): "crash", the first server gets SIGSEGV once it answers;
+# "checker", check runs a checker that crashes. Either must fail the test.
 #   [XKV_REPLAY_FAULT=crash|checker] tests/replay/replay.sh BUILD_DIR
 set -euo pipefail
 
@@ -146,6 +146,12 @@ replay() {
 	server_pid=$!
 	server_log=$out/$name.server.log
 	wait_for 100 server_answers || fail "xkv-server does not answer: $(cat "$server_log")"
+	if [ "$fault" = crash ]; then
+		echo "replay: planted: SIGSEGV to xkv-server"
+		kill -SEGV "$server_pid"
+		# gone, not still dying, when it is stopped
+		wait_for 100 eval '! kill -0 "$server_pid" 2>/dev/null' || true
+	fi
 
 	# the client's kernel answers each reply with ICMP port unreachable: record takes UDP
 	ip netns exec "$ns_c" "$build/xkv-trace" record --iface "$if_c" --port "$port" \
@@ -160,17 +166,13 @@ replay() {
 	wait "$record_pid" || fail "record: $(cat "$out/$name.record.log")"
 	record_pid=
 	cat "$out/$name.record.log"
-	if [ "$fault" = crash ]; then
-		kill -SEGV "$server_pid"
-		# gone, not still dying, when it is stopped
-		wait_for 100 eval '! kill -0 "$server_pid" 2>/dev/null' || true
-	fi
 	stop_pid "$server_pid" 3
 	server_pid=
 	[ -z "$stopped" ] || fail "$name: xkv-server: $stopped: $(tail -n 20 "$server_log")"
 	drops=$(server_drops "$server_log")
 
 	# the capture holds both directions: the requests' send times and the replies
+	[ "$fault" != checker ] || echo "replay: planted: a checker that crashes"
 	check_rc=0
 	"$build/xkv-trace" check --port "$port" --timeout "$check_timeout" "${lincheck[@]}" \
 		--history "$out/$name.history" "$out/requests.pcap" "$cap" \

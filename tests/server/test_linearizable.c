@@ -30,9 +30,13 @@
 #define BENCH_RATE    "3000" /* GETs a second: the queues never empty, the cores are not full */
 #define HOT_KEYS      "4"
 #define CHILD_TIMEOUT_MS 30000
-/* a row's 2 s gave 25 k to 166 k operations, none unanswered (docs/LINEARIZABILITY.md) */
+/*
+ * A row's 2 s gave 25 k to 166 k operations idle, none unanswered; at load average 8 to
+ * 9, 1231 with 16 unanswered (1.3 %). A server that never answers a PUT: 30 to 47, half
+ * of them unanswered (docs/LINEARIZABILITY.md).
+ */
 #define MIN_ANSWERED	1000
-#define MAX_UNKNOWN_PCT 1
+#define MAX_UNKNOWN_PCT 5
 
 /* What a row must give, beside xkv-lincheck's exits 0 (linearizable) and 1 (not). */
 enum {
