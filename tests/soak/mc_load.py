@@ -275,7 +275,7 @@ def run_meta(host, port, until, st, seed, name):
 					raise Refused(reply)
 				model.check(st, k, got)
 				model.note(k, f"mg -> {preview(got)}")
-			elif op < 0.9:
+			elif op < 0.75:  # a quarter md: a delete refused must say so
 				versions[i] += 1
 				v = value(name, i, versions[i], tcp_size(rng))
 				model.unknown(k, v)
