@@ -16,6 +16,7 @@ need_xdp_hosts
 need_commands tcpreplay tcpdump
 log=$(mktemp /tmp/xkv-replay-faults.XXXXXX)
 trap 'rm -f "$log"' EXIT
+unplanted=()
 
 # planted FAULT WHY: replay.sh with FAULT exits 1 and says WHY
 planted() {
@@ -23,15 +24,17 @@ planted() {
 	echo "== XKV_REPLAY_FAULT=$1"
 	XKV_REPLAY_FAULT=$1 "$here/replay.sh" "$build" >"$log" 2>&1 || rc=$?
 	grep -E '^replay: ' "$log" | grep -v FAILED || true
-	# a failed replay keeps its files: these are no news
-	rm -rf "$(sed -n 's/^replay: FAILED; traces and logs kept in //p' "$log")"
+	# a replay that fails or skips keeps its files: these are no news
+	sed -n 's/.*\(kept\|files\) in \(\/tmp\/xkv-replay\.[A-Za-z0-9]*\).*/\2/p' "$log" |
+		xargs -r rm -rf
 	if ! grep -q '^replay: planted: ' "$log"; then
-		[ $rc -ne 0 ] || {
+		if [ $rc -eq 0 ]; then
 			not_ok "$1: the replay passed, its fault never planted"
-			return
-		}
-		skip "the replay failed before its fault ($1) was planted:" \
-			"$(grep -m 1 '^replay: ' "$log")"
+		else
+			unplanted+=("$1 ($(grep -m 1 '^replay: ' "$log"))")
+			echo "$1: the replay failed before its fault was planted"
+		fi
+		return
 	fi
 	if [ $rc -eq 1 ] && grep -q "$2" "$log"; then
 		ok "$1: exit 1, '$2'"
@@ -43,4 +46,7 @@ planted() {
 planted crash "xkv-server: exit status 139, it had died before it was stopped"
 planted checker "no verdict: xkv-trace: check: .*/crashing-lincheck: Segmentation fault"
 
+# a failure stands; without one, a fault that was never planted makes a skip
+[ "$failed" -gt 0 ] || [ ${#unplanted[@]} -eq 0 ] ||
+	skip "the replay failed before its fault was planted: ${unplanted[*]}"
 checks_done replay-faults
