@@ -185,7 +185,7 @@ replay() {
 # wrong answer: such a run is tried again, up to $attempts in all, and a policy that
 # never gets a clean run makes the test a skip (exit 77), saying why. Anything else
 # fails at once (tests/replay/verdict.sh).
-attempts=3 check_timeout=20 undecided= first=
+attempts=3 check_timeout=20 undecided= first= latencies=()
 for row in "${policies[@]}"; do
 	name=${row%%|*}
 	for attempt in $(seq "$attempts"); do
@@ -202,6 +202,7 @@ for row in "${policies[@]}"; do
 	done
 	if [ "$verdict" = pass ]; then
 		first=${first:-$name}
+		latencies+=("$(printf '%-16s' "$name") $(sed -n 's/^latency: //p' "$out/$name.check.txt")")
 	else
 		undecided="$undecided $name"
 	fi
@@ -270,6 +271,8 @@ if [ -n "$undecided" ]; then
 	skip "the machine is too loaded for 50 K pps: no clean run of$undecided in" \
 		"$attempts attempts (no wrong answer either; files in $out)"
 fi
+echo "== latency at the client's capture, per policy (the run that passed)"
+printf '%s\n' "${latencies[@]}"
 passed=1
 echo "replay: PASS ($requests requests at $pps pps under ${#policies[@]} policies, checked;" \
 	"spoilt captures refused; record kept up with a burst)"

@@ -325,6 +325,17 @@ Test(check, a_value_overwritten_before_the_read)
 	cr_assert_eq(verdict(), 1);
 }
 
+/* Latency runs from a request's last datagram leaving to its reply's: 5, 5, 10, 30 us. */
+Test(check, latency_percentiles)
+{
+	stale(70, "w", 80, "w");
+	cr_assert_eq(report.timed, 4);
+	cr_assert_eq(report.latency_p50, 5000);
+	cr_assert_eq(report.latency_p99, 30000);
+	cr_assert_eq(report.latency_p999, 30000);
+	cr_assert_eq(report.latency_max, 30000);
+}
+
 /* A refused PUT had no effect: a GET that returns its value is wrong. */
 Test(check, a_refused_write_has_no_effect)
 {

@@ -430,6 +430,38 @@ static bool history_rec_of(const struct trace_check *c, const struct expect *e,
 	return true;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The latency percentiles of the answered requests the capture saw leave. */
+static int latencies(struct trace_check *c)
+{
+	uint64_t *ns = malloc(sizeof(*ns) * (c->nexpects + 1)), n = 0;
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nexpects; i++) {
+		const struct expect *e = c->order[i];
+
+		if (e->answered && e->sent_ns && e->reply_ns >= e->sent_ns)
+			ns[n++] = e->reply_ns - e->sent_ns;
+	}
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	c->report.timed = n;
+	if (n) { /* nearest rank: the smallest value at least per_mille of them reach */
+		c->report.latency_p50 = ns[(n * 500 + 999) / 1000 - 1];
+		c->report.latency_p99 = ns[(n * 990 + 999) / 1000 - 1];
+		c->report.latency_p999 = ns[(n * 999 + 999) / 1000 - 1];
+		c->report.latency_max = ns[n - 1];
+	}
+	free(ns);
+	return 0;
+}
+
 int trace_check_finish(struct trace_check *c, const char *path, struct trace_check_report *report)
 {
 	struct xkv_reasm_stats stats;
@@ -461,6 +493,8 @@ int trace_check_finish(struct trace_check *c, const char *path, struct trace_che
 	}
 	xkv_reasm_get_stats(c->put_pieces, &stats);
 	c->report.unfinished_puts = stats.in_flight;
+	if (!ret)
+		ret = latencies(c);
 	*report = c->report;
 	if (history_close(h) && !ret)
 		ret = -EIO;
@@ -492,6 +526,12 @@ void trace_check_print(const struct trace_check_report *r, FILE *out)
 	fprintf(out, "requests: %llu in %llu datagrams; replies: %llu datagrams; answered: %llu\n",
 		(unsigned long long)r->requests, (unsigned long long)r->request_dgrams,
 		(unsigned long long)r->reply_dgrams, (unsigned long long)r->answered);
+	if (r->timed)
+		fprintf(out,
+			"latency: p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us (%llu "
+			"answered requests, from the request's last datagram to its reply's)\n",
+			r->latency_p50 / 1e3, r->latency_p99 / 1e3, r->latency_p999 / 1e3,
+			r->latency_max / 1e3, (unsigned long long)r->timed);
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
 		if (notes[i].n)
 			fprintf(out, "%s: %llu %s\n", notes[i].label, (unsigned long long)notes[i].n,

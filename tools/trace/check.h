@@ -45,6 +45,8 @@ struct trace_check_report {
 	uint64_t refused;	 /* of those, answered BUSY or NO_MEMORY: no effect, left out */
 	uint64_t unknown_writes; /* PUTs and DELETEs without a reply: unknown outcomes */
 	uint64_t unseen_sent;	 /* answered requests the capture did not see leave */
+	/* of answered requests seen leaving: request's last datagram to reply's, ns */
+	uint64_t timed, latency_p50, latency_p99, latency_p999, latency_max;
 	uint64_t count[TRACE_P_COUNT];
 	char first[TRACE_P_COUNT][TRACE_LIST_MAX][TRACE_LINE_MAX];
 };
