@@ -72,6 +72,7 @@ struct xkv_socket_counters {
 	__u64 tx_ring_full;	    /* replies dropped: the TX ring stayed full */
 	__u64 tx_to_group;	    /* replies not sent: to or from a multicast/broadcast address */
 	__u64 kicks;		    /* sendto() calls that woke the kernel's TX */
+	__u64 tx_waits;		    /* 50 us sleeps of a reply waiting for a frame or TX slot */
 	__u64 kernel_rx_dropped;    /* the kernel's XDP_STATISTICS: dropped before RX */
 	__u64 kernel_rx_ring_full;  /* ... the RX ring was full */
 	__u64 kernel_fill_empty;    /* ... the fill ring had no frame */

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 
 #include <xkv/ewt.h>
 #include <xkv/hash.h>
@@ -241,6 +242,22 @@ static __u32 ewt_held(void)
 	return held;
 }
 
+/* The queue depths of workers 0 and 1 added up, as steering reads them. */
+static __u64 depths(void)
+{
+	int fd = bpfctl_map_open(netns_env("XKV_IFACE"), "xkv_qdepth");
+	struct xkv_qdepth qd;
+	__u64 sum = 0;
+
+	cr_assert_geq(fd, 0, "opening the pinned xkv_qdepth: %s", strerror(-fd));
+	for (__u32 w = 0; w < 2; w++) {
+		cr_assert_eq(bpf_map_lookup_elem(fd, &w, &qd), 0);
+		sum += qd.depth;
+	}
+	close(fd);
+	return sum;
+}
+
 /* xkv: minos's roles recomputed every 100 ms while the storm runs, so they move under it. */
 static void start_policy(const char *policy)
 {
@@ -381,6 +398,11 @@ static void dropped_writes_heal(const char *policy)
 	cr_assert_eq(ewt_read().active, 0, "slots still held %lu ms after the stall", waited);
 	cr_assert_leq(waited, 1000, "the holds healed only after %lu ms", waited);
 	cr_log_info("%s: every slot empty %lu ms after the stall ended", policy, waited);
+	/* the writes the kernel dropped no longer count on the queue depths steering reads */
+	while (depths() && now_ms() - start < 5000)
+		usleep(5000);
+	cr_assert_eq(depths(), 0, "queue depths still %llu %lu ms after the stall: the kernel's "
+		     "drops were never taken off", (unsigned long long)depths(), now_ms() - start);
 
 	/* writes balanced as before: the storm's writes take and release slots */
 	cr_assert_eq(storm(t, &first_err, &busy), 0, "after the heal: %s", strerror(-first_err));

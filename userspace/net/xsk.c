@@ -221,8 +221,10 @@ static bool tx_wait(struct xkv_xsk *s, bool (*ready)(struct xkv_xsk *s))
 	for (int tries = 0; !ready(s); tries++) {
 		if (tries == TX_WAIT_TRIES)
 			return false;
-		if (tries)
+		if (tries) {
+			s->tx_waits++;
 			usleep(TX_WAIT_US);
+		}
 		xkv_xsk_flush(s);
 		cache_refit(s);
 	}
@@ -384,6 +386,19 @@ int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st)
 	return getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, st, &len) ? -errno : 0;
 }
 
+uint64_t xkv_xsk_kernel_drops(struct xkv_xsk *s)
+{
+	struct xdp_statistics k;
+	uint64_t total, n;
+
+	if (xkv_xsk_kernel_stats(s, &k))
+		return 0;
+	total = k.rx_dropped + k.rx_ring_full; /* every frame xsk_rcv refused, once */
+	n = total - s->kernel_drops_seen;
+	s->kernel_drops_seen = total;
+	return n;
+}
+
 void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c)
 {
 	struct xdp_statistics k = {0};
@@ -395,6 +410,7 @@ void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c
 	c->tx_ring_full += s->tx_ring_full;
 	c->tx_to_group += s->tx_to_group;
 	c->kicks += s->kicks;
+	c->tx_waits += s->tx_waits;
 	/* a socket that is not bound (yet) has no kernel counters: zeros */
 	xkv_xsk_kernel_stats(s, &k);
 	c->kernel_rx_dropped += k.rx_dropped;

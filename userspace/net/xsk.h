@@ -81,7 +81,9 @@ struct xkv_xsk {
 	struct xkv_route route; /* the request being answered */
 	struct xkv_parsed_frame parsed[XKV_XSK_BATCH]; /* the batch being handled */
 	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
-	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, tx_to_group, kicks;
+	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, tx_to_group, kicks,
+		tx_waits;
+	uint64_t kernel_drops_seen; /* xkv_xsk_kernel_drops' last total */
 };
 
 /* Creates the queue's UMEM. Returns 0 or -errno. */
@@ -122,6 +124,13 @@ void xkv_xsk_drain(struct xkv_xsk *s);
 
 /* The kernel's counters of the socket: RX drops, full rings, empty fill ring. */
 int xkv_xsk_kernel_stats(const struct xkv_xsk *s, struct xdp_statistics *st);
+
+/*
+ * Frames steered to the socket that the kernel dropped (RX ring full, no fill frame)
+ * since the last call, read by the socket's owner: a request XDP counted and no
+ * worker will see. 0 if the kernel does not say.
+ */
+uint64_t xkv_xsk_kernel_drops(struct xkv_xsk *s);
 
 /* Adds the socket's counters, and the kernel's for it, to c. */
 void xkv_xsk_add_counters(const struct xkv_xsk *s, struct xkv_socket_counters *c);

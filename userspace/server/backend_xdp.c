@@ -21,6 +21,7 @@
 
 #define IDLE_POLLS 1000 /* empty busy polls before sleeping in poll(2) */
 #define IDLE_SLEEP_MS 1
+#define DROPS_CHECK_NS 100000000ULL /* how often a worker looks for frames the kernel dropped */
 #define BIND_TRIES 50
 #define BIND_RETRY_US 20000
 
@@ -293,10 +294,29 @@ static void idle_wait(struct server *s, struct xdp_backend *b, struct server_wor
 	xkv_worker_wake(&w->proto);
 }
 
+/*
+ * Frames the kernel dropped were counted on the worker's queue depth by XDP and never
+ * reach it: taken off, or steering would see a busy worker for good. Their EWT holds
+ * may be lost too: the worker's holds heal (engine/holds.h).
+ */
+static void drops_forget(struct server *s, struct xdp_backend *b, struct server_worker *w)
+{
+	_Atomic uint64_t *depth = (_Atomic uint64_t *)&b->qdepth[w->id].depth;
+	uint64_t dropped = 0;
+
+	for (uint32_t q = 0; q < b->nqueues; q++)
+		dropped += xkv_xsk_kernel_drops(&b->socks[q * s->o.workers + w->id]);
+	if (!dropped)
+		return;
+	atomic_fetch_sub_explicit(depth, dropped, memory_order_relaxed);
+	xkv_worker_kernel_dropped(&w->proto);
+}
+
 static void xdp_run(struct server *s, struct server_worker *w)
 {
 	const struct xkv_rx rx = xkv_worker_rx(&w->proto, s->o.memcached_port);
 	struct xdp_backend *b = s->net;
+	uint64_t next_drops_check = 0;
 	uint32_t idle = 0;
 
 	while (!atomic_load_explicit(&s->stopping, memory_order_relaxed)) {
@@ -305,6 +325,10 @@ static void xdp_run(struct server *s, struct server_worker *w)
 
 		xkv_worker_tick(&w->proto, now);
 		server_counters_tick(s, w, now);
+		if (now >= next_drops_check) {
+			next_drops_check = now + DROPS_CHECK_NS;
+			drops_forget(s, b, w);
+		}
 		for (uint32_t q = 0; q < b->nqueues; q++) {
 			struct xkv_xsk *sock = &b->socks[q * s->o.workers + w->id];
 

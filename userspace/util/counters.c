@@ -165,6 +165,7 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 	fn(ctx, NULL, "tx_ring_full", c->tx_ring_full);
 	fn(ctx, NULL, "tx_to_group", c->tx_to_group);
 	fn(ctx, NULL, "kicks", c->kicks);
+	fn(ctx, NULL, "tx_waits", c->tx_waits);
 	/* drops the kernel saw before any worker could: full RX ring, empty fill ring */
 	fn(ctx, "kernel", "rx_dropped", c->kernel_rx_dropped);
 	fn(ctx, "kernel", "rx_ring_full", c->kernel_rx_ring_full);
