@@ -15,6 +15,7 @@ int xkv_roles_sync_init(struct xkv_roles_sync *s, uint32_t nworkers,
 	if (err)
 		return -err;
 	s->roles = *first;
+	s->owners_gen = first->gen;
 	s->nworkers = nworkers;
 	atomic_init(&s->gen, first->gen);
 	for (uint32_t w = 0; w < XKV_WORKERS_MAX; w++)
@@ -27,9 +28,22 @@ void xkv_roles_sync_fini(struct xkv_roles_sync *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
+/* Whether every partition has the same owner under a and b (xkv_roles_owner). */
+static bool same_owners(const struct xkv_roles *a, const struct xkv_roles *b)
+{
+	if (a->nsmall != b->nsmall)
+		return false;
+	for (uint32_t i = 0; i < a->nsmall && i < XKV_WORKERS_MAX; i++)
+		if (a->small[i] != b->small[i])
+			return false;
+	return true;
+}
+
 void xkv_roles_publish(struct xkv_roles_sync *s, const struct xkv_roles *r)
 {
 	pthread_mutex_lock(&s->lock);
+	if (!same_owners(&s->roles, r))
+		s->owners_gen = r->gen;
 	s->roles = *r;
 	/* under the lock: whoever copies these roles is ordered after this store */
 	atomic_store(&s->gen, r->gen);
@@ -48,17 +62,31 @@ static bool all_adopted(struct xkv_roles_sync *s, uint32_t gen)
 	return true;
 }
 
+/*
+ * No owner moved since the worker's roles (gen was, at or after owners_gen): the new
+ * ones are taken without waiting. Every worker that acts does so under these owners:
+ * one that acted under older ones saw the gen that moved them (whoever adopted it
+ * waited for all to see it) and no longer acts until it has adopted it too. So no
+ * partition gets two writers, and a stopped worker holds others up only when owners
+ * move.
+ */
 void xkv_roles_adopt(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine)
 {
+	const uint32_t was = mine->gen;
+	bool owners_kept;
+
 	do {
 		pthread_mutex_lock(&s->lock);
 		*mine = s->roles;
+		owners_kept = was >= s->owners_gen;
 		pthread_mutex_unlock(&s->lock);
 		/*
 		 * Sequentially consistent with the loads below and with xkv_roles_wake: a
 		 * worker this one sees asleep adopts at least mine->gen when it wakes.
 		 */
 		atomic_store(&s->seen[id].gen, mine->gen);
+		if (owners_kept)
+			return;
 		while (!all_adopted(s, mine->gen) && !xkv_roles_changed(s, mine->gen))
 			sched_yield();
 		/* newer roles came while waiting: adopt those */

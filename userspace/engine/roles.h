@@ -4,10 +4,12 @@
  * without two workers ever writing one partition (docs/DESIGN.md invariant 1).
  *
  * The control thread publishes roles with a new gen. A worker notices between two
- * requests and adopts them: it copies them, says it has seen the gen, and waits
- * until every other worker has seen it too (or sleeps, holding no request). So no
- * worker executes under the new roles while another still may under the old ones,
- * and the wait lasts at most one request on each worker. Requests that steering
+ * requests and adopts them: it copies them, says it has seen the gen, and, if they
+ * move a partition to another owner, waits until every other worker has seen it too
+ * (or sleeps, holding no request). So no worker executes under new owners while
+ * another still may under the old ones, and the wait lasts at most one request on
+ * each worker. Roles that keep every owner (a new threshold, other large workers)
+ * are taken at once: a stopped worker holds up only a change of owners. Requests that steering
  * sent by other roles are handed to their owner (engine/handoff.h), never executed
  * where they land.
  */
@@ -27,6 +29,7 @@
 struct xkv_roles_sync {
 	pthread_mutex_t lock;	/* roles, against a copy half written */
 	struct xkv_roles roles; /* the latest */
+	uint32_t owners_gen;	/* the latest gen that moved a partition's owner */
 	alignas(64) _Atomic uint32_t gen; /* roles.gen, read per request without the lock */
 	struct {
 		alignas(64) _Atomic uint32_t gen; /* the gen the worker adopted, or ASLEEP */
@@ -49,9 +52,10 @@ static inline bool xkv_roles_changed(struct xkv_roles_sync *s, uint32_t mine)
 }
 
 /*
- * Worker id, holding no request: copies the latest roles into *mine and returns once
- * every worker has adopted them or sleeps. The caller must not hold up others
- * meanwhile (a store writer waiting for its grace period): it goes offline first.
+ * Worker id, holding no request: copies the latest roles into *mine and returns at once
+ * if no owner moved since the roles it had, else once every worker has adopted them or
+ * sleeps. The caller must not hold up others meanwhile (a
+ * store writer waiting for its grace period): it goes offline first.
  */
 void xkv_roles_adopt(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine);
 

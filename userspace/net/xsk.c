@@ -18,6 +18,7 @@
 /* How long a reply waits for a frame or a TX slot: some 60 ms; 2048 frames take 25 at 1 Gbit/s */
 #define TX_WAIT_TRIES 500
 #define TX_WAIT_US    50 /* between tries */
+#define TX_RESERVE    (XKV_XSK_FRAMES / 8) /* frames the fill ring leaves to replies */
 
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
@@ -70,13 +71,19 @@ static void comp_reap_locked(struct xkv_xsk_queue *q)
 	atomic_fetch_sub_explicit(&q->in_tx, n, memory_order_relaxed);
 }
 
-/* Under q->lock: the fill ring topped up from the pool. */
+/*
+ * Under q->lock: the fill ring topped up from the pool, but for TX_RESERVE frames. A
+ * stopped socket's full RX ring holds XKV_XSK_RING frames, the fill ring as many: the
+ * two would take every frame of the queue, and the other sockets' replies would find
+ * none to be sent in.
+ */
 static void fill_top_up_locked(struct xkv_xsk_queue *q)
 {
-	uint32_t idx, n = xsk_prod_nb_free(&q->fill, q->npool);
+	uint32_t idx, n, spare = q->npool > TX_RESERVE ? q->npool - TX_RESERVE : 0;
 
-	if (n > q->npool)
-		n = q->npool;
+	n = xsk_prod_nb_free(&q->fill, spare);
+	if (n > spare)
+		n = spare;
 	if (!n || xsk_ring_prod__reserve(&q->fill, n, &idx) != n)
 		return;
 	for (uint32_t i = 0; i < n; i++)
