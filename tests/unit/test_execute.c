@@ -1358,7 +1358,8 @@ static void *rounds_without_requests(void *arg)
 /*
  * New roles are adopted by a worker whatever its rounds serve: one that only refuses
  * malformed memcached datagrams (or serves TCP reads) must not keep the others, who
- * wait for it before they act on the roles, spinning with their rings filling.
+ * wait for it before they act on roles that move owners, spinning with their rings
+ * filling.
  */
 Test(execute, roles_are_adopted_by_a_worker_that_serves_no_request, .timeout = 10)
 {
@@ -1371,6 +1372,7 @@ Test(execute, roles_are_adopted_by_a_worker_that_serves_no_request, .timeout = 1
 	r = roles_sync.roles;
 	cr_assert_eq(pthread_create(&t, NULL, rounds_without_requests, &loop), 0);
 	r.gen = 2;
+	r.small[0] = 1, r.large[0] = 0; /* the partitions move: worker 0 waits for worker 1 */
 	xkv_roles_publish(&roles_sync, &r);
 	feed(&xw[0], &get); /* worker 0 adopts between requests */
 	cr_assert_eq(xw[0].roles.gen, 2, "worker 0 adopted, so worker 1 did too");

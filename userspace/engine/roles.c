@@ -65,10 +65,15 @@ static bool all_adopted(struct xkv_roles_sync *s, uint32_t gen)
 /*
  * No owner moved since the worker's roles (gen was, at or after owners_gen): the new
  * ones are taken without waiting. Every worker that acts does so under these owners:
- * one that acted under older ones saw the gen that moved them (whoever adopted it
- * waited for all to see it) and no longer acts until it has adopted it too. So no
- * partition gets two writers, and a stopped worker holds others up only when owners
- * move.
+ * the worker reached them through a wait for all to see a gen at or after owners_gen,
+ * so every other one then had seen it, and no longer acts until it has adopted it too,
+ * or slept, and waits when it wakes (xkv_roles_wake). So no partition gets two
+ * writers, and a stopped worker holds others up only when owners move.
+ *
+ * was stays the gen of the roles the worker held at entry, whatever the loop copies:
+ * roles that moved owners, copied and waited for, were never acted under. Taking
+ * their gen as was would let a threshold published meanwhile end the wait, and the
+ * worker would act under new owners while another still acts under the old.
  */
 void xkv_roles_adopt(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine)
 {
@@ -104,9 +109,11 @@ void xkv_roles_sleep(struct xkv_roles_sync *s, uint32_t id)
  * before A's load of seen[W] (through the lock A copies the roles under), so it
  * precedes it in the total order. If A's load saw W asleep, it precedes W's store
  * below, which precedes W's load of gen: that load comes after P's store and sees g,
- * and W adopts g before it serves. Otherwise A waits for W. Both of W's accesses must
- * be seq_cst: a relaxed load could be ordered before the store (arm64 does so), and
- * both A and W would go on under different roles.
+ * and W adopts g before it serves (waiting, as A did, if an owner moved since its
+ * roles). Otherwise A waits for W. Adopters that take roles without a wait load no
+ * seen[] and need none of this. Both of W's accesses must be seq_cst: a relaxed load
+ * could be ordered before the store (arm64 does so), and both A and W would go on
+ * under different owners.
  */
 void xkv_roles_wake(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine)
 {

@@ -4,14 +4,14 @@
  * without two workers ever writing one partition (docs/DESIGN.md invariant 1).
  *
  * The control thread publishes roles with a new gen. A worker notices between two
- * requests and adopts them: it copies them, says it has seen the gen, and, if they
- * move a partition to another owner, waits until every other worker has seen it too
- * (or sleeps, holding no request). So no worker executes under new owners while
+ * requests and adopts them: it copies them, says it has seen the gen, and, if an
+ * owner moved since the roles it held, waits until every other worker has seen it
+ * too (or sleeps, holding no request). So no worker executes under new owners while
  * another still may under the old ones, and the wait lasts at most one request on
- * each worker. Roles that keep every owner (a new threshold, other large workers)
- * are taken at once: a stopped worker holds up only a change of owners. Requests that steering
- * sent by other roles are handed to their owner (engine/handoff.h), never executed
- * where they land.
+ * each worker. Roles that moved no owner (a new threshold, other large workers) are
+ * taken at once: a stopped worker holds others up only for a change of owners.
+ * Requests that steering sent by other roles are handed to their owner
+ * (engine/handoff.h), never executed where they land.
  */
 #ifndef XKV_ENGINE_ROLES_H
 #define XKV_ENGINE_ROLES_H

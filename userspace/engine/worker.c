@@ -266,8 +266,8 @@ static void roles_applied(struct xkv_worker *w)
 static void windows_close_all(struct xkv_worker *w);
 
 /*
- * Between requests: newer roles are adopted by every worker before any acts on them.
- * Open compaction windows are applied first, under the roles they were opened by: after
+ * Between requests: newer roles are adopted; new owners by every worker before any acts
+ * on them (engine/roles.h). Open compaction windows are applied first, under the roles they were opened by: after
  * the adoption their partitions may be another worker's (invariant 1).
  */
 static void roles_check(struct xkv_worker *w)
