@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "xkv/ewt.h"
 #include "xkv/hash.h"
 #include "xkv/roles.h"
 #include "xdp_pass.skel.h"
@@ -108,9 +109,10 @@ static __u32 median(__u32 *ns)
 }
 
 /*
- * Nothing releases EWT slots here, so a dcrew write row runs in calls of as many
- * packets as a slot takes, each from an empty table: the first takes the slot, the
- * others join. About REPEAT packets in all, like the other rows.
+ * Nothing releases EWT slots here, so a row of writes the EWT claims (dcrew's, xkv's
+ * in one datagram: xkv_ewt_claimed) runs in calls of as many packets as a slot takes,
+ * each from an empty table: the first takes the slot, the others join. About REPEAT
+ * packets in all, like the other rows.
  */
 #define EWT_REPEAT XKV_EWT_WRITES_MAX
 #define EWT_CALLS  (REPEAT / EWT_REPEAT)
@@ -120,7 +122,7 @@ static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int ro
 {
 	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy};
 	int prog_fd = row->prog == PROG_PASS ? pass_fd : bpf_program__fd(f->skel->progs.xkv_xdp);
-	bool ewt = row->policy == XKV_POLICY_DCREW && row->pkt.op != XKV_OP_GET;
+	bool ewt = xkv_ewt_claimed(row->policy, row->pkt.op, row->pkt.frag_len, row->pkt.value_len);
 	int calls = ewt ? EWT_CALLS : 1;
 	struct pkt_layout layout;
 	__u8 pkt[PKT_SIZE_MAX];
@@ -187,7 +189,7 @@ int main(void)
 	fprintf(stderr, "\n");
 	parse_ns = median(rows[PARSE_ONLY].ns);
 	printf("BPF_PROG_RUN, %d workers, median of %d interleaved rounds x %d packets "
-	       "(dcrew writes: %d x %d)\n",
+	       "(writes the EWT claims: %d x %d)\n",
 	       WORKERS, ROUNDS, REPEAT, EWT_CALLS, EWT_REPEAT);
 	printf("%-38s %8s %9s\n", "packet", "ns", "x parse");
 	for (size_t i = 0; i < nrows; i++) {
