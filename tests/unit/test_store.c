@@ -222,6 +222,30 @@ Test(store, tag_collisions)
 	cr_assert_eq(get_h("beta", h, &len), 0, "the other key survives");
 }
 
+/*
+ * The key compare, by words, at every length up to 40 and every position: a key that
+ * differs from a stored one in a single byte, under the same hash, is another key.
+ */
+Test(store, keys_differing_in_one_byte_are_told_apart)
+{
+	const uint64_t h = 0x1234567890abcdefULL;
+	char key[41], other[41];
+	uint32_t len;
+
+	for (uint32_t n = 1; n <= 40; n++) {
+		memset(key, 'k', n);
+		key[n] = 0;
+		cr_assert_eq(put_h(key, h, "K", 1), 0);
+		for (uint32_t at = 0; at < n; at++) {
+			memcpy(other, key, n + 1);
+			other[at] = 'x';
+			cr_assert_eq(get_h(other, h, &len), -ENOENT, "length %u, byte %u", n, at);
+		}
+		cr_assert_eq(get_h(key, h, &len), 0, "length %u", n);
+		cr_assert_eq(xkv_store_delete(s, key, n, h), 0);
+	}
+}
+
 /* 7 slots per bucket and 4 spares: one chain holds 35 items. */
 Test(store, bucket_overflow_chains_spares)
 {

@@ -16,19 +16,6 @@ size_t item_bytes(uint16_t key_len, uint32_t capacity)
 	return sizeof(struct xkv_item) + item_key_space(key_len) + capacity;
 }
 
-/*
- * Rewriting in place saves an allocation, unless it would strand much of the old
- * space, or the item is large: its readers copy it plainly (XKV_REWRITE_MAX), and a
- * long copy would hold the bucket's version odd.
- */
-bool item_fits(const struct xkv_item *item, uint32_t value_len)
-{
-	uint32_t capacity = item_capacity(item);
-
-	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4 &&
-	       capacity <= XKV_REWRITE_MAX;
-}
-
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 			  uint32_t value_len)
 {

@@ -261,10 +261,22 @@ static inline void grace_period_wait(void)
 	tsan_grace_period_ended();
 }
 
+/*
+ * Rewriting in place saves an allocation, unless it would strand much of the old
+ * space, or the item is large: its readers copy it plainly (XKV_REWRITE_MAX), and a
+ * long copy would hold the bucket's version odd. Inline: every overwrite asks.
+ */
+static inline bool item_fits(const struct xkv_item *item, uint32_t value_len)
+{
+	uint32_t capacity = item_capacity(item);
+
+	return value_len <= capacity && capacity <= 8 + value_len + value_len / 4 &&
+	       capacity <= XKV_REWRITE_MAX;
+}
+
 /* items.c: allocation, accounting and deferred reclamation */
 size_t item_bytes(uint16_t key_len, uint32_t capacity);
 uint32_t item_capacity_for(uint32_t value_len);
-bool item_fits(const struct xkv_item *item, uint32_t value_len);
 struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 			  uint32_t value_len);
 void item_free(struct xkv_item *item);

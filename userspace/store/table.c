@@ -81,9 +81,45 @@ void xkv_store_prefetch(struct xkv_store *s, uint64_t hash)
 	__builtin_prefetch(&t->buckets[hash & t->mask]);
 }
 
-static bool item_has_key(const struct xkv_item *item, const void *key, uint16_t key_len)
+static inline uint64_t load8(const uint8_t *p)
 {
-	return item_key_len(item) == key_len && memcmp(item_key(item), key, key_len) == 0;
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return w;
+}
+
+static inline uint32_t load4(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, 4);
+	return w;
+}
+
+/*
+ * Whether a and b, len bytes each, are equal. Up to 16 bytes, in place: two words that
+ * overlap when the key is shorter than both, where a call to memcmp cost a GET some 19
+ * instructions (callgrind). A key is never rewritten.
+ */
+static inline bool key_equal(const uint8_t *a, const uint8_t *b, uint32_t len)
+{
+	if (len > 16)
+		return memcmp(a, b, len) == 0;
+	if (len >= 8)
+		return ((load8(a) ^ load8(b)) | (load8(a + len - 8) ^ load8(b + len - 8))) == 0;
+	if (len >= 4)
+		return ((load4(a) ^ load4(b)) | (load4(a + len - 4) ^ load4(b + len - 4))) == 0;
+	for (uint32_t i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+item_has_key(const struct xkv_item *item, const void *key, uint16_t key_len)
+{
+	return item_key_len(item) == key_len && key_equal(item_key(item), key, key_len);
 }
 
 /*
@@ -130,24 +166,25 @@ static inline void word_copy(uint8_t *item, uint8_t *buf, bool into_item)
 	}
 }
 
-static inline void value_copy(uint8_t *value, uint8_t *buf, uint32_t len, bool into_item)
+/* Inlined, into_item a constant: a call that tested it per word cost a GET 48 instructions. */
+static inline __attribute__((always_inline)) void value_copy(uint8_t *value, uint8_t *buf,
+							      uint32_t len, bool into_item)
 {
-	uint8_t *end = value + len;
+	uint32_t i = 0;
 
-	/* four words a round: a 64-byte value in two, not far from memcpy's instructions */
-	for (; end - value >= 32; value += 32, buf += 32) {
-		word_copy(value, buf, into_item);
-		word_copy(value + 8, buf + 8, into_item);
-		word_copy(value + 16, buf + 16, into_item);
-		word_copy(value + 24, buf + 24, into_item);
+	/* eight words a round: a 64-byte value in one */
+	for (; i + 64 <= len; i += 64) {
+#pragma GCC unroll 8
+		for (uint32_t w = 0; w < 64; w += 8)
+			word_copy(value + i + w, buf + i + w, into_item);
 	}
-	for (; end - value >= 8; value += 8, buf += 8)
-		word_copy(value, buf, into_item);
-	for (; value < end; value++, buf++) {
+	for (; i + 8 <= len; i += 8)
+		word_copy(value + i, buf + i, into_item);
+	for (; i < len; i++) {
 		if (into_item)
-			__atomic_store_n(value, *buf, __ATOMIC_RELAXED);
+			__atomic_store_n(value + i, buf[i], __ATOMIC_RELAXED);
 		else
-			*buf = __atomic_load_n(value, __ATOMIC_RELAXED);
+			buf[i] = __atomic_load_n(value + i, __ATOMIC_RELAXED);
 	}
 }
 
@@ -361,14 +398,10 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	return 0;
 }
 
-int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
-		  const void *value, uint32_t value_len)
-{
-	return xkv_store_put_meta(s, key, key_len, hash, value, value_len, NULL);
-}
-
-int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
-		       const void *value, uint32_t value_len, struct xkv_item_meta *meta)
+/* put and put_meta, inlined into each: put's meta is a constant NULL. */
+static inline __attribute__((always_inline)) int
+put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const void *value,
+    uint32_t value_len, struct xkv_item_meta *meta)
 {
 	uint32_t partition = xkv_partition(hash);
 	uint32_t flags = meta ? meta->flags : 0, exptime = meta ? meta->exptime : 0;
@@ -419,6 +452,18 @@ int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, u
 	if (!err && meta)
 		meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
 	return err;
+}
+
+int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		  const void *value, uint32_t value_len)
+{
+	return put(s, key, key_len, hash, value, value_len, NULL);
+}
+
+int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+		       const void *value, uint32_t value_len, struct xkv_item_meta *meta)
+{
+	return put(s, key, key_len, hash, value, value_len, meta);
 }
 
 struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const void *value,
