@@ -55,6 +55,7 @@ struct xkv_request_counters {
 	__u64 compact_window_max; /* most PUTs one window held */
 	__u64 busy_ns;		/* time spent serving: rounds of polling that served something */
 	__u64 round_gap_max_ns; /* the longest time between two rounds' starts */
+	__u64 queue_depth;	/* steering's count of requests on the worker, now (xkv_qdepth) */
 	__u64 mc_dropped;	/* memcached datagrams dropped: a bad frame, a request cut short */
 	__u64 mc_errors;	/* memcached requests answered an error (ERROR, CLIENT_ERROR) */
 	__u64 mc_amplify_refused; /* memcached GETs whose reply an untrusted source may not get */
@@ -79,6 +80,7 @@ struct xkv_socket_counters {
 	__u64 kernel_tx_invalid;    /* ... TX descriptors the kernel refused */
 	__u64 uring_rx_truncated;   /* io_uring: datagrams larger than a receive buffer */
 	__u64 uring_tx_errors;	    /* io_uring: sends the kernel failed */
+	__u64 uring_rx_dropped;	    /* io_uring: datagrams the kernel dropped, the buffer full */
 };
 
 /* memcached over TCP (userspace/server/memcached.c): what its `stats` reports, per worker. */

@@ -173,6 +173,37 @@ Test(server_uring, hostile_traffic_is_counted_and_valid_requests_still_answered)
 	cr_assert_eq(server_counter(&srv, "status busy"), 0);
 }
 
+/*
+ * The server stopped (SIGSTOP) while PUTs pour in: steering counts each on its worker's
+ * queue depth, the kernel drops what the full receive buffers cannot take. Once the
+ * server goes on, the drops are taken off (every 100 ms): the depths steering reads
+ * are 0 again, not the drops for good.
+ */
+Test(server_uring, requests_the_kernel_dropped_leave_no_queue_depth)
+{
+	static const char *const args[] = {"--workers", "2", NULL};
+	static uint8_t dgram[2048];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	start(args);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(kill(srv.pid, SIGSTOP), 0);
+	for (uint32_t i = 0; i < 20000; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "drop%u", i % 64);
+		raw_send(fd, dgram, workload_put_datagram(dgram, key, i + 1, 1200, 1200));
+	}
+	close(fd);
+	cr_assert_eq(kill(srv.pid, SIGCONT), 0);
+	usleep(500000); /* the backlog served, the drops looked at */
+	cr_assert_eq(server_stop(&srv), 0);
+	cr_assert_gt(server_counter(&srv, "kernel rx_dropped"), 0, "the kernel dropped none");
+	cr_assert_eq(server_counter(&srv, "worker 0 queue_depth") +
+			     server_counter(&srv, "worker 1 queue_depth"),
+		     0, "the kernel's drops stay on the queue depths");
+}
+
 Test(server_uring, store_mode_answers_no_memory)
 {
 	static const char *const args[] = {"--workers", "1", "--memory", "1M", "--mode", "store",

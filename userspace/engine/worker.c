@@ -87,6 +87,7 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	out->reassembly_late = rs.late;
 	out->ewt_heals = w->holds.heals;
 	out->ewt_healed = w->holds.healed;
+	out->queue_depth = w->depth ? atomic_load_explicit(w->depth, memory_order_relaxed) : 0;
 }
 
 /* Decodes a request look-ahead saw, in its protocol; false if it is not one. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <linux/sock_diag.h>
 
 #include "net/udp_uring.h"
 
@@ -221,10 +223,24 @@ int xkv_uring_wait(struct xkv_uring *u, const int *fds, unsigned nfds, int timeo
 	return poll(pfd, n, timeout_ms) < 0 && errno != EINTR ? -errno : 0;
 }
 
+uint64_t xkv_uring_kernel_drops(struct xkv_uring *u)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+	uint64_t n;
+
+	if (getsockopt(u->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) || len < sizeof(mem))
+		return 0;
+	n = (uint32_t)(mem[SK_MEMINFO_DROPS] - (uint32_t)u->rx_dropped); /* the kernel's wraps */
+	u->rx_dropped += n;
+	return n;
+}
+
 void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c)
 {
 	c->uring_rx_truncated += u->rx_truncated;
 	c->uring_tx_errors += u->tx_errors;
+	c->uring_rx_dropped += u->rx_dropped;
 }
 
 unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)

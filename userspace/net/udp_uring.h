@@ -44,6 +44,7 @@ struct xkv_uring {
 	uint32_t tx_unsubmitted;
 	uint64_t rx_truncated; /* datagrams over XKV_URING_RX_BUF */
 	uint64_t tx_errors;    /* sends the kernel failed */
+	uint64_t rx_dropped;   /* the kernel's drops on the socket: a full receive buffer */
 };
 
 /*
@@ -53,6 +54,13 @@ struct xkv_uring {
  */
 int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd);
 void xkv_uring_close(struct xkv_uring *u);
+
+/*
+ * Datagrams the kernel dropped on the socket since the last call (a full receive
+ * buffer), after steering chose it: requests the SK_REUSEPORT program counted on the
+ * socket's queue depth that no worker will see. Counted in rx_dropped too.
+ */
+uint64_t xkv_uring_kernel_drops(struct xkv_uring *u);
 
 #define XKV_URING_WAIT_FDS 2 /* fds xkv_uring_wait watches besides the socket */
 

@@ -85,9 +85,25 @@ static _Atomic uint64_t *uring_worker_depth(struct server *s, uint32_t id)
 	return (_Atomic uint64_t *)&b->steer.qdepth[id].depth;
 }
 
+/*
+ * Datagrams the kernel dropped after the SK_REUSEPORT program counted them on the
+ * worker's queue depth never reach it: taken off, or steering would see a busy worker
+ * for good (as the XDP backend's drops_forget).
+ */
+static void drops_forget(struct uring_backend *b, struct server_worker *w)
+{
+	uint64_t dropped = xkv_uring_kernel_drops(&b->socks[w->id]);
+
+	if (dropped)
+		atomic_fetch_sub_explicit((_Atomic uint64_t *)&b->steer.qdepth[w->id].depth,
+					  dropped, memory_order_relaxed);
+}
+
 static void uring_run(struct server *s, struct server_worker *w)
 {
-	struct xkv_uring *u = &((struct uring_backend *)s->net)->socks[w->id];
+	struct uring_backend *b = s->net;
+	struct xkv_uring *u = &b->socks[w->id];
+	uint64_t next_drops_check = 0;
 	const struct xkv_rx rx = xkv_worker_rx(&w->proto, 0); /* memcached over UDP: XDP only */
 	/* memcached's connections, and the hand-offs their writes travel on */
 	const int fds[XKV_URING_WAIT_FDS] = {server_mc_fd(s, w), xkv_worker_bell_fd(&w->proto)};
@@ -101,6 +117,10 @@ static void uring_run(struct server *s, struct server_worker *w)
 
 		xkv_worker_tick(&w->proto, now);
 		server_counters_tick(s, w, now);
+		if (now >= next_drops_check) {
+			next_drops_check = now + XKV_DROPS_CHECK_NS;
+			drops_forget(b, w);
+		}
 		xkv_uring_drain(u, &rx);
 		xkv_worker_handoffs(&w->proto);
 		server_mc_poll(s, w);

@@ -21,7 +21,6 @@
 
 #define IDLE_POLLS 1000 /* empty busy polls before sleeping in poll(2) */
 #define IDLE_SLEEP_MS 1
-#define DROPS_CHECK_NS 100000000ULL /* how often a worker looks for frames the kernel dropped */
 #define BIND_TRIES 50
 #define BIND_RETRY_US 20000
 
@@ -326,7 +325,7 @@ static void xdp_run(struct server *s, struct server_worker *w)
 		xkv_worker_tick(&w->proto, now);
 		server_counters_tick(s, w, now);
 		if (now >= next_drops_check) {
-			next_drops_check = now + DROPS_CHECK_NS;
+			next_drops_check = now + XKV_DROPS_CHECK_NS;
 			drops_forget(s, b, w);
 		}
 		for (uint32_t q = 0; q < b->nqueues; q++) {

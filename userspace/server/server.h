@@ -17,6 +17,7 @@
 #include "engine/worker.h"
 
 #define XKV_ALLOW_ARGS_MAX 64
+#define XKV_DROPS_CHECK_NS 100000000ULL /* how often a worker looks for the kernel's drops */
 
 /*
  * xkv-server's exit status when the interface changed under it (its rx queue count,

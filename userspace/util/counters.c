@@ -138,6 +138,7 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "compact_window_max", c->compact_window_max);
 	fn(ctx, NULL, "busy_ns", c->busy_ns);
 	fn(ctx, NULL, "round_gap_max_ns", c->round_gap_max_ns);
+	fn(ctx, NULL, "queue_depth", c->queue_depth);
 	fn(ctx, NULL, "mc_dropped", c->mc_dropped);
 	fn(ctx, NULL, "mc_errors", c->mc_errors);
 	fn(ctx, NULL, "mc_amplify_refused", c->mc_amplify_refused);
@@ -156,6 +157,8 @@ void xkv_socket_counters_each(const struct xkv_socket_counters *c, const char *b
 	if (!strcmp(backend, "uring")) {
 		fn(ctx, NULL, "rx_truncated", c->uring_rx_truncated);
 		fn(ctx, NULL, "tx_errors", c->uring_tx_errors);
+		/* datagrams the kernel dropped on the socket: its receive buffer was full */
+		fn(ctx, "kernel", "rx_dropped", c->uring_rx_dropped);
 		return;
 	}
 	fn(ctx, NULL, "sockets", c->sockets);
