@@ -57,11 +57,25 @@ static __always_inline bool xkv_is_local_broadcast(const struct xkv_local_fast *
 	return false;
 }
 
+/* Whether dst, 16 bytes as xkv_local_key's addr, is one of the unicast IPs in place. */
+static __always_inline bool xkv_ip_is_local(const struct xkv_local_fast *l, const __u8 *dst)
+{
+	__u64 hi, lo;
+
+	__builtin_memcpy(&hi, dst, 8);
+	__builtin_memcpy(&lo, dst + 8, 8);
+	for (__u32 i = 0; i < XKV_LOCAL_IPS && i < l->nip; i++)
+		if (l->ip[i][0] == hi && l->ip[i][1] == lo)
+			return true;
+	return false;
+}
+
 /*
  * XKV_R_OK when the request may be answered: from unicast addresses, to addresses of the
  * interface's own, so that the reply, addresses swapped, is unicast and ours. A global
  * function: the verifier walks it once, not once for each header layout that reaches it.
- * MACs and broadcast addresses are few and compared in place; IPs are looked up.
+ * MACs, broadcast addresses and up to XKV_LOCAL_IPS unicast IPs are compared in
+ * place; more IPs are looked up.
  */
 __noinline int xkv_check_addresses(const struct xkv_addresses *a)
 {
@@ -82,6 +96,8 @@ __noinline int xkv_check_addresses(const struct xkv_addresses *a)
 	/* a subnet's broadcast address looks like a unicast one: only the interface knows it */
 	if (xkv_is_local_broadcast(l, a->src.addr))
 		return XKV_R_MULTICAST_SOURCE;
+	if (l->nip <= XKV_LOCAL_IPS)
+		return xkv_ip_is_local(l, a->dst) ? XKV_R_OK : XKV_R_NOT_FOR_US;
 	/* set field by field: an initializer would be a .rodata map, which pins refuse */
 	__builtin_memset(&key, 0, sizeof(key));
 	key.kind = XKV_LOCAL_IP;

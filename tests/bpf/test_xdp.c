@@ -554,6 +554,52 @@ Test(xdp, crew_reads_avoid_a_busy_owner)
 	fixture_close(&f);
 }
 
+/*
+ * The interface's unicast IPs 10.0.0.2 .. 10.0.0.(1 + n), its MAC and fd00::2: up to
+ * XKV_LOCAL_IPS are compared in place, more are looked up in xkv_local. Either way the
+ * last of them is served and the next address is not ours.
+ */
+static void local_ips(__u32 n)
+{
+	static const __u8 mac[ETH_ALEN] = {2, 0, 0, 0, 0, 2}; /* PKT_MAC_DST */
+	struct bpfctl_local local = {0};
+	struct xkv_local_fast fast;
+	struct pkt_spec last = {0}, next = {0};
+	struct fixture f;
+	__u32 zero = 0;
+	char ip[16];
+
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	cr_assert_eq(bpfctl_local_add(&local, XKV_LOCAL_MAC, mac, ETH_ALEN, XKV_LOCAL_UNICAST), 0);
+	for (__u32 i = 0; i < n; i++) {
+		snprintf(ip, sizeof(ip), "10.0.0.%u", 2 + i);
+		cr_assert_eq(bpfctl_parse_local(ip, &local), 0);
+	}
+	cr_assert_eq(bpfctl_parse_local("fd00::2", &local), 0);
+	cr_assert_eq(bpfctl_local_write(bpf_map__fd(f.skel->maps.xkv_local),
+					bpf_map__fd(f.skel->maps.xkv_local_l2), &local),
+		     0);
+	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(f.skel->maps.xkv_local_l2), &zero, &fast), 0);
+	cr_expect_eq(fast.nip, n + 1 <= XKV_LOCAL_IPS ? n + 1 : XKV_LOCAL_IPS + 1,
+		     "%u unicast IPs in place, or the mark that they did not fit", fast.nip);
+	snprintf(last.dst, sizeof(last.dst), "10.0.0.%u", 1 + n);
+	snprintf(next.dst, sizeof(next.dst), "10.0.0.%u", 2 + n);
+	expect_packet(&f, last.dst, &last, XDP_REDIRECT, STEERED);
+	expect_packet(&f, next.dst, &next, XDP_DROP, XKV_R_NOT_FOR_US);
+	expect_packet(&f, "fd00::2", &(struct pkt_spec){.ipv6 = true}, XDP_REDIRECT, STEERED);
+	fixture_close(&f);
+}
+
+Test(xdp, local_ips_that_fit_are_compared_in_place)
+{
+	local_ips(XKV_LOCAL_IPS - 1); /* and fd00::2: all in place */
+}
+
+Test(xdp, local_ips_beyond_the_in_place_ones_are_looked_up)
+{
+	local_ips(XKV_LOCAL_IPS + 2);
+}
+
 /* Port, workers and policy are read per packet: a new config applies to the next one. */
 Test(xdp, config_changes_apply_at_once)
 {

@@ -417,6 +417,10 @@ int bpfctl_local_write(int local_fd, int fast_fd, const struct bpfctl_local *loc
 	}
 	if (err)
 		return err;
+	/* the unicast IPs in place too, if they fit; xkv_local has them all either way */
+	for (size_t i = 0; i < nips && fast.nip <= XKV_LOCAL_IPS; i++)
+		if (use[i] == XKV_LOCAL_UNICAST && fast.nip++ < XKV_LOCAL_IPS)
+			memcpy(fast.ip[fast.nip - 1], ips[i].addr, sizeof(fast.ip[0]));
 	if (bpf_map_update_elem(fast_fd, &zero, &fast, BPF_ANY)) {
 		err = -errno;
 		pr_warn("local addresses: write the MACs and broadcast addresses: %s\n",
