@@ -82,6 +82,19 @@ struct {
 } xkv_large_keys SEC(".maps");
 
 /*
+ * In front of xkv_large_keys: how many recorded keys each cell of the key hash holds
+ * (xkv_large_cell), kept with it (userspace/bpfctl/large_keys.h). A GET whose cell
+ * holds none is small without a lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_LARGE_FILTER_CELLS);
+	__type(key, __u32);
+	__type(value, __u64); /* an array's values are 8 bytes apart when mmapped */
+} xkv_large_filter SEC(".maps");
+
+/*
  * dcrew's Exclusive Writer Table (include/xkv/ewt.h): XDP takes or joins a slot per
  * write it steers, the owning worker (mmapped) releases it; both by CAS.
  */

@@ -63,6 +63,15 @@ static __always_inline __u32 xkv_less_loaded(__u32 owner, __u32 workers)
 	return xkv_depth_of(other) < xkv_depth_of(owner) ? other : owner;
 }
 
+/* Whether xkv_large_keys may hold hash: its cell of xkv_large_filter counts any key. */
+static __always_inline int xkv_large_maybe(__u64 hash)
+{
+	__u32 cell = xkv_large_cell(hash);
+	__u64 *n = bpf_map_lookup_elem(&xkv_large_filter, &cell);
+
+	return n && *(volatile __u64 *)n;
+}
+
 /* The live roles: the slot with the higher gen (the control loop writes the other). */
 static __always_inline const struct xkv_roles *xkv_roles_live(void)
 {
@@ -126,7 +135,7 @@ static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 ha
 		return XKV_WORKERS_MAX;
 	if (op == XKV_OP_PUT && !claimed) {
 		cls = xkv_size_class(value_len);
-	} else if (op == XKV_OP_GET) {
+	} else if (op == XKV_OP_GET && xkv_large_maybe(hash)) {
 		recorded = bpf_map_lookup_elem(&xkv_large_keys, &hash);
 		if (recorded)
 			cls = xkv_size_class(*recorded);

@@ -18,6 +18,7 @@
 #define XKV_ALLOW_MAX	1024 /* client networks in the allowlist */
 #define XKV_LOCAL_MAX	64   /* the interface's own addresses, MAC and IP (xkv_local) */
 #define XKV_LARGE_KEYS_MAX 65536 /* keys of values in pieces that minos steers by (xkv_large_keys) */
+#define XKV_LARGE_FILTER_CELLS 65536 /* counts of those keys by hash, in front (xkv_large_filter) */
 
 /*
  * Why the XDP program drops a packet, beyond the protocol reasons of proto.h,
@@ -70,6 +71,15 @@ static __always_inline int xkv_policy_roles(__u32 policy)
 static __always_inline int xkv_policy_ewt(__u32 policy)
 {
 	return policy == XKV_POLICY_DCREW || policy == XKV_POLICY_XKV;
+}
+
+/*
+ * The cell of xkv_large_filter that counts a key hash: its low bits, which neither the
+ * partition (the top bits) nor the store's tag (bits 32-47) use.
+ */
+static __always_inline __u32 xkv_large_cell(__u64 hash)
+{
+	return (__u32)hash & (XKV_LARGE_FILTER_CELLS - 1);
 }
 
 /* Who attached the program: the loader's attachment outlives servers; a server's is its own. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "bpfctl/large_keys.h"
 #include "xkv/ewt.h"
 #include "xkv/hash.h"
 #include "xkv/roles.h"
@@ -84,15 +85,22 @@ static int minos_roles(struct fixture *f)
 {
 	struct xkv_roles r = {.gen = 1, .threshold = 11, .nsmall = 2, .nlarge = 2};
 	__u64 hash = xkv_hash(LARGE_KEY, sizeof(LARGE_KEY) - 1);
-	__u32 slot = 0, len = 500000;
+	struct bpfctl_large_keys large;
+	__u32 slot = 0;
+	int err;
 
 	r.small[0] = 0, r.small[1] = 1, r.large[0] = 2, r.large[1] = 3;
 	for (int c = r.threshold + 1; c < XKV_SIZE_CLASSES; c++)
 		r.classes[c] = (struct xkv_class_workers){.first = 0, .count = 2};
-	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_roles), &slot, &r, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_large_keys), &hash, &len, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.xkv_roles), &slot, &r, BPF_ANY))
 		return -errno;
-	return 0;
+	err = bpfctl_large_keys_open(&large, bpf_map__fd(f->skel->maps.xkv_large_keys),
+				     bpf_map__fd(f->skel->maps.xkv_large_filter));
+	if (err)
+		return err;
+	err = bpfctl_large_key_record(&large, hash, 500000);
+	bpfctl_large_keys_close(&large);
+	return err;
 }
 
 static int cmp_u32(const void *a, const void *b)

@@ -14,6 +14,7 @@
 #include "xkv/hash.h"
 #include "xkv/memcached.h"
 #include "xkv/roles.h"
+#include "bpfctl/large_keys.h"
 #include "net/xsk.h"
 #include "fixture.h"
 #include "packet.h"
@@ -1211,12 +1212,14 @@ static void gets_follow_recorded_sizes(const struct xkv_config *cfg)
 {
 	const struct xkv_roles r = split_roles();
 	const __u64 held = xkv_ewt_word(2, 1);
-	int large_fd;
+	struct bpfctl_large_keys large;
 	struct fixture f;
 
 	cr_assert_eq(fixture_open(&f, cfg, WORKERS), 0);
 	set_roles(&f, 0, &r);
-	large_fd = bpf_map__fd(f.skel->maps.xkv_large_keys);
+	cr_assert_eq(bpfctl_large_keys_open(&large, bpf_map__fd(f.skel->maps.xkv_large_keys),
+					    bpf_map__fd(f.skel->maps.xkv_large_filter)),
+		     0);
 	for (int k = 0; k < 32; k++) {
 		struct pkt_spec spec = {.op = XKV_OP_GET};
 		__u32 len = k % 2 ? 500000 : 1000; /* class 19, or 10: small */
@@ -1229,17 +1232,26 @@ static void gets_follow_recorded_sizes(const struct xkv_config *cfg)
 			cr_assert_eq(fixture_ewt_set(&f, partition_of(&spec), held), 0);
 		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
 		cr_expect(w == 0 || w == 1, "%s: unrecorded GET on worker %d", spec.key, w);
-		cr_assert_eq(bpf_map_update_elem(large_fd, &hash, &len, BPF_ANY), 0);
+		cr_assert_eq(bpfctl_large_key_record(&large, hash, len), 0);
 		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
 		if (len > 2048)
 			cr_expect_eq(w, (int)xkv_roles_large_worker(&r, 19, hash),
 				     "%s: recorded large GET on worker %d", spec.key, w);
 		else
 			cr_expect(w == 0 || w == 1, "%s: small GET on worker %d", spec.key, w);
+		/* recorded again, then forgotten: small again, its cell back to what it was */
+		cr_assert_eq(bpfctl_large_key_record(&large, hash, len), 0);
+		bpfctl_large_key_forget(&large, hash);
+		w = expect_packet(&f, spec.key, &spec, XDP_REDIRECT, STEERED);
+		cr_expect(w == 0 || w == 1, "%s: forgotten GET on worker %d", spec.key, w);
+		cr_expect_eq(large.filter[xkv_large_cell(hash)], 0, "%s: its cell still counts",
+			     spec.key);
+		cr_assert_eq(bpfctl_large_key_record(&large, hash, len), 0);
 		if (xkv_policy_ewt(cfg->policy))
 			expect_ewt(&f, spec.key, partition_of(&spec), held,
 				   (struct xkv_ewt_counters){0});
 	}
+	bpfctl_large_keys_close(&large);
 	fixture_close(&f);
 }
 

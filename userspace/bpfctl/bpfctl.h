@@ -23,7 +23,7 @@
 #define BPFCTL_PIN_ROOT	 BPFCTL_BPFFS "/xkv"
 #define BPFCTL_LOCK_DIR	 "/run/xkv" /* <iface>.lock: held by the server serving it */
 #define BPFCTL_PROG_NAME "xkv_xdp" /* how status recognises our program */
-#define BPFCTL_MAPS_MAX	 16	   /* maps of the program, with room to grow */
+#define BPFCTL_MAPS_MAX	 24	   /* maps of the program, with room to grow */
 #define BPFCTL_NAME_MAX	 16	   /* BPF object names, NUL included */
 
 enum bpfctl_mode {

@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpfctl/large_keys.h"
 #include "engine/minos.h"
 #include "server/server.h"
 #include "util/counters.h"
@@ -29,6 +30,7 @@ struct server_minos {
 	struct xkv_roles *slots; /* the xkv_roles map, mmapped: XKV_ROLES_SLOTS */
 	size_t slots_len;
 	int large_keys_fd;
+	struct bpfctl_large_keys large_keys;
 	pthread_t thread;
 	bool thread_started;
 	struct xkv_minos_hist hist;
@@ -38,26 +40,16 @@ struct server_minos {
 
 static int large_key_record(void *ctx, uint64_t hash, uint32_t value_len)
 {
-	const struct server_minos *m = ctx;
+	struct server_minos *m = ctx;
 
-	return bpf_map_update_elem(m->large_keys_fd, &hash, &value_len, BPF_ANY) ? -errno : 0;
+	return bpfctl_large_key_record(&m->large_keys, hash, value_len);
 }
 
 static void large_key_forget(void *ctx, uint64_t hash)
 {
-	const struct server_minos *m = ctx;
+	struct server_minos *m = ctx;
 
-	bpf_map_delete_elem(m->large_keys_fd, &hash);
-}
-
-/* Keys a previous server recorded name values this store does not hold. */
-static void large_keys_clear(int fd)
-{
-	uint64_t key;
-
-	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key))
-			break;
+	bpfctl_large_key_forget(&m->large_keys, hash);
 }
 
 /* Writes r into the slot XDP is not reading (the lower gen), its gen last. */
@@ -162,7 +154,16 @@ int server_minos_open(struct server *s)
 		fprintf(stderr, "xkv-server: the large keys map: %s\n", strerror(-m->large_keys_fd));
 		return m->large_keys_fd;
 	}
-	large_keys_clear(m->large_keys_fd);
+	fd = s->o.backend->map_open(s, "xkv_large_filter");
+	err = fd < 0 ? fd : bpfctl_large_keys_open(&m->large_keys, m->large_keys_fd, fd);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		fprintf(stderr, "xkv-server: the large keys' filter map: %s\n", strerror(-err));
+		return err;
+	}
+	/* keys a previous server recorded name values this store does not hold */
+	bpfctl_large_keys_clear(&m->large_keys);
 
 	/* no counts yet: everyone small, one of them the standby large worker */
 	plan(s, &first);
@@ -213,6 +214,7 @@ void server_minos_close(struct server *s)
 		xkv_roles_sync_fini(&m->sync);
 	if (m->slots)
 		munmap(m->slots, m->slots_len);
+	bpfctl_large_keys_close(&m->large_keys);
 	if (m->large_keys_fd >= 0)
 		close(m->large_keys_fd);
 	free(m);

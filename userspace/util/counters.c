@@ -78,7 +78,8 @@ void *xkv_counters_map(int fd, size_t len, uint32_t n, bool writable, size_t *ma
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		return NULL;
-	if (info.value_size != len || info.max_entries != n) {
+	/* the kernel lays an array's values out round_up(value_size, 8) apart */
+	if (info.value_size != len || info.max_entries != n || len % 8) {
 		errno = EINVAL;
 		return NULL;
 	}
