@@ -123,6 +123,23 @@ struct {
 	__type(value, __u8);
 } xkv_allow SEC(".maps");
 
+/* The allowlist's generation: bpfctl adds one (mmapped, atomically) after each change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} xkv_allow_gen SEC(".maps");
+
+/* Per CPU, sources the trie allowed, by a hash of the address (xkv_allowed). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XKV_ALLOW_CACHE);
+	__type(key, __u32);
+	__type(value, struct xkv_allow_cached);
+} xkv_allow_cache SEC(".maps");
+
 /*
  * The interface's own IP addresses: written by bpfctl (attach, from the interface and
  * --listen). Only requests to them are served.

@@ -120,6 +120,17 @@ struct xkv_allow_key {
 
 _Static_assert(sizeof(struct xkv_allow_key) == 20, "LPM key: prefix length + IPv6 address");
 
+#define XKV_ALLOW_CACHE 64 /* sources each CPU remembers as allowed (xkv_allow_cache) */
+
+/*
+ * A source the allowlist allowed, remembered by one CPU: valid while the allowlist's
+ * generation (xkv_allow_gen) is still the one read before the trie said so.
+ */
+struct xkv_allow_cached {
+	__u64 tag;     /* that generation + 1: an entry never written (0) matches nothing */
+	__u64 addr[2]; /* xkv_allow_key's addr */
+};
+
 #define XKV_V4MAPPED_PREFIX 96 /* bits before the IPv4 address in ::ffff:a.b.c.d */
 
 /* What an xkv_local entry is. */

@@ -82,7 +82,8 @@ int fixture_open(struct fixture *f, const struct xkv_config *cfg, __u32 sockets)
 		if (err)
 			return err;
 	}
-	err = bpfctl_allow_write(bpf_map__fd(f->skel->maps.xkv_allow), keys,
+	err = bpfctl_allow_write(bpf_map__fd(f->skel->maps.xkv_allow),
+				 bpf_map__fd(f->skel->maps.xkv_allow_gen), keys,
 				 sizeof(keys) / sizeof(keys[0]));
 	if (!err)
 		err = local_write(f);

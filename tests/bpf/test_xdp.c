@@ -4,6 +4,8 @@
  * and grow exactly its one counter (a drop reason, "passed", or one worker's
  * steered count), and steering must agree with include/xkv/hash.h.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
@@ -599,6 +601,43 @@ Test(xdp, local_ips_that_fit_are_compared_in_place)
 Test(xdp, local_ips_beyond_the_in_place_ones_are_looked_up)
 {
 	local_ips(XKV_LOCAL_IPS + 2);
+}
+
+/* The allowlist (fixture.c's) made of the networks given, in CIDR. */
+static void allow_only(struct fixture *f, const char *const *nets, size_t n)
+{
+	struct xkv_allow_key keys[4];
+
+	cr_assert_leq(n, 4);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(bpfctl_parse_cidr(nets[i], &keys[i]), 0);
+	cr_assert_eq(bpfctl_allow_write(bpf_map__fd(f->skel->maps.xkv_allow),
+					bpf_map__fd(f->skel->maps.xkv_allow_gen), keys, n),
+		     0);
+}
+
+/*
+ * A source allowed once is remembered by the CPU that allowed it, until the allowlist
+ * changes: then the trie is asked again. On one CPU, so that it is the same memory.
+ */
+Test(xdp, a_remembered_source_is_refused_once_the_allowlist_drops_it)
+{
+	static const char *const others[] = {"192.168.0.0/16"}, *const ours[] = {"10.0.0.0/8"};
+	const struct pkt_spec get = {0}; /* from 10.0.0.1 */
+	struct fixture f;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	expect_packet(&f, "allowed", &get, XDP_REDIRECT, STEERED);
+	expect_packet(&f, "allowed, remembered", &get, XDP_REDIRECT, STEERED);
+	allow_only(&f, others, 1);
+	expect_packet(&f, "dropped from the allowlist", &get, XDP_DROP, XKV_R_NOT_ALLOWED);
+	allow_only(&f, ours, 1);
+	expect_packet(&f, "allowed again", &get, XDP_REDIRECT, STEERED);
+	fixture_close(&f);
 }
 
 /* Port, workers and policy are read per packet: a new config applies to the next one. */

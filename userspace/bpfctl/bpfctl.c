@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <sys/file.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -375,9 +377,27 @@ static int map_set_exactly(int fd, const void *keys, size_t key_size, const __u8
 	return err;
 }
 
-int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n)
+/* One more on the allowlist's generation: atomically, whoever else changes it. */
+static int allow_gen_next(int gen_fd)
 {
-	return map_set_exactly(allow_fd, keys, sizeof(*keys), NULL, n, XKV_ALLOW_MAX, "allowlist");
+	long page = sysconf(_SC_PAGESIZE);
+	_Atomic __u64 *gen = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, gen_fd, 0);
+
+	if (gen == MAP_FAILED) {
+		pr_warn("allowlist: map its generation: %s\n", strerror(errno));
+		return -errno;
+	}
+	atomic_fetch_add(gen, 1); /* after the trie's changes: the syscalls came first */
+	munmap((void *)gen, page);
+	return 0;
+}
+
+int bpfctl_allow_write(int allow_fd, int gen_fd, const struct xkv_allow_key *keys, size_t n)
+{
+	int err = map_set_exactly(allow_fd, keys, sizeof(*keys), NULL, n, XKV_ALLOW_MAX,
+				  "allowlist");
+
+	return err || gen_fd < 0 ? err : allow_gen_next(gen_fd);
 }
 
 /* Adds len bytes at addr to a fixed table of the fast entry; -E2BIG when it is full. */
@@ -600,7 +620,7 @@ static int local_update(const struct bpfctl_attach_opts *opts, int local_fd, int
 /* Attached already: only the config, the allowlist and the local addresses change. */
 static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp_state *cur)
 {
-	int config_fd, allow_fd, local_fd, fast_fd, err;
+	int config_fd, allow_fd, gen_fd, local_fd, fast_fd, err;
 
 	config_fd = bpfctl_map_open(opts->ifname, "xkv_config");
 	if (config_fd < 0)
@@ -610,10 +630,15 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp
 		err = allow_fd;
 		goto out_close_config;
 	}
+	gen_fd = bpfctl_map_open(opts->ifname, "xkv_allow_gen");
+	if (gen_fd < 0) {
+		err = gen_fd;
+		goto out_close_allow;
+	}
 	local_fd = bpfctl_map_open(opts->ifname, "xkv_local");
 	if (local_fd < 0) {
 		err = local_fd;
-		goto out_close_allow;
+		goto out_close_gen;
 	}
 	fast_fd = bpfctl_map_open(opts->ifname, "xkv_local_l2");
 	if (fast_fd < 0) {
@@ -622,7 +647,7 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp
 	}
 	err = bpfctl_config_write(config_fd, &opts->config);
 	if (!err)
-		err = bpfctl_allow_write(allow_fd, opts->allow, opts->n_allow);
+		err = bpfctl_allow_write(allow_fd, gen_fd, opts->allow, opts->n_allow);
 	if (!err)
 		err = local_update(opts, local_fd, fast_fd);
 	if (!err)
@@ -631,6 +656,8 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct xdp
 	close(fast_fd);
 out_close_local:
 	close(local_fd);
+out_close_gen:
+	close(gen_fd);
 out_close_allow:
 	close(allow_fd);
 out_close_config:
@@ -730,7 +757,8 @@ int bpfctl_attach(const struct bpfctl_attach_opts *opts)
 	/* configured before attaching, so no packet meets an empty config */
 	err = bpfctl_config_write(bpf_map__fd(skel->maps.xkv_config), &opts->config);
 	if (!err)
-		err = bpfctl_allow_write(bpf_map__fd(skel->maps.xkv_allow), opts->allow,
+		err = bpfctl_allow_write(bpf_map__fd(skel->maps.xkv_allow),
+					 bpf_map__fd(skel->maps.xkv_allow_gen), opts->allow,
 					 opts->n_allow);
 	if (!err)
 		err = local_update(opts, bpf_map__fd(skel->maps.xkv_local),

@@ -102,8 +102,12 @@ int bpfctl_ewt_read(int ewt_fd, int ewt_stats_fd, struct bpfctl_ewt *ewt);
  */
 int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
 
-/* Makes the allowlist map hold exactly these networks. */
-int bpfctl_allow_write(int allow_fd, const struct xkv_allow_key *keys, size_t n);
+/*
+ * Makes the allowlist map hold exactly these networks, then moves the allowlist's
+ * generation in gen_fd (xkv_allow_gen; -1: none, SK_REUSEPORT's), so that XDP forgets
+ * the sources it remembered as allowed.
+ */
+int bpfctl_allow_write(int allow_fd, int gen_fd, const struct xkv_allow_key *keys, size_t n);
 
 /*
  * Makes the local addresses maps hold exactly these addresses: the IPs in xkv_local

@@ -26,7 +26,7 @@ static int uring_allow(struct uring_backend *b, const struct server_opts *o)
 
 	if (fd < 0)
 		return fd;
-	err = bpfctl_allow_write(fd, o->allow, o->n_allow);
+	err = bpfctl_allow_write(fd, -1, o->allow, o->n_allow);
 	close(fd);
 	return err;
 }
