@@ -113,7 +113,9 @@ __noinline int xkv_check_addresses(const struct xkv_addresses *a)
  * about 100: each CPU remembers the sources it allowed, until the allowlist changes
  * (its generation moves: bpfctl adds one after each change). An entry is tagged with
  * the generation read before the trie was asked, so any change after that question
- * voids it. Only an allowed source is remembered.
+ * voids it. Only an allowed source is remembered. "Before" is program order, which x86
+ * keeps between two loads; a CPU that reorders loads (arm64) needs the generation read
+ * with load-acquire (BPF_LOAD_ACQ: LLVM 20 and kernel 6.15, not Debian 12's clang 14).
  */
 _Static_assert(XKV_ALLOW_CACHE == 64, "xkv_allowed hashes a source to 6 bits");
 
