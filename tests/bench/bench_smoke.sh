@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Every benchmark that make bench and make bench-* run, in its smoke mode (docs/BENCH.md,
-# "Smoke runs"): the programs with options that make them short, the scripts with
-# XKV_BENCH_SMOKE=1 (tools/bench/bench-lib.sh). Each must exit 0 and print the last line
-# of its table; a failure names the benchmark and shows the end of its output. Nothing
-# about time is asserted. The scripts remove what they make on every way out; a signal
-# here reaches the one running.
+# Every benchmark that make bench and make bench-* run, and compare_clients.sh, in its
+# smoke mode (docs/BENCH.md, "Smoke runs"): the programs with options that make them
+# short, the scripts with XKV_BENCH_SMOKE=1 (tools/bench/bench-lib.sh). Each must exit 0
+# and print the last line of its table; a failure names the benchmark and shows the end
+# of its output. Nothing about time is asserted. The scripts remove what they make on
+# every way out; a signal here reaches the one running.
 #   bench_smoke.sh BUILD_DIR
 set -uo pipefail
 
@@ -65,4 +65,6 @@ smoke bench-compaction.sh "^  xkv-sim's gain from compaction at 64 cores " \
 	"$tools/bench-compaction.sh" "$build"
 smoke bench-memcached-proto.sh '^xkv/memcached: .*\(target >= 1\)$' \
 	"$tools/bench-memcached-proto.sh" "$build"
+smoke compare_clients.sh '^AF_XDP client / UDP client: store ' \
+	"$tools/compare_clients.sh" "$build" "$work/compare"
 checks_done bench-smoke
