@@ -35,9 +35,9 @@ fi
 ns_s="xkvall-$$-s" ns_c="xkvall-$$-c" if_s="xas$$" if_c="xac$$" ip_s=10.206.0.1 ip_c=10.206.0.2
 if_sq="xaqs$$" if_cq="xaqc$$" ip_sq=10.207.0.1 ip_cq=10.207.0.2 # the two-queue pair
 down() {
-	server_host_down # the two-queue pair goes with the namespaces; its server's pins:
-	rm -rf "/sys/fs/bpf/xkv/$if_sq"
-	rmdir /sys/fs/bpf/xkv 2>/dev/null || true
+	server_host_down # the two-queue pair goes with the namespaces; its server's pins and lock:
+	rm -rf "/sys/fs/bpf/xkv/$if_sq" "/run/xkv/$if_sq.lock"
+	rmdir /sys/fs/bpf/xkv /run/xkv 2>/dev/null || true
 }
 trap down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
