@@ -2,9 +2,9 @@
 # Every benchmark that make bench and make bench-* run, and compare_clients.sh, in its
 # smoke mode (docs/BENCH.md, "Smoke runs"): the programs with options that make them
 # short, the scripts with XKV_BENCH_SMOKE=1 (tools/bench/bench-lib.sh). Each must exit 0
-# and print the last line of its table; a failure names the benchmark and shows the end
-# of its output. Nothing about time is asserted. The scripts remove what they make on
-# every way out; a signal here reaches the one running.
+# and print the last line of its table, and leave none of its namespaces, pins or locks
+# (named after its pid); a failure names the benchmark and shows the end of its output.
+# Nothing about time is asserted. A signal here reaches the one running.
 #   bench_smoke.sh BUILD_DIR
 set -uo pipefail
 
@@ -28,19 +28,29 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-# smoke NAME LAST_LINE COMMAND...: COMMAND exits 0 and prints a line matching LAST_LINE
-# (an extended regex), its table's last
+# left_by PID: the namespaces (NAME-PID-s), pins and locks (of interfaces xyzPID) that
+# a script of that pid left
+left_by() {
+	ip netns list | grep -e "-$1-"
+	ls -d /sys/fs/bpf/xkv/*[a-z]"$1" /run/xkv/*[a-z]"$1".lock 2>/dev/null
+}
+
+# smoke NAME LAST_LINE COMMAND...: COMMAND exits 0, prints a line matching LAST_LINE
+# (an extended regex), its table's last, and leaves nothing behind
 smoke() {
-	local name=$1 pattern=$2 rc=0 start=$SECONDS
+	local name=$1 pattern=$2 rc=0 start=$SECONDS pid left
 	shift 2
 	XKV_BENCH_SMOKE=1 "$@" >"$work/$name.out" 2>&1 &
-	child=$!
+	child=$! pid=$!
 	wait "$child" || rc=$?
 	child=
+	left=$(left_by "$pid")
 	if [ $rc -ne 0 ]; then
 		not_ok "$name exited $rc; the end of its output:"
 	elif ! grep -qE -- "$pattern" "$work/$name.out"; then
 		not_ok "$name printed no table: no line matches /$pattern/; the end of its output:"
+	elif [ -n "$left" ]; then
+		not_ok "$name left behind: ${left//$'\n'/ }; the end of its output:"
 	else
 		ok "$name ($((SECONDS - start)) s)"
 		return
