@@ -7,6 +7,8 @@
  * any program at all). Rounds interleave the rows, so a noisy neighbour slows them
  * all alike; the ratio to the parse-only row is the figure to compare across
  * machines, not the absolute time.
+ *
+ *   bench-xdp [--rounds N] [--repeat N]   (make test's smoke run: --rounds 1 --repeat 1000)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,13 +19,16 @@
 #include "xkv/ewt.h"
 #include "xkv/hash.h"
 #include "xkv/roles.h"
+#include "util/opts.h"
 #include "xdp_pass.skel.h"
 #include "fixture.h"
 #include "packet.h"
 
-#define REPEAT	1000000 /* packets per BPF_PROG_RUN call */
-#define ROUNDS	7	/* median of these */
-#define WORKERS 4
+#define REPEAT	   1000000 /* packets per row and round, unless --repeat */
+#define ROUNDS	   7	   /* median of these, unless --rounds */
+#define ROUNDS_MAX 99
+#define REPEAT_MAX 100000000 /* BPF_PROG_RUN's repeat is an int */
+#define WORKERS	   4
 
 enum program { PROG_XKV, PROG_PASS };
 
@@ -33,7 +38,7 @@ struct bench_row {
 	enum xkv_policy policy;
 	struct pkt_spec pkt;
 	__u32 verdict;
-	__u32 ns[ROUNDS];
+	__u32 ns[ROUNDS_MAX];
 };
 
 #define PARSE_ONLY 1 /* the row the others are read against */
@@ -110,28 +115,36 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static __u32 median(__u32 *ns)
+static __u32 median(__u32 *ns, __u32 rounds)
 {
-	qsort(ns, ROUNDS, sizeof(ns[0]), cmp_u32);
-	return ns[ROUNDS / 2];
+	qsort(ns, rounds, sizeof(ns[0]), cmp_u32);
+	return ns[rounds / 2];
 }
 
 /*
  * Nothing releases EWT slots here, so a row of writes the EWT claims (dcrew's, xkv's
- * in one datagram: xkv_ewt_claimed) runs in calls of as many packets as a slot takes,
- * each from an empty table: the first takes the slot, the others join. About REPEAT
- * packets in all, like the other rows.
+ * in one datagram: xkv_ewt_claimed) runs in calls of at most as many packets as a slot
+ * takes, each from an empty table: the first takes the slot, the others join. About
+ * repeat packets in all, like the other rows, and at least one call.
  */
-#define EWT_REPEAT XKV_EWT_WRITES_MAX
-#define EWT_CALLS  (REPEAT / EWT_REPEAT)
+static __u32 ewt_repeat(__u32 repeat)
+{
+	return repeat < XKV_EWT_WRITES_MAX ? repeat : XKV_EWT_WRITES_MAX;
+}
 
-/* One round of one row: its time goes to row->ns[round]. */
-static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int round)
+static __u32 ewt_calls(__u32 repeat)
+{
+	return repeat / ewt_repeat(repeat);
+}
+
+/* One round of one row, repeat packets: its time goes to row->ns[round]. */
+static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int round,
+		   __u32 repeat)
 {
 	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy};
 	int prog_fd = row->prog == PROG_PASS ? pass_fd : bpf_program__fd(f->skel->progs.xkv_xdp);
 	bool ewt = xkv_ewt_claimed(row->policy, row->pkt.op, row->pkt.frag_len, row->pkt.value_len);
-	int calls = ewt ? EWT_CALLS : 1;
+	__u32 calls = ewt ? ewt_calls(repeat) : 1;
 	struct pkt_layout layout;
 	__u8 pkt[PKT_SIZE_MAX];
 	__u32 got, ns;
@@ -142,11 +155,11 @@ static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int ro
 	if (err)
 		return err;
 	pkt_build(&row->pkt, pkt, &layout);
-	for (int call = 0; call < calls; call++) {
+	for (__u32 call = 0; call < calls; call++) {
 		err = ewt ? fixture_ewt_reset(f) : 0;
 		if (!err)
-			err = xdp_run(prog_fd, pkt, layout.len, ewt ? EWT_REPEAT : REPEAT, &got,
-				      &ns);
+			err = xdp_run(prog_fd, pkt, layout.len, ewt ? ewt_repeat(repeat) : repeat,
+				      &got, &ns);
 		if (err)
 			return err;
 		sum += ns;
@@ -160,15 +173,49 @@ static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int ro
 	return 0;
 }
 
-int main(void)
+enum { OPT_ROUNDS, OPT_REPEAT, OPT_HELP };
+
+static const struct xkv_opt options[] = {
+	[OPT_ROUNDS] = {"rounds", 'r', "N", "rounds, the median taken (" XKV_OPTS_STR(ROUNDS) ")"},
+	[OPT_REPEAT] = {"repeat", 'n', "N",
+			"packets per row and round (" XKV_OPTS_STR(REPEAT) ")"},
+	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
+};
+
+int main(int argc, char **argv)
 {
 	const struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS};
 	struct bench_row rows[2 + XKV_POLICY_END * 4 + 1];
 	struct xdp_pass_bpf *baseline;
 	size_t nrows = rows_build(rows);
-	__u32 parse_ns;
+	__u32 parse_ns, rounds = ROUNDS, repeat = REPEAT;
+	struct xkv_opts p;
 	struct fixture f;
-	int err, ret = 1;
+	int opt, err, ret = 1;
+
+	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), 0);
+	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
+		switch (opt) {
+		case OPT_ROUNDS:
+			err = xkv_opts_u32(&p, 1, ROUNDS_MAX, &rounds);
+			break;
+		case OPT_REPEAT:
+			err = xkv_opts_u32(&p, 1, REPEAT_MAX, &repeat);
+			break;
+		case OPT_HELP:
+			printf("usage: bench-xdp [options]\n"
+			       "Nanoseconds per packet of the XDP program under BPF_PROG_RUN.\n");
+			xkv_opts_usage(stdout, options, XKV_OPTS_COUNT(options));
+			return 0;
+		default:
+			err = opt;
+		}
+	}
+	if (err || optind < argc) {
+		fprintf(stderr, "bench-xdp: %s (--help for usage)\n",
+			err ? p.why : "no operand is taken");
+		return 2;
+	}
 
 	err = fixture_open(&f, &cfg, WORKERS);
 	if (!err)
@@ -182,11 +229,11 @@ int main(void)
 		fprintf(stderr, "bench-xdp: load the XDP_PASS program: %s\n", strerror(errno));
 		goto out_close_fixture;
 	}
-	for (int round = 0; round < ROUNDS; round++) {
-		fprintf(stderr, "\rbench-xdp: round %d of %d", round + 1, ROUNDS);
+	for (__u32 round = 0; round < rounds; round++) {
+		fprintf(stderr, "\rbench-xdp: round %u of %u", round + 1, rounds);
 		for (size_t i = 0; i < nrows; i++) {
 			err = run_row(&f, bpf_program__fd(baseline->progs.xdp_pass), &rows[i],
-				      round);
+				      round, repeat);
 			if (err) {
 				fprintf(stderr, "\nbench-xdp: %s: %s\n", rows[i].name,
 					strerror(-err));
@@ -195,13 +242,13 @@ int main(void)
 		}
 	}
 	fprintf(stderr, "\n");
-	parse_ns = median(rows[PARSE_ONLY].ns);
-	printf("BPF_PROG_RUN, %d workers, median of %d interleaved rounds x %d packets "
-	       "(writes the EWT claims: %d x %d)\n",
-	       WORKERS, ROUNDS, REPEAT, EWT_CALLS, EWT_REPEAT);
+	parse_ns = median(rows[PARSE_ONLY].ns, rounds);
+	printf("BPF_PROG_RUN, %d workers, median of %u interleaved rounds x %u packets "
+	       "(writes the EWT claims: %u x %u)\n",
+	       WORKERS, rounds, repeat, ewt_calls(repeat), ewt_repeat(repeat));
 	printf("%-38s %8s %9s\n", "packet", "ns", "x parse");
 	for (size_t i = 0; i < nrows; i++) {
-		__u32 ns = median(rows[i].ns);
+		__u32 ns = median(rows[i].ns, rounds);
 
 		printf("%-38s %8u %8.1fx\n", rows[i].name, ns, (double)ns / (parse_ns ? parse_ns : 1));
 	}

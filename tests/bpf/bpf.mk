@@ -11,7 +11,7 @@ $(BUILD)/test-xdp: $(BUILD)/tests/bpf/test_xdp.o $(XDP_FIXTURE_OBJS) $(SKIP_MAIN
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BPF_LDLIBS)
 
-$(BUILD)/bench-xdp: $(BUILD)/tests/bpf/bench_xdp.o $(XDP_FIXTURE_OBJS)
+$(BUILD)/bench-xdp: $(BUILD)/tests/bpf/bench_xdp.o $(XDP_FIXTURE_OBJS) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
 

@@ -70,6 +70,7 @@ expect xkv-cli -s,--server -t,--timeout -r,--retries -h,--help
 expect xkv-storebench -t,--threads -k,--keys -s,--seconds -b,--batch -n,--no-callgrind -h,--help
 expect xkv-linload -s,--server -o,--out -t,--threads -k,--keys -m,--mix -v,--value -D,--duration \
 	-n,--ops --timeout-ms --seed -h,--help
+expect bench-xdp -r,--rounds -n,--repeat -h,--help
 
 [ "$failed" -eq 0 ] && echo "help: every program lists its options"
 exit "$failed"

@@ -15,46 +15,41 @@
 # sweeps, in BUILD_DIR/bench.
 # Steps of 1 s from 5000/s and a 1 ms SLO keep a stall's few late requests under 1 %.
 # Everything it makes (namespaces, links, pins, processes) goes on every way out.
-#   tools/bench/bench-all.sh BUILD_DIR [SLO_US] [RATE] [STEP_SECONDS] [RUNS]
+#   [XKV_BENCH_SMOKE=1] tools/bench/bench-all.sh BUILD_DIR [SLO_US] [RATE] [STEP_SECONDS] [RUNS]
+# The smoke mode (bench-lib.sh): steps and open loops of 0.2 s, one run, unless given.
 set -euo pipefail
 
 usage="usage: bench-all.sh BUILD_DIR [SLO_US] [RATE] [STEP_SECONDS] [RUNS]"
 build=$(cd "${1:?$usage}" && pwd)
+here=$(dirname "$0")
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
+out=$(bench_out "$build" bench)
 slo_us=${2:-1000}
 rate=${3:-50000}
-step_s=${4:-1}
-runs=${5:-3}
-out=$build/bench
-. "$(dirname "$0")/server-host.sh"
+if bench_smoke; then
+	step_s=${4:-$SMOKE_S} runs=${5:-1} rate_s=$SMOKE_S
+else
+	step_s=${4:-1} runs=${5:-3} rate_s=2
+fi
 ns_s="xkvall-$$-s" ns_c="xkvall-$$-c" if_s="xas$$" if_c="xac$$" ip_s=10.206.0.1 ip_c=10.206.0.2
 if_sq="xaqs$$" if_cq="xaqc$$" ip_sq=10.207.0.1 ip_cq=10.207.0.2 # the two-queue pair
 down() {
-	server_host_down # the two-queue pair goes with the namespaces; its server's pins:
-	rm -rf "/sys/fs/bpf/xkv/$if_sq"
-	rmdir /sys/fs/bpf/xkv 2>/dev/null || true
+	server_host_down # the two-queue pair goes with the namespaces; its server's pins and lock:
+	rm -rf "/sys/fs/bpf/xkv/$if_sq" "/run/xkv/$if_sq.lock"
+	rmdir /sys/fs/bpf/xkv /run/xkv 2>/dev/null || true
 }
 trap down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench-all.sh: needs root (namespaces, XDP, AF_XDP)" >&2
-	exit 1
-fi
 memcached=$(command -v memcached || true)
 if [ -z "$memcached" ]; then
 	echo "bench-all.sh: no memcached (apt-get install memcached)" >&2
 	exit 1
 fi
-mkdir -p "$out"
-rm -f "$out"/*.csv "$out"/*.json "$out"/*.png
-netns_pair_up
+steps=$((20 * runs))
+bench_start bench-all.sh
 netns_pair_veth "$if_sq" "$if_cq" "$ip_sq" "$ip_cq" 2
-start=$SECONDS
-step=0
-progress() {
-	step=$((step + 1))
-	printf '== [%2d/%d, %3d s] %s\n' "$step" $((20 * runs)) $((SECONDS - start)) "$*"
-}
 
 workload=(--keys 10000 --key-size 16 --value-size 64 --get-ratio 0.95)
 # the server is pinned to CPU 0 (xkv-server pins its worker there too), the client to 1
@@ -79,13 +74,14 @@ run_server() {
 		progress "$name, $client client, run $run: sweep, SLO p99 <= $slo_us us"
 		# shellcheck disable=SC2046 # the transport options are words
 		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args "$client") \
-			--sweep --slo-us "$slo_us" --rate 5000 --duration "$step_s" \
-			--label "$name-$client" --csv "$out/sweep-$name-$client-$run.csv" \
+			--sweep --slo-us "$slo_us" --rate 5000 $(sweep_max 5000) \
+			--duration "$step_s" --label "$name-$client" \
+			--csv "$out/sweep-$name-$client-$run.csv" \
 			--json >"$out/sweep-$name-$client-$run.json"
 		progress "$name, $client client, run $run: open loop at $rate/s"
 		# shellcheck disable=SC2046
 		bench --server "$ip_s:$port" --protocol "$protocol" $(client_args "$client") \
-			--rate "$rate" --duration 2 --label "$name-$client" --json \
+			--rate "$rate" --duration "$rate_s" --label "$name-$client" --json \
 			>"$out/rate-$name-$client-$run.json"
 	done
 	server_stop
@@ -115,10 +111,10 @@ for run in $(seq "$runs"); do
 done
 
 for client in udp xdp; do
-	/usr/bin/python3 "$(dirname "$0")/plot_latency.py" -o "$out/latency-$client.png" \
+	/usr/bin/python3 "$here/plot_latency.py" -o "$out/latency-$client.png" \
 		"$out"/sweep-*-"$client"-1.csv
 done
-/usr/bin/python3 "$(dirname "$0")/plot_latency.py" -o "$out/latency-queues.png" \
+/usr/bin/python3 "$here/plot_latency.py" -o "$out/latency-queues.png" \
 	"$out"/sweep-xkv-xdp-xdp-1.csv "$out"/sweep-xkv-xdp-xdp-2t-1.csv \
 	"$out"/sweep-xkv-2q-xdp-2q-1.csv
 

@@ -24,20 +24,24 @@
 # goes on every way out.
 #   tools/bench/bench-compaction.sh BUILD_DIR
 # Environment:
-#   BENCH_COMPACTION_SHORT=1  short steps, one round, 10,000 keys: checks the script in
-#                             about 80 s; its numbers mean nothing
+#   XKV_BENCH_SMOKE=1  the smoke mode (bench-lib.sh): the storm and zipf50 only, one round,
+#                      1,000 keys
 set -euo pipefail
 
 usage="usage: bench-compaction.sh BUILD_DIR"
 build=$(cd "${1:?$usage}" && pwd)
 here=$(dirname "$0")
-out=$build/bench-compaction
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
+out=$(bench_out "$build" bench-compaction)
 settings=(off on) # the baseline first
-workloads=(storm zipf5 zipf50)
 slo_us=1000
-if [ "${BENCH_COMPACTION_SHORT:-0}" = 1 ]; then
-	sweep_step_s=0.3 run_s=1 rounds=1 zipf_keys=10000
+if bench_smoke; then
+	# each run takes a server of its own (~1.3 s here): the storm and one zipf
+	workloads=(storm zipf50)
+	sweep_step_s=$SMOKE_S run_s=$SMOKE_S rounds=1 zipf_keys=1000
 else
+	workloads=(storm zipf5 zipf50)
 	sweep_step_s=1 run_s=6 rounds=2 zipf_keys=100000
 fi
 # each workload's xkv-bench options: keys, popularity, GET share
@@ -46,9 +50,6 @@ declare -A mix=(
 	[zipf5]="--keys $zipf_keys --zipf 1.25 --get-ratio 0.95"
 	[zipf50]="--keys $zipf_keys --zipf 1.25 --get-ratio 0.5"
 )
-
-. "$here/server-host.sh"
-. "$here/bench-lib.sh"
 ns_s="xkvcp-$$-s" ns_c="xkvcp-$$-c" if_s="xcs$$" if_c="xcc$$" ip_s=10.209.0.1 ip_c=10.209.0.2
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
@@ -107,8 +108,9 @@ for wl in "${workloads[@]}"; do
 	declare -A found=()
 	for s in "${settings[@]}"; do
 		progress "$wl, compaction $s: sweep, SLO p99 <= $slo_us us"
+		# shellcheck disable=SC2046 # sweep_max's options are words
 		run "$s" "$wl" "sweep-$s-$wl" --sweep --slo-us "$slo_us" --rate 20000 \
-			--duration "$sweep_step_s" --csv "$out/sweep-$s-$wl.csv"
+			$(sweep_max 20000) --duration "$sweep_step_s" --csv "$out/sweep-$s-$wl.csv"
 		found[$s]=$(sweep_rate "$out/sweep-$s-$wl.json")
 		echo "   compaction $s: highest rate under the SLO ${found[$s]}/s"
 	done

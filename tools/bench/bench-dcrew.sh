@@ -17,26 +17,24 @@
 # (namespaces, links, pins, processes) goes on every way out.
 #   tools/bench/bench-dcrew.sh BUILD_DIR
 # Environment:
-#   BENCH_DCREW_SHORT=1   short steps: checks the script in ~1 minute; its numbers mean
-#                         nothing
+#   XKV_BENCH_SMOKE=1     the smoke mode (bench-lib.sh): 1,000 keys, one round
 set -euo pipefail
 
 usage="usage: bench-dcrew.sh BUILD_DIR"
 build=$(cd "${1:?$usage}" && pwd)
 here=$(dirname "$0")
-out=$build/bench-dcrew
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
+out=$(bench_out "$build" bench-dcrew)
 policies=(crew dcrew) # the baseline first
 write_fracs=(0.5 0.85)
 slo_us=1000
-keys=100000
-if [ "${BENCH_DCREW_SHORT:-0}" = 1 ]; then
-	sweep_step_s=0.3 equal_s=1 rounds=1
+if bench_smoke; then
+	sweep_step_s=$SMOKE_S equal_s=$SMOKE_S rounds=1 keys=1000
 else
-	sweep_step_s=1 equal_s=8 rounds=2
+	sweep_step_s=1 equal_s=8 rounds=2 keys=100000
 fi
 
-. "$here/server-host.sh"
-. "$here/bench-lib.sh"
 ns_s="xkvdc-$$-s" ns_c="xkvdc-$$-c" if_s="xds$$" if_c="xdc$$" ip_s=10.208.0.1 ip_c=10.208.0.2
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
@@ -75,8 +73,9 @@ for wf in "${write_fracs[@]}"; do
 	for p in "${policies[@]}"; do
 		progress "$p, $wf writes: sweep, SLO p99 <= $slo_us us"
 		server_up "$p" "server-sweep-$p-$wf"
-		bench "$wf" --sweep --slo-us "$slo_us" --rate 20000 --duration "$sweep_step_s" \
-			--label "$p-$wf" --csv "$out/sweep-$p-$wf.csv" \
+		# shellcheck disable=SC2046 # sweep_max's options are words
+		bench "$wf" --sweep --slo-us "$slo_us" --rate 20000 $(sweep_max 20000) \
+			--duration "$sweep_step_s" --label "$p-$wf" --csv "$out/sweep-$p-$wf.csv" \
 			--json >"$out/sweep-$p-$wf.json" 2>"$out/sweep-$p-$wf.log"
 		server_stop
 		found[$p]=$(sweep_rate "$out/sweep-$p-$wf.json")

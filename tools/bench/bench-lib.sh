@@ -1,6 +1,23 @@
-# Sourced by the policy benchmarks (bench-dcrew.sh, bench-minos.sh, bench-compaction.sh)
-# after server-host.sh: how each begins, its progress lines, and what a sweep found.
-# The caller sets out (its results' folder) and steps (how many progress lines).
+# Sourced by the benchmark scripts: the smoke mode every one has. The namespace benchmarks
+# (bench-all.sh, bench-dcrew.sh, bench-minos.sh, bench-compaction.sh,
+# bench-memcached-proto.sh) source it after server-host.sh, for how each begins, its
+# progress lines, and what a sweep found; they set out (their results' folder) and steps
+# (how many progress lines).
+
+# The smoke mode, XKV_BENCH_SMOKE=1, in which make test runs every benchmark
+# (tests/bench/bench_smoke.sh): each script's steps last SMOKE_S seconds, it runs once,
+# one or two rates, few keys, and each SLO search runs its first rate only. The script
+# runs to its table in seconds, and checks no more than that: its numbers mean nothing.
+SMOKE_S=0.2
+bench_smoke() { [ "${XKV_BENCH_SMOKE:-0}" != 0 ]; }
+
+# bench_out BUILD_DIR NAME: the results' folder, BUILD_DIR/NAME; the smoke mode's is
+# BUILD_DIR/smoke/NAME, so that it never clears a real run's results
+bench_out() { if bench_smoke; then echo "$1/smoke/$2"; else echo "$1/$2"; fi; }
+
+# sweep_max RATE: xkv-bench's options that end a sweep from RATE after its first rate in
+# the smoke mode (none otherwise): words, for an unquoted $(sweep_max RATE)
+sweep_max() { if bench_smoke; then echo --sweep-max "$1"; fi; }
 
 # bench_start SCRIPT: refuses to run without root, clears $out of a previous run's
 # results, makes the two hosts, and starts the clock the progress lines show

@@ -17,7 +17,7 @@
 # it makes (namespaces, links, pins, processes) goes on every way out.
 #   tools/bench/bench-memcached-proto.sh BUILD_DIR [SLO_US] [RUNS]
 # Environment:
-#   BENCH_MC_SHORT=1   short steps: checks the script in ~20 s; its numbers mean nothing
+#   XKV_BENCH_SMOKE=1  the smoke mode (bench-lib.sh): one run, TCP for 1 s
 #   BENCH_MC_SERVERS   the servers to run, of "xkv memcached" (default both): memcached
 #                      alone checks the script where xkv-server has no memcached yet
 #   BENCH_MC_PARTS     the parts to run, of "udp tcp" (default both)
@@ -28,19 +28,18 @@ build=$(cd "${1:?$usage}" && pwd)
 slo_us=${2:-1000}
 runs=${3:-2}
 here=$(dirname "$0")
-out=$build/bench-memcached
 read -r -a servers <<<"${BENCH_MC_SERVERS:-xkv memcached}"
 read -r -a parts <<<"${BENCH_MC_PARTS:-udp tcp}"
 port=11211
-if [ "${BENCH_MC_SHORT:-0}" = 1 ]; then
-	sweep_step_s=0.3 tcp_s=2 runs=1
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
+out=$(bench_out "$build" bench-memcached)
+if bench_smoke; then
+	sweep_step_s=$SMOKE_S tcp_s=1 runs=1 # memcaslap counts whole seconds
 else
 	sweep_step_s=1 tcp_s=10
 fi
 conns=16
-
-. "$here/server-host.sh"
-. "$here/bench-lib.sh"
 ns_s="xkvmc-$$-s" ns_c="xkvmc-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.212.0.1 ip_c=10.212.0.2
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
@@ -67,10 +66,11 @@ server() {
 # udp NAME RUN: the SLO search over UDP
 udp() {
 	progress "$1, run $2: UDP GETs, AF_XDP client, sweep, SLO p99 <= $slo_us us"
+	# shellcheck disable=SC2046 # sweep_max's options are words
 	in_client taskset -c 1 "$build/xkv-bench" --server "$ip_s:$port" --protocol memcached \
 		--transport xdp --iface "$if_c" --keys 10000 --key-size 16 --value-size 64 \
-		--get-ratio 1 --sweep --slo-us "$slo_us" --rate 5000 --duration "$sweep_step_s" \
-		--label "$1-udp" --json >"$out/udp-$1-$2.json"
+		--get-ratio 1 --sweep --slo-us "$slo_us" --rate 5000 $(sweep_max 5000) \
+		--duration "$sweep_step_s" --label "$1-udp" --json >"$out/udp-$1-$2.json"
 }
 
 # tcp NAME RUN: memcaslap over TCP

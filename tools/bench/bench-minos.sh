@@ -24,31 +24,30 @@
 # Environment:
 #   BENCH_MINOS_POLICIES  the two policies compared, baseline first ("crew minos")
 #   BENCH_MINOS_ARGS      more xkv-server options for minos, e.g. --minos-epoch-ms 500
-#   BENCH_MINOS_SHORT=1   short steps and a shorter ladder: checks the script in ~2
-#                         minutes; its numbers mean nothing
+#   XKV_BENCH_SMOKE=1     the smoke mode (bench-lib.sh): a ladder of one rate, a dynamic
+#                         workload of two steps, 1,000 keys
 set -euo pipefail
 
 usage="usage: bench-minos.sh BUILD_DIR"
 build=$(cd "${1:?$usage}" && pwd)
 here=$(dirname "$0")
-out=$build/bench-minos
+. "$here/server-host.sh"
+. "$here/bench-lib.sh"
+out=$(bench_out "$build" bench-minos)
 # the baseline first
 read -ra policies <<<"${BENCH_MINOS_POLICIES:-crew minos}"
 read -ra minos_args <<<"${BENCH_MINOS_ARGS:-}"
 slo_us=1000
 sweep_start=250 # a large request holds its worker for milliseconds here: start low
-if [ "${BENCH_MINOS_SHORT:-0}" = 1 ]; then
-	sweep_step_s=0.3 ladder_s=1 equal_s=2 dyn_step_s=1
-	fractions=(0.25 0.5 1.0)
+if bench_smoke; then
+	sweep_step_s=$SMOKE_S ladder_s=$SMOKE_S equal_s=$SMOKE_S dyn_step_s=$SMOKE_S
+	fractions=(1.0) dyn_steps=0.125,0.75 keys=1000
 else
 	sweep_step_s=1 ladder_s=4 equal_s=10 dyn_step_s=5
 	fractions=(0.1 0.25 0.4 0.55 0.7 0.85 1.0 1.15)
+	dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125 keys=20000
 fi
-dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125
-large_pct=0.125 large_size=500000 keys=20000
-
-. "$here/server-host.sh"
-. "$here/bench-lib.sh"
+large_pct=0.125 large_size=500000
 ns_s="xkvmin-$$-s" ns_c="xkvmin-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.207.0.1 ip_c=10.207.0.2
 poll_pid=
 cleanup() {
@@ -104,8 +103,10 @@ for i in 0 1; do
 	server_up "$i"
 	if [ "$i" = 0 ]; then show_pinning | tee "$out/pinning.txt"; fi
 	progress "${labels[$i]}: sweep, SLO p99 <= $slo_us us"
-	bench --sweep --slo-us "$slo_us" --rate "$sweep_start" --duration "$sweep_step_s" \
-		--label "${labels[$i]}" --csv "$out/sweep-${labels[$i]}.csv" \
+	# shellcheck disable=SC2046 # sweep_max's options are words
+	bench --sweep --slo-us "$slo_us" --rate "$sweep_start" $(sweep_max "$sweep_start") \
+		--duration "$sweep_step_s" --label "${labels[$i]}" \
+		--csv "$out/sweep-${labels[$i]}.csv" \
 		--json >"$out/sweep-${labels[$i]}.json" 2>"$out/sweep-${labels[$i]}.log"
 	server_stop
 	rate_found[i]=$(sweep_rate "$out/sweep-${labels[$i]}.json")

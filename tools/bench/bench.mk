@@ -43,9 +43,15 @@ $(BUILD)/tests/run-server-host: tests/bench/server_host.sh tools/bench/server-ho
 				tests/counters.sh
 	$(call script_launcher,)
 
+# bench_smoke.sh: every benchmark program and script in its smoke mode, each to its table
+$(BUILD)/tests/run-bench-smoke: tests/bench/bench_smoke.sh | $(BENCHES) $(BUILD)/xkv-bench \
+				 $(BUILD)/xkv-server $(BUILD)/xkv-cli $(BUILD)/xkv-loader $(BUILD)/xkv-sim
+	$(call script_launcher,$(abspath $(BUILD)))
+
 BINS += $(BUILD)/xkv-bench
 TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp $(BUILD)/tests/run-bench-xdp-queues \
-	 $(BUILD)/tests/run-memcached $(BUILD)/tests/run-xdp-memcached $(BUILD)/tests/run-server-host
+	 $(BUILD)/tests/run-memcached $(BUILD)/tests/run-xdp-memcached $(BUILD)/tests/run-server-host \
+	 $(BUILD)/tests/run-bench-smoke
 ASAN_TESTS += $(BUILD)/tests/test_bench $(BUILD)/tests/run-bench-xdp \
 	      $(BUILD)/tests/run-bench-xdp-queues $(BUILD)/tests/run-memcached \
 	      $(BUILD)/tests/run-xdp-memcached

@@ -5,17 +5,27 @@
 # loop, RUNS runs of SECONDS each; then one open-loop SLO sweep per client. The
 # medians go to stdout, every run's JSON and the sweeps' CSV to OUT_DIR.
 # Everything it makes (namespaces, links, pins, processes) goes on every way out.
-#   tools/bench/compare_clients.sh BUILD_DIR OUT_DIR [RUNS] [SECONDS] [SWEEP_ARGS...]
+#   [XKV_BENCH_SMOKE=1] tools/bench/compare_clients.sh BUILD_DIR OUT_DIR [RUNS] [SECONDS]
+#                                                      [SWEEP_ARGS...]
+# The smoke mode (bench-lib.sh): one run of 0.2 s, sweeps of one 0.2 s step, unless given.
 set -euo pipefail
 
 build=$(cd "${1:?usage: compare_clients.sh BUILD_DIR OUT_DIR [RUNS] [SECONDS] [SWEEP...]}" && pwd)
 out=${2:?usage: compare_clients.sh BUILD_DIR OUT_DIR [RUNS] [SECONDS] [SWEEP...]}
-runs=${3:-3}
-seconds=${4:-5}
+. "$(dirname "$0")/server-host.sh"
+. "$(dirname "$0")/bench-lib.sh"
+if bench_smoke; then
+	runs=${3:-1} seconds=${4:-$SMOKE_S}
+else
+	runs=${3:-3} seconds=${4:-5}
+fi
 shift $(($# < 4 ? $# : 4))
 sweep_args=("$@")
-[ ${#sweep_args[@]} -gt 0 ] || sweep_args=(--slo-us 1000)
-. "$(dirname "$0")/server-host.sh"
+if [ ${#sweep_args[@]} -eq 0 ]; then
+	# shellcheck disable=SC2207 # sweep_max's options are words; xkv-bench starts at 1000/s
+	sweep_args=(--slo-us 1000 $(sweep_max 1000))
+	if bench_smoke; then sweep_args+=(--duration "$SMOKE_S"); fi
+fi
 ns_s="xkvcmp-$$-s" ns_c="xkvcmp-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.205.0.1 ip_c=10.205.0.2
 trap server_host_down EXIT INT TERM
 

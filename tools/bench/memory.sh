@@ -4,12 +4,16 @@
 # 1 GiB limit, its resident memory read at start, then 1 M items (16 B keys, 64 B
 # values) PUT by xkv-bench, and the growth divided by the items stored. Prints one
 # table; progress on stderr. Both servers are stopped on every way out.
-#   memory.sh BUILD_DIR [ITEMS]
+#   [XKV_BENCH_SMOKE=1] memory.sh BUILD_DIR [ITEMS]
+# The smoke mode (bench-lib.sh) loads 10,000 items unless ITEMS says otherwise.
 set -euo pipefail
 
 build=$(cd "${1:?usage: memory.sh BUILD_DIR [ITEMS]}" && pwd)
-items=${2:-1000000}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench-lib.sh"
+items=1000000
+if bench_smoke; then items=10000; fi
+items=${2:-$items}
 out=$(mktemp -d /tmp/xkv-memory.XXXXXX)
 pids=()
 
@@ -73,6 +77,8 @@ python3 - "$out/rows" <<'PY'
 import sys
 rows = {name: (float(per_item), int(start)) for name, per_item, start in
         (line.split() for line in open(sys.argv[1]))}
-print("xkv / memcached: bytes per item %.2fx; xkv starts at %d MiB resident" %
-      (rows["xkv"][0] / rows["memcached"][0], rows["xkv"][1] // 1024))
+# too few items may grow memcached by no page at all
+ratio = "%.2fx" % (rows["xkv"][0] / rows["memcached"][0]) if rows["memcached"][0] else "n/a"
+print("xkv / memcached: bytes per item %s; xkv starts at %d MiB resident" %
+      (ratio, rows["xkv"][1] // 1024))
 PY

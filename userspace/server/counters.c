@@ -105,6 +105,12 @@ void server_counters_final(struct server *s, uint32_t workers)
 	server_counters_publish_server(s, now);
 	xkv_counters_print(stdout, s->counters.workers, workers, s->counters.server);
 	s->o.backend->print_stats(s);
+	/*
+	 * Out whole now, before the teardown's lines on stderr: in a log of both, a block
+	 * flushed when the buffer filled ended mid-line, the rest after those lines, and
+	 * the counter cut in two was missing to whoever read it (bench-compaction.sh).
+	 */
+	fflush(stdout);
 }
 
 void server_counters_close(struct server *s)
