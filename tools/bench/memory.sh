@@ -65,8 +65,11 @@ udp_port_free "$xkv_port" || { echo "memory.sh: UDP port $xkv_port is taken" >&2
 	--mode store >"$out/xkv.log" 2>&1 &
 pids+=("$!")
 xkv_pid=$!
+# serving: it answers a GET (found or not), its workers up
 for _ in $(seq 50); do
-	grep -q 'workers on UDP port' "$out/xkv.log" && break
+	rc=0
+	"$build/xkv-cli" -s "127.0.0.1:$xkv_port" -t 50 -r 0 get ping >/dev/null 2>&1 || rc=$?
+	[ "$rc" -le 1 ] && break
 	sleep 0.1
 done
 

@@ -520,6 +520,15 @@ int main(int argc, char **argv)
 		if (err)
 			goto out_close_backend;
 	}
+	/* said before the first request is answered: a client may read it as soon as one is */
+	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s%s%s\n",
+	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
+	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
+	       s.o.compaction ? ", compaction" : "", s.o.echo ? ", echo (no store)" : "");
+	if (s.mc)
+		printf("xkv-server: memcached on TCP port %u\n", s.o.memcached_port);
+	print_allowed(&s.o);
+	fflush(stdout);
 	err = start_workers(&s, &started);
 	if (err) {
 		fprintf(stderr, "xkv-server: starting worker %u: %s\n", started, strerror(-err));
@@ -533,14 +542,6 @@ int main(int argc, char **argv)
 			goto out_stop;
 		}
 	}
-	printf("xkv-server: %u workers on UDP port %u, backend %s, policy %s, %zu MiB %s%s%s\n",
-	       s.o.workers, s.o.port, s.o.backend->name, xkv_policy_name(s.o.policy),
-	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
-	       s.o.compaction ? ", compaction" : "", s.o.echo ? ", echo (no store)" : "");
-	if (s.mc)
-		printf("xkv-server: memcached on TCP port %u\n", s.o.memcached_port);
-	print_allowed(&s.o);
-	fflush(stdout);
 
 	status = wait_publishing(&s, &stop_signals);
 
