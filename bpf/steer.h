@@ -185,6 +185,24 @@ static __always_inline __u32 xkv_socket_of(const struct xkv_config *cfg, __u32 r
 }
 
 /*
+ * Whether the partition's EWT slot holds writes now, and *owner its owner: the worker a
+ * claimed write joins, whoever the candidate. Should the slot be free by the CAS, the
+ * owner just seen takes it, a worker that wrote the partition a moment before.
+ */
+static __always_inline int xkv_ewt_held_by(__u32 partition, __u32 *owner)
+{
+	__u32 index = xkv_ewt_slot_of(partition);
+	struct xkv_ewt_slot *slot = bpf_map_lookup_elem(&xkv_ewt, &index);
+	__u64 word;
+
+	if (!slot)
+		return 0;
+	word = *(volatile __u64 *)slot;
+	*owner = xkv_ewt_owner(word);
+	return xkv_ewt_writes(word) != 0;
+}
+
+/*
  * A write the EWT claims (include/xkv/ewt.h), *worker its candidate from
  * xkv_choose_worker: joins the owner of the partition's EWT slot, or takes the free
  * slot for the candidate; *worker becomes the one it goes to and *xsk its socket.

@@ -195,8 +195,13 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 		return xkv_drop(XKV_R_TRUNCATED);
 
 	claimed = xkv_ewt_claimed(cfg->policy, req->op, req->frag_len, req->value_len);
-	/* chosen once, outside xkv_ewt_claim's loop: the verifier walks the choice once */
-	worker = xkv_choose_worker(cfg, req->op, req->value_len, hash, claimed);
+	/*
+	 * A held slot decides where a claimed write goes (a join: most writes to a hot key),
+	 * so no candidate is drawn for it. Else chosen once, outside xkv_ewt_claim's loop:
+	 * the verifier walks the choice once.
+	 */
+	if (!claimed || !xkv_ewt_held_by(xkv_partition(hash), &worker))
+		worker = xkv_choose_worker(cfg, req->op, req->value_len, hash, claimed);
 	if (claimed)
 		drop = xkv_ewt_claim(cfg, ctx->rx_queue_index, xkv_partition(hash), &worker, &slot);
 	else
