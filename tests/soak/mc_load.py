@@ -355,6 +355,18 @@ def run_udp(host, port, until, st, seed, name):
 	model = Model(name)
 	versions = [0] * KEYS
 	u = Udp(host, port)
+
+	def answered(k, reply, before):
+		"""Whether a write's reply says what it did: none (a timeout), or refused, no."""
+		if reply is None:
+			st.timeouts += 1
+			return False
+		if reply.startswith(b"SERVER_ERROR"):
+			model.may[k] = before
+			st.server_error(reply)
+			return False
+		return True
+
 	while time.monotonic() < until:
 		i = rng.randrange(KEYS)
 		k = key(name, i)
@@ -382,12 +394,7 @@ def run_udp(host, port, until, st, seed, name):
 			model.unknown(k, v)
 			reply, waited = u.ask(f"set {k} 0 0 {len(v)}\r\n".encode() + v + b"\r\n")
 			model.note(k, f"set {preview(v)} -> {reply!r}")
-			if reply is None:
-				st.timeouts += 1
-				continue
-			if reply.startswith(b"SERVER_ERROR"):
-				model.may[k] = before
-				st.server_error(reply)
+			if not answered(k, reply, before):
 				continue
 			if reply != b"STORED\r\n":
 				st.bad(f"{k}: set answered {reply!r}")
@@ -396,12 +403,7 @@ def run_udp(host, port, until, st, seed, name):
 			model.unknown(k, None)
 			reply, waited = u.ask(f"delete {k}\r\n".encode())
 			model.note(k, f"delete -> {reply!r}")
-			if reply is None:
-				st.timeouts += 1
-				continue
-			if reply.startswith(b"SERVER_ERROR"):
-				model.may[k] = before
-				st.server_error(reply)
+			if not answered(k, reply, before):
 				continue
 			# NOT_FOUND after a lost reply is the first try's doing: DELETED is checked
 			if reply == b"DELETED\r\n" and before == {None}:
