@@ -150,6 +150,15 @@ def preview(v):
 	return None if v is None else f"{len(v)}B:{v[:24]!r}"
 
 
+def steps(rng, model, name, until):
+	"""A client's draws until the end: key index, key, op draw, the outcomes the model
+	allows before the op, and its start."""
+	while time.monotonic() < until:
+		i = rng.randrange(KEYS)
+		k = key(name, i)
+		yield i, k, rng.random(), set(model.may[k]), time.monotonic()
+
+
 # -- tcp: pymemcache ------------------------------------------------------------------
 
 def run_tcp(host, port, until, st, seed, name):
@@ -157,12 +166,7 @@ def run_tcp(host, port, until, st, seed, name):
 	model = Model(name)
 	c = Client((host, port), connect_timeout=2, timeout=GIVE_UP, default_noreply=False)
 	versions = [0] * KEYS
-	while time.monotonic() < until:
-		i = rng.randrange(KEYS)
-		k = key(name, i)
-		op = rng.random()
-		before = set(model.may[k])
-		started = time.monotonic()
+	for i, k, op, before, started in steps(rng, model, name, until):
 		try:
 			if op < 0.45:
 				got = c.get(k)
@@ -252,12 +256,7 @@ def run_meta(host, port, until, st, seed, name):
 	model = Model(name)
 	versions = [0] * KEYS
 	conn = None
-	while time.monotonic() < until:
-		i = rng.randrange(KEYS)
-		k = key(name, i)
-		op = rng.random()
-		before = set(model.may[k])
-		started = time.monotonic()
+	for i, k, op, before, started in steps(rng, model, name, until):
 		try:
 			if conn is None:
 				conn = Lines(host, port)
@@ -367,12 +366,7 @@ def run_udp(host, port, until, st, seed, name):
 			return False
 		return True
 
-	while time.monotonic() < until:
-		i = rng.randrange(KEYS)
-		k = key(name, i)
-		op = rng.random()
-		before = set(model.may[k])
-		started = time.monotonic()
+	for i, k, op, before, started in steps(rng, model, name, until):
 		if op < 0.5:
 			reply, waited = u.ask(f"get {k}\r\n".encode())
 			if reply is None:
