@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xkv/ewt.h"
+#include "xkv/latency.h"
 #include "xkv/maps.h"
 #include "xkv/roles.h"
 #include "xkv/stats.h"
@@ -188,5 +189,26 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xkv_server_counters);
 } xkv_sstats SEC(".maps");
+
+/*
+ * Every request's time in the server (include/xkv/latency.h), like the counters
+ * above only the server's: each worker's directory of histograms, and the chunks of
+ * buckets they take on first use (about 1 MB and 4 MB).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_WORKERS_MAX);
+	__type(key, __u32);
+	__type(value, struct xkv_latency_dir);
+} xkv_lat_dirs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_LAT_CHUNKS);
+	__type(key, __u32);
+	__type(value, struct xkv_latency_chunk);
+} xkv_lat_chunks SEC(".maps");
 
 #endif /* XKV_MAPS_BPF_H */

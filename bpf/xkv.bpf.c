@@ -168,6 +168,26 @@ static __always_inline int xkv_parse_request(struct xdp_md *ctx, struct xkv_hdr 
 }
 
 /* A request that passed its protocol's checks, to its worker's AF_XDP socket. */
+/*
+ * When the kernel saw the request, for the server's latency (include/xkv/latency.h):
+ * in the metadata before the packet, which AF_XDP copies into the socket's frame. A
+ * driver without metadata leaves it unstamped, and the server counts it so.
+ */
+static __always_inline void xkv_stamp_arrival(struct xdp_md *ctx)
+{
+	struct xkv_arrival_meta *meta;
+	__u64 now;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
+		return;
+	meta = (void *)(long)ctx->data_meta;
+	if ((void *)(meta + 1) > (void *)(long)ctx->data)
+		return;
+	now = bpf_ktime_get_ns();
+	meta->ns = now;
+	meta->check = now ^ XKV_ARRIVAL_MAGIC;
+}
+
 static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xkv_config *cfg,
 					     const struct xkv_request *req)
 {
@@ -209,6 +229,8 @@ static __always_inline int xkv_steer_request(struct xdp_md *ctx, const struct xk
 	if (drop != XKV_R_OK)
 		return xkv_drop(drop);
 	/* from here on only the redirect: a claimed EWT slot counts this packet */
+	if (!cfg->no_arrival_stamp)
+		xkv_stamp_arrival(ctx);
 	xkv_depth_add(worker);
 	steered = bpf_map_lookup_elem(&xkv_steered, &worker);
 	if (steered)

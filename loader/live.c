@@ -3,6 +3,7 @@
 #include <net/if.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "bpfctl/bpfctl.h"
 #include "live.h"
 #include "util/counters.h"
+#include "util/latency.h"
 
 static int read_map(const char *ifname, const char *name, void *dst, size_t len, uint32_t n)
 {
@@ -45,6 +47,72 @@ int live_counters_read(const char *ifname, struct live_counters *l)
 	l->running = kill((pid_t)l->server.pid, 0) == 0 || errno == EPERM;
 	l->if_queues = bpfctl_rx_queues(ifname);
 	return 0;
+}
+
+int live_latency_read(const char *ifname, uint32_t workers, struct xkv_lat_view *copy)
+{
+	int dirs_fd = bpfctl_map_open(ifname, "xkv_lat_dirs");
+	int chunks_fd = dirs_fd < 0 ? dirs_fd : bpfctl_map_open(ifname, "xkv_lat_chunks");
+	size_t dirs_len = 0, chunks_len = 0;
+	struct xkv_lat_view live = {.workers = workers};
+	int err;
+
+	if (chunks_fd < 0) {
+		err = chunks_fd;
+		goto out_close;
+	}
+	live.dirs = xkv_counters_map(dirs_fd, sizeof(*live.dirs), XKV_WORKERS_MAX, false, &dirs_len);
+	live.chunks = xkv_counters_map(chunks_fd, sizeof(*live.chunks), XKV_LAT_CHUNKS, false,
+				       &chunks_len);
+	err = live.dirs && live.chunks ? xkv_lat_view_copy(&live, copy) : -errno;
+	if (live.dirs)
+		munmap((void *)live.dirs, dirs_len);
+	if (live.chunks)
+		munmap((void *)live.chunks, chunks_len);
+out_close:
+	if (chunks_fd >= 0)
+		close(chunks_fd);
+	if (dirs_fd >= 0)
+		close(dirs_fd);
+	return err;
+}
+
+static void latency_json_one(void *ctx, const struct xkv_lat_key *k, const struct xkv_lat_hist *h)
+{
+	struct xkv_json *w = ctx;
+
+	xkv_json_object_start(w);
+	if (k->worker >= 0) /* else every worker's, merged */
+		xkv_json_uint_field(w, "worker", (uint64_t)k->worker);
+	xkv_json_string_field(w, "op", xkv_lat_op_name(k->op));
+	xkv_json_string_field(w, "class", xkv_size_class_name(k->cls));
+	xkv_json_string_field(w, "interval", xkv_lat_interval_name(k->interval));
+	xkv_json_uint_field(w, "count", xkv_lat_hist_count(h));
+	xkv_json_uint_field(w, "p50_ns", xkv_lat_hist_percentile(h, 0.5));
+	xkv_json_uint_field(w, "p99_ns", xkv_lat_hist_percentile(h, 0.99));
+	xkv_json_uint_field(w, "p999_ns", xkv_lat_hist_percentile(h, 0.999));
+	xkv_json_uint_field(w, "max_ns", xkv_lat_hist_percentile(h, 1.0));
+	xkv_json_key(w, "buckets");
+	xkv_json_array_start(w);
+	for (uint32_t b = 0; b < XKV_LAT_BUCKETS; b++) {
+		if (!h->count[b])
+			continue;
+		xkv_json_array_start(w);
+		xkv_json_uint(w, xkv_lat_bucket_low(b));
+		xkv_json_uint(w, h->count[b]);
+		xkv_json_array_end(w);
+	}
+	xkv_json_array_end(w);
+	xkv_json_object_end(w);
+}
+
+void live_latency_json(const struct xkv_lat_view *v, const struct xkv_lat_view *earlier,
+		       struct xkv_json *w)
+{
+	xkv_json_key(w, "latency");
+	xkv_json_array_start(w);
+	xkv_lat_each(v, earlier, latency_json_one, w);
+	xkv_json_array_end(w);
 }
 
 /* "server pid P (running), backend xdp, W workers": what opens both text forms. */

@@ -11,6 +11,7 @@
 #include <xkv/stats.h>
 
 #include "util/json.h"
+#include "util/latency.h"
 
 struct live_counters {
 	struct xkv_server_counters server;
@@ -49,5 +50,19 @@ void live_counters_summary_json(const struct live_counters *l, struct xkv_json *
  * queue it serves) and "queues" (summed over the workers) of the open stats object.
  */
 void live_counters_json(const struct live_counters *l, struct xkv_json *w);
+
+/*
+ * A copy of the latency histograms (include/xkv/latency.h) of the server's workers on
+ * ifname: 0 or -errno. Free it with xkv_lat_view_free.
+ */
+int live_latency_read(const char *ifname, uint32_t workers, struct xkv_lat_view *copy);
+
+/*
+ * A "latency" member of the open object: every histogram with counts since earlier
+ * (NULL: since the server started), each worker's, then merged (no "worker"), with its
+ * percentiles and its non-empty buckets as [lowest ns, count] pairs.
+ */
+void live_latency_json(const struct xkv_lat_view *v, const struct xkv_lat_view *earlier,
+		       struct xkv_json *w);
 
 #endif /* XKV_LOADER_LIVE_H */

@@ -80,6 +80,9 @@ static const struct xkv_opt status_opts[] = {
 static const struct xkv_opt stats_opts[] = {
 	IFACE_OPT("interface (required)"),
 	JSON_OPT,
+	{"save", 'S', "FILE", "also save the server's latency histograms to FILE"},
+	{"since", 's', "FILE",
+	 "latency counted since FILE was saved (--save), not since the server started"},
 	VERBOSE_OPT,
 	HELP_OPT,
 };
@@ -250,6 +253,7 @@ struct simple_args {
 	const char *ifname;
 	bool force;
 	bool json;
+	const char *save, *since; /* stats: latency snapshots */
 };
 
 static int take_simple_option(struct xkv_opts *p, char letter, void *args)
@@ -265,6 +269,12 @@ static int take_simple_option(struct xkv_opts *p, char letter, void *args)
 		return 0;
 	case 'j':
 		simple->json = true;
+		return 0;
+	case 'S':
+		simple->save = p->arg;
+		return 0;
+	case 's':
+		simple->since = p->arg;
 		return 0;
 	}
 	return -EINVAL;
@@ -443,9 +453,14 @@ static size_t ewt_fields(const struct bpfctl_ewt *ewt, const struct live_counter
 }
 
 /* The ports the counters below are of: cfg NULL when the config is unreadable. */
+/* A running server's latency: the histograms, and an earlier copy (or NULL) they count from. */
+struct stats_latency {
+	const struct xkv_lat_view *now, *since;
+};
+
 static void print_stats_text(const struct xkv_config *cfg, const struct bpfctl_stats *stats,
 			     __u32 workers, const struct bpfctl_ewt *ewt,
-			     const struct live_counters *live)
+			     const struct live_counters *live, const struct stats_latency *lat)
 {
 	struct ewt_field fields[EWT_FIELDS_MAX];
 
@@ -469,11 +484,13 @@ static void print_stats_text(const struct xkv_config *cfg, const struct bpfctl_s
 		live_counters_print_text(live, stdout);
 	else
 		printf("no server has published counters here\n");
+	if (lat->now)
+		xkv_lat_print(stdout, lat->now, lat->since);
 }
 
 static int print_stats_json(const struct xkv_config *cfg, const struct bpfctl_stats *stats,
 			    __u32 workers, const struct bpfctl_ewt *ewt,
-			    const struct live_counters *live)
+			    const struct live_counters *live, const struct stats_latency *lat)
 {
 	struct ewt_field fields[EWT_FIELDS_MAX];
 	struct xkv_json w;
@@ -504,12 +521,48 @@ static int print_stats_json(const struct xkv_config *cfg, const struct bpfctl_st
 	}
 	if (live)
 		live_counters_json(live, &w);
+	if (lat->now)
+		live_latency_json(lat->now, lat->since, &w);
 	xkv_json_object_end(&w);
 	return xkv_json_finish(&w);
 }
 
+/*
+ * The server's latency histograms into *now, saved with --save, and with --since the
+ * copy they are counted from into *since. 0, or -errno said why.
+ */
+static int stats_latency_read(const struct simple_args *args, uint32_t workers,
+			      struct xkv_lat_view *now, struct xkv_lat_view *since,
+			      struct stats_latency *lat)
+{
+	int err = live_latency_read(args->ifname, workers, now);
+
+	if (err) {
+		pr_warn("xkv-loader: reading the server's latency histograms: %s\n", strerror(-err));
+		return err;
+	}
+	lat->now = now;
+	if (args->since) {
+		err = xkv_lat_view_load(args->since, since);
+		if (err) {
+			pr_warn("xkv-loader: --since %s: %s\n", args->since,
+				err == -EINVAL ? "not a latency snapshot of this build" : strerror(-err));
+			return err;
+		}
+		lat->since = since;
+	}
+	if (args->save) {
+		err = xkv_lat_view_save(now, args->save);
+		if (err)
+			pr_warn("xkv-loader: --save %s: %s\n", args->save, strerror(-err));
+	}
+	return err;
+}
+
 static int cmd_stats(const struct command *cmd, int argc, char **argv)
 {
+	struct xkv_lat_view lat_now = {0}, lat_since = {0};
+	struct stats_latency lat = {0};
 	struct simple_args args = {0};
 	static struct live_counters live;
 	struct bpfctl_stats stats;
@@ -539,13 +592,19 @@ static int cmd_stats(const struct command *cmd, int argc, char **argv)
 	have_live = ret == 0;
 	if (ret && ret != -ENODATA)
 		pr_warn("xkv-loader: reading the server's counters: %s\n", strerror(-ret));
+	if (have_live && stats_latency_read(&args, live.server.workers, &lat_now, &lat_since, &lat))
+		return EXIT_FAILED;
 	if (args.json)
-		return print_stats_json(cfg, &stats, workers, dcrew ? &ewt : NULL,
-					have_live ? &live : NULL)
-			   ? EXIT_FAILED
-			   : EXIT_OK;
-	print_stats_text(cfg, &stats, workers, dcrew ? &ewt : NULL, have_live ? &live : NULL);
-	return EXIT_OK;
+		ret = print_stats_json(cfg, &stats, workers, dcrew ? &ewt : NULL,
+				       have_live ? &live : NULL, &lat)
+			      ? EXIT_FAILED
+			      : EXIT_OK;
+	else
+		print_stats_text(cfg, &stats, workers, dcrew ? &ewt : NULL,
+				 have_live ? &live : NULL, &lat);
+	xkv_lat_view_free(&lat_now);
+	xkv_lat_view_free(&lat_since);
+	return args.json ? ret : EXIT_OK;
 }
 
 static const struct command commands[] = {
@@ -584,13 +643,16 @@ static const struct command commands[] = {
 	{
 		.name = "stats",
 		.summary = "show the program's and a running server's counters",
-		.synopsis = "Usage: xkv-loader stats --iface IF [--json]\n"
+		.synopsis = "Usage: xkv-loader stats --iface IF [--json] [--save FILE] "
+			    "[--since FILE]\n"
 			    "Show the ports, packets dropped per reason (xkv and memcached "
 			    "alike), passed to\nthe stack and steered per worker, under dcrew "
 			    "the Exclusive Writer Table's slots\nand counters, then the counters "
 			    "a running xkv-server publishes: per worker\n(requests by op, "
 			    "replies by status, drops by reason, reassembly, sockets) and\nthe "
-			    "store's.\n",
+			    "store's, then each worker's latency histograms (queued, served, total\nby op "
+			    "and size class: count, p50, p99, p99.9, max) and every worker's "
+			    "merged.\n",
 		.opts = stats_opts,
 		.n_opts = XKV_OPTS_COUNT(stats_opts),
 		.run = cmd_stats,

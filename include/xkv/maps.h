@@ -97,9 +97,12 @@ struct xkv_config {
 	__u16 memcached_port; /* UDP port of memcached requests (memcached.h), host order; 0: off */
 	/* bytes of the largest frame, from its Ethernet header, the server's sockets take; 0: any */
 	__u16 frame_max;
+	/* 1: redirected requests go without their arrival stamp (include/xkv/latency.h) */
+	__u8 no_arrival_stamp;
+	__u8 pad[3];
 };
 
-_Static_assert(sizeof(struct xkv_config) == 12, "config layout is shared with BPF");
+_Static_assert(sizeof(struct xkv_config) == 16, "config layout is shared with BPF");
 
 /* One worker's queue depth, alone on its cache line so workers don't false-share. */
 struct xkv_qdepth {

@@ -59,6 +59,12 @@ struct xkv_request_counters {
 	__u64 mc_dropped;	/* memcached datagrams dropped: a bad frame, a request cut short */
 	__u64 mc_errors;	/* memcached requests answered an error (ERROR, CLIENT_ERROR) */
 	__u64 mc_amplify_refused; /* memcached GETs whose reply an untrusted source may not get */
+	/* latency (include/xkv/latency.h), with the server's --latency on */
+	__u64 lat_unstamped;	/* requests answered without an arrival stamp: not timed */
+	__u64 lat_lost;		/* timed requests a histogram could not count: no chunk left */
+	__u64 handoff_wait_ns;	/* requests' time between another worker handing them and this one taking them */
+	__u64 compact_wait_ns;	/* PUTs' time held in compaction windows */
+	__u64 ewt_wait_ns;	/* time spent joining contended EWT slots (xkv_ewt_join) */
 };
 
 /*

@@ -4,7 +4,9 @@
  * GETs and PUTs with 16- and 250-byte keys under every policy, beside two rows to
  * read them against, measured in the same run: a UDP datagram to another port
  * (what parsing alone costs) and a trivial XDP_PASS program (the cost of running
- * any program at all). Rounds interleave the rows, so a noisy neighbour slows them
+ * any program at all). The default policy's GET and PUT run once more without the
+ * arrival stamp (the server's --latency off): the difference is what the stamp costs.
+ * Rounds interleave the rows, so a noisy neighbour slows them
  * all alike; the ratio to the parse-only row is the figure to compare across
  * machines, not the absolute time.
  *
@@ -38,6 +40,7 @@ struct bench_row {
 	enum xkv_policy policy;
 	struct pkt_spec pkt;
 	__u32 verdict;
+	bool no_stamp; /* the config's no_arrival_stamp */
 	__u32 ns[ROUNDS_MAX];
 };
 
@@ -79,6 +82,12 @@ static size_t rows_build(struct bench_row *rows)
 				       .policy = XKV_POLICY_MINOS,
 				       .pkt = {.key = LARGE_KEY},
 				       .verdict = XDP_REDIRECT};
+	rows[n++] = (struct bench_row){.name = "xkv: GET, 16 B key, no stamp", .prog = PROG_XKV,
+				       .policy = XKV_POLICY_XKV, .pkt = requests[0].pkt,
+				       .verdict = XDP_REDIRECT, .no_stamp = true};
+	rows[n++] = (struct bench_row){.name = "xkv: PUT, 16 B key, no stamp", .prog = PROG_XKV,
+				       .policy = XKV_POLICY_XKV, .pkt = requests[2].pkt,
+				       .verdict = XDP_REDIRECT, .no_stamp = true};
 	return n;
 }
 
@@ -141,7 +150,8 @@ static __u32 ewt_calls(__u32 repeat)
 static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int round,
 		   __u32 repeat)
 {
-	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy};
+	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy,
+				 .no_arrival_stamp = row->no_stamp};
 	int prog_fd = row->prog == PROG_PASS ? pass_fd : bpf_program__fd(f->skel->progs.xkv_xdp);
 	bool ewt = xkv_ewt_claimed(row->policy, row->pkt.op, row->pkt.frag_len, row->pkt.value_len);
 	__u32 calls = ewt ? ewt_calls(repeat) : 1;
@@ -185,7 +195,7 @@ static const struct xkv_opt options[] = {
 int main(int argc, char **argv)
 {
 	const struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS};
-	struct bench_row rows[2 + XKV_POLICY_END * 4 + 1];
+	struct bench_row rows[2 + XKV_POLICY_END * 4 + 1 + 2];
 	struct xdp_pass_bpf *baseline;
 	size_t nrows = rows_build(rows);
 	__u32 parse_ns, rounds = ROUNDS, repeat = REPEAT;

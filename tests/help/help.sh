@@ -45,12 +45,12 @@ expect() {
 
 expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port --memcached-port -m,--memory \
 	--mode -P,--policy --minos-percentile --minos-epoch-ms -a,--allow -l,--listen --trust \
-	--skb --echo --compaction --compact-slo -h,--help
+	--skb --echo --compaction --compact-slo --latency -h,--help
 expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -M,--memcached-port -w,--workers \
 	-P,--policy -a,--allow -l,--listen -f,--force -v,--verbose -h,--help
 expect "xkv-loader detach" -i,--iface -f,--force -v,--verbose -h,--help
 expect "xkv-loader status" -i,--iface -j,--json -v,--verbose -h,--help
-expect "xkv-loader stats" -i,--iface -j,--json -v,--verbose -h,--help
+expect "xkv-loader stats" -i,--iface -j,--json -S,--save -s,--since -v,--verbose -h,--help
 expect xkv-bench -s,--server --protocol --transport --iface --queue --queues -t,--threads \
 	-d,--depth -r,--rate -D,--duration --sweep --slo-us --slo-mult --slo-percentile --sweep-max \
 	--sweep-retries --csv --interval-csv -k,--keys --warmup-keys --no-load --get-ratio \

@@ -71,3 +71,10 @@ $(BUILD)/tests/xkv-server-early-reply: $(BUILD)/tests/broken/early_reply_worker.
 				       $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
+
+# every path a request takes keeps its arrival stamp (tests/server/latency.sh)
+$(BUILD)/tests/run-latency: tests/server/latency.sh | $(BUILD)/xkv-server $(BUILD)/xkv-loader \
+			    $(BUILD)/xkv-bench
+	$(call script_launcher,$(abspath $(BUILD)))
+
+TESTS += $(BUILD)/tests/run-latency

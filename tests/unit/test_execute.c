@@ -910,6 +910,53 @@ Test(execute, compaction_applies_a_window_once_and_answers_after)
 	xkv_worker_fini(&w);
 }
 
+/* The timed histogram (op, class 0..2 bytes' lt4, interval) of a recorder, whole. */
+static struct xkv_lat_hist *timed(const struct xkv_latency *l, enum xkv_lat_op op,
+				  enum xkv_lat_interval interval)
+{
+	static struct xkv_lat_hist h;
+
+	memset(&h, 0, sizeof(h));
+	xkv_lat_hist_add_dir(&h, l->dir, l->chunks, op, xkv_size_class(2), interval);
+	return &h;
+}
+
+/*
+ * Latency: a PUT held in a compaction window is queued until the window closes; its
+ * service is the window's write and reply, not the wait.
+ */
+Test(execute, latency_of_a_held_put_counts_its_window_as_queued)
+{
+	static struct batch b;
+	struct xkv_latency lat = {.dir = calloc(1, sizeof(struct xkv_latency_dir)),
+				  .chunks = calloc(XKV_LAT_CHUNKS, sizeof(struct xkv_latency_chunk))};
+	struct xkv_peer stamped = peer;
+	struct xkv_worker w;
+
+	compact_worker(&w, 100000); /* only the dry rings close it */
+	w.exec.lat = &lat;
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
+	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
+	batch_look_ahead(&w, &b);
+	stamped.arrival_ns = xkv_now_ns();
+	for (unsigned i = 0; i < b.n; i++)
+		xkv_worker_datagram(&w, &stamped, b.frames[i], b.lens[i]);
+	cr_assert_eq(cap->sent, 0, "both held");
+	usleep(20000);
+	xkv_worker_round_end(&w, true);
+	cr_assert_eq(cap->sent, 2);
+	cr_assert_eq(xkv_lat_hist_count(timed(&lat, XKV_LAT_PUT, XKV_LAT_QUEUED)), 2);
+	cr_assert_geq(xkv_lat_hist_percentile(timed(&lat, XKV_LAT_PUT, XKV_LAT_QUEUED), 0.01),
+		      19800000, "each PUT queued for the 20 ms its window stayed open");
+	cr_assert_lt(xkv_lat_hist_percentile(timed(&lat, XKV_LAT_PUT, XKV_LAT_SERVED), 1.0),
+		     10000000, "served: the write and the reply, not the wait");
+	cr_assert_geq(w.exec.stats.compact_wait_ns, 2 * 19800000ULL);
+	cr_assert_eq(w.exec.stats.lat_unstamped, 0);
+	xkv_worker_fini(&w);
+	free(lat.chunks);
+	free(lat.dir);
+}
+
 /* A window closes on the first request that completes after its deadline. */
 Test(execute, compaction_window_closes_at_its_deadline)
 {

@@ -39,3 +39,4 @@ TSAN_TESTS += $(TSAN_UNIT_TESTS)
 # the TCP layer, on loopback
 $(BUILD)/tests/test_tcp_uring: $(LIBXKV_NET)
 $(BUILD)/tests/test_tcp_uring: XKV_LDLIBS += -luring
+$(BUILD)/tests/test_latency: XKV_LDLIBS += -lm

@@ -72,7 +72,7 @@ struct xkv_compact_window *xkv_compact_open(struct xkv_compact *c, uint64_t hash
 
 bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 		      const struct xkv_peer *peer, struct xkv_tx *tx,
-		      const struct xkv_reply_route *route)
+		      const struct xkv_reply_route *route, uint64_t now_ns)
 {
 	struct xkv_compact_put *put = &win->puts[win->nputs++];
 
@@ -86,6 +86,7 @@ bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 		.request_id = req->request_id,
 		.timestamp = req->timestamp,
 		.mc = req->mc,
+		.held_ns = now_ns,
 	};
 	return win->nputs == XKV_COMPACT_WRITES;
 }

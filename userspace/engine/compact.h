@@ -34,6 +34,7 @@ struct xkv_compact_put {
 	uint32_t request_id;
 	uint64_t timestamp;
 	struct xkv_mc_req mc; /* a memcached SET's: its reply's format; the last one's flags */
+	uint64_t held_ns;     /* when the worker took it into the window */
 };
 
 struct xkv_compact_window {
@@ -75,11 +76,12 @@ struct xkv_compact_window *xkv_compact_open(struct xkv_compact *c, uint64_t hash
 
 /*
  * Holds req (xkv_compact_fits) in win: its value becomes the window's; its reply goes
- * to peer through tx along route. Returns true when win is full now and must close.
+ * to peer through tx along route; now_ns is when it was taken. Returns true when win
+ * is full now and must close.
  */
 bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 		      const struct xkv_peer *peer, struct xkv_tx *tx,
-		      const struct xkv_reply_route *route);
+		      const struct xkv_reply_route *route, uint64_t now_ns);
 
 /* The PUT a closing window applies: its key, its last value, its last PUT's header and meta. */
 struct xkv_msg xkv_compact_final(const struct xkv_compact_window *win);

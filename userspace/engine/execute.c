@@ -9,6 +9,7 @@
 #include "engine/execute.h"
 #include "engine/mc_exec.h"
 #include "engine/mc_serve.h"
+#include "util/clock.h"
 
 #define HDR sizeof(struct xkv_hdr)
 
@@ -57,17 +58,35 @@ static void reply_send(struct xkv_exec *x, const struct xkv_peer *peer, void *bu
 	x->stats.reply_datagrams++;
 }
 
-void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
-		      enum xkv_status status)
+void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		   uint32_t value_len)
+{
+	static const enum xkv_lat_op by_op[XKV_OP_SLOTS] = {
+		[XKV_OP_GET] = XKV_LAT_GET, [XKV_OP_PUT] = XKV_LAT_PUT, [XKV_OP_DELETE] = XKV_LAT_DELETE};
+	uint8_t op = req->op & ~XKV_OP_REPLY;
+	uint64_t now;
+
+	if (!x->lat)
+		return;
+	if (!peer->arrival_ns) {
+		x->stats.lat_unstamped++;
+		return;
+	}
+	now = xkv_now_ns();
+	xkv_latency_request(x->lat,
+			    req->mc.dialect != XKV_DIALECT_XKV || op >= XKV_OP_SLOTS ? XKV_LAT_MC
+										 : by_op[op],
+			    xkv_size_class(value_len), peer->arrival_ns, x->start_ns, now);
+	x->start_ns = now;
+}
+
+static void reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+			 enum xkv_status status)
 {
 	struct xkv_msg reply = reply_to(req, status);
 	size_t cap;
 	void *buf;
 
-	if (req->mc.dialect != XKV_DIALECT_XKV) {
-		xkv_mc_reply_status(x, peer, req, status);
-		return;
-	}
 	x->stats.replies[status]++;
 	buf = x->tx->reserve(x->tx, &cap);
 	if (!buf) {
@@ -75,6 +94,16 @@ void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const str
 		return;
 	}
 	reply_send(x, peer, buf, &reply);
+}
+
+void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		      enum xkv_status status)
+{
+	if (req->mc.dialect != XKV_DIALECT_XKV)
+		xkv_mc_reply_status(x, peer, req, status);
+	else
+		reply_status(x, peer, req, status);
+	xkv_exec_done(x, peer, req, (req->op & ~XKV_OP_REPLY) == XKV_OP_PUT ? req->value_len : 0);
 }
 
 /* Sends the value in x->scratch in as many pieces as it needs; first is already reserved. */
@@ -126,8 +155,9 @@ static bool may_send(struct xkv_exec *x, const struct xkv_peer *peer, const stru
 	return xkv_validate_token(x->validate, peer, req->token, x->now_ns, token);
 }
 
-static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
-			const struct xkv_msg *req, uint64_t hash)
+/* Returns the bytes of the value it answered with (0: none), or -1: handed elsewhere. */
+static int64_t execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
+			   const struct xkv_msg *req, uint64_t hash)
 {
 	struct xkv_msg reply = reply_to(req, XKV_S_OK);
 	bool in_scratch = false, allowed;
@@ -140,14 +170,14 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	if (!buf) {
 		x->stats.requests[XKV_OP_GET]++;
 		x->stats.tx_dropped++;
-		return;
+		return 0;
 	}
 	/* the common case: the value fits one datagram and is copied straight into it */
 	err = xkv_store_get(x->store, req->key, req->key_len, hash, buf + HDR, cap - HDR, &len);
 	if (err == -ENOBUFS && xkv_size_class(len) > x->small_class_max && x->handoff_get &&
 	    x->handoff_get(x->handoff_ctx, peer, req, hash, len)) {
 		x->tx->release(x->tx, buf);
-		return; /* counted where it is served */
+		return -1; /* counted where it is served */
 	}
 	x->stats.requests[XKV_OP_GET]++;
 	/* ENOBUFS set len: checked before a large value is copied for a spoofed source */
@@ -165,23 +195,24 @@ static void execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 		reply.status = XKV_S_VALIDATE;
 		x->stats.replies[reply.status]++;
 		reply_send(x, peer, buf, &reply);
-		return;
+		return 0;
 	}
 	if (err) {
 		reply.status = xkv_status_from_errno(err);
 		x->stats.replies[reply.status]++;
 		reply_send(x, peer, buf, &reply);
-		return;
+		return 0;
 	}
 	x->stats.replies[XKV_S_OK]++;
 	xkv_exec_count_size(x, len);
 	if (in_scratch) {
 		reply_value_pieces(x, peer, &reply, len, buf, cap);
-		return;
+		return len;
 	}
 	reply.value_len = len;
 	reply.frag_len = len;
 	reply_send(x, peer, buf, &reply);
+	return len;
 }
 
 void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req)
@@ -244,14 +275,16 @@ enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *pee
 void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
 		 uint64_t hash)
 {
+	int64_t len;
+
 	if ((req->op & ~XKV_OP_REPLY) != XKV_OP_GET) {
 		xkv_execute_write(x, peer, req, hash);
 	} else if (req->mc.dialect != XKV_DIALECT_XKV) {
-		xkv_mc_execute_get(x, peer, req, hash);
+		xkv_exec_done(x, peer, req, (uint32_t)xkv_mc_execute_get(x, peer, req, hash));
 	} else if (x->echo) {
 		x->stats.requests[XKV_OP_GET]++;
 		xkv_reply_status(x, peer, req, XKV_S_NOT_FOUND);
-	} else {
-		execute_get(x, peer, req, hash);
+	} else if ((len = execute_get(x, peer, req, hash)) >= 0) {
+		xkv_exec_done(x, peer, req, (uint32_t)len);
 	}
 }

@@ -16,6 +16,7 @@
 #include "proto/codec.h"
 #include "proto/peer.h"
 #include "proto/transport.h"
+#include "util/latency.h"
 #include "store/store.h"
 #include "engine/validate.h"
 
@@ -46,6 +47,13 @@ struct xkv_exec {
 	 */
 	const struct xkv_validate *validate;
 	uint64_t now_ns;
+	/*
+	 * Latency (include/xkv/latency.h): NULL when off. Else every request answered is
+	 * timed from its peer's arrival stamp, start_ns (when the worker started it, which
+	 * the worker keeps) and the clock once its reply is on the TX ring.
+	 */
+	struct xkv_latency *lat;
+	uint64_t start_ns;
 };
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);
@@ -79,6 +87,15 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 /* A PUT or DELETE, as xkv_execute does it; returns the status it replied with. */
 enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
 				  const struct xkv_msg *req, uint64_t hash);
+
+/*
+ * req from peer is answered (its reply sent, or lost for want of a buffer): times it,
+ * value_len being the bytes it carried or was answered with (its size class), and
+ * starts the next request's service at the clock read for it. xkv_execute and the
+ * reply functions here and in mc_serve.h call it; a caller answering otherwise must.
+ */
+void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+		   uint32_t value_len);
 
 /* Replies with status and no value, e.g. for a request refused before execution. */
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,

@@ -45,6 +45,7 @@ struct xkv_handoff {
 	uint32_t origin;
 	uint64_t tag;		    /* the origin's, to find the waiting connection again */
 	struct xkv_handoff *next;   /* MC_DONE not yet pushed: the ring back was full */
+	uint64_t started_ns;	    /* when the sender started the request: timed requests only */
 	uint8_t data[];
 };
 

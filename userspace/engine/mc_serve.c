@@ -182,8 +182,8 @@ static size_t binary_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	return room + len;
 }
 
-void xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
-			const struct xkv_msg *req, uint64_t hash)
+size_t xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
+			  const struct xkv_msg *req, uint64_t hash)
 {
 	size_t len;
 
@@ -192,16 +192,17 @@ void xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	else
 		len = ascii_get(x, req, hash);
 	if (!len)
-		return;
+		return 0;
 	if (may_send(x, peer, req, len)) {
 		send_split(x, peer, req, x->scratch, len);
-		return;
+		return len;
 	}
 	x->stats.mc_amplify_refused++;
 	if (req->mc.dialect == XKV_DIALECT_MC_BINARY)
 		send_binary(x, peer, req, XKV_MC_BIN_S_INTERNAL, 0, 0);
 	else
 		send_text(x, peer, req, "SERVER_ERROR reply too large\r\n");
+	return 0;
 }
 
 static const char *ascii_status_line(const struct xkv_msg *req, enum xkv_status status)
@@ -262,4 +263,5 @@ void xkv_mc_reply_error(struct xkv_exec *x, const struct xkv_peer *peer,
 		send_text(x, peer, req, xkv_mc_error_line(v));
 	else
 		send_binary(x, peer, req, xkv_mc_bin_error_status(v), 0, 0);
+	xkv_exec_done(x, peer, req, 0);
 }

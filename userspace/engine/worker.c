@@ -69,6 +69,7 @@ void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 	w->round_served = 0;
 	w->now_ns = now_ns;
 	w->exec.now_ns = now_ns;
+	w->exec.start_ns = now_ns; /* whatever the round serves first waited until now */
 	if (now_ns < w->next_expiry)
 		return;
 	xkv_reasm_expire(w->reasm, now_ns);
@@ -88,6 +89,14 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 	out->ewt_heals = w->holds.heals;
 	out->ewt_healed = w->holds.healed;
 	out->queue_depth = w->depth ? atomic_load_explicit(w->depth, memory_order_relaxed) : 0;
+	out->lat_lost = w->exec.lat ? w->exec.lat->lost : 0;
+}
+
+/* Timed requests: the worker starts one now (a hand-off it takes, a window it closes). */
+static void start_now(struct xkv_worker *w)
+{
+	if (w->exec.lat)
+		w->exec.start_ns = xkv_now_ns();
 }
 
 /* Decodes a request look-ahead saw, in its protocol; false if it is not one. */
@@ -179,6 +188,17 @@ static void ewt_let_go(struct xkv_worker *w, uint64_t hash, uint32_t n)
 static void ewt_give_back(struct xkv_worker *w, uint64_t hash, uint32_t holder)
 {
 	count_release(w, xkv_ewt_release(w->ewt, xkv_partition(hash), holder, 1), 1);
+}
+
+/* xkv_ewt_join, its time counted in ewt_wait_ns for timed requests. */
+static int ewt_join(struct xkv_worker *w, uint32_t partition, uint32_t candidate)
+{
+	uint64_t t0 = w->exec.lat ? xkv_now_ns() : 0;
+	int holder = xkv_ewt_join(w->ewt, partition, candidate, XKV_EWT_TRIES);
+
+	if (w->exec.lat)
+		w->exec.stats.ewt_wait_ns += xkv_now_ns() - t0;
+	return holder;
 }
 
 /* The policy xkv: minos's roles and dcrew's EWT together. */
@@ -297,6 +317,7 @@ static bool hand(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
 	if (m) {
 		m->item = item;
 		m->queue = w->queue;
+		m->started_ns = w->exec.start_ns;
 		if (xkv_handoffs_push(w->handoffs, w->id, to, m)) {
 			w->exec.stats.handoffs_sent++;
 			return true;
@@ -367,9 +388,18 @@ static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 {
 	const struct xkv_msg final = xkv_compact_final(win);
 	struct xkv_tx *current = w->exec.tx;
+	uint64_t started = w->exec.start_ns;
 	struct xkv_reply_route route;
 	enum xkv_status status;
 
+	/* its PUTs waited in the window until now: their service is its write and replies */
+	if (w->exec.lat) {
+		uint64_t now = xkv_now_ns();
+
+		for (uint32_t i = 0; i < win->nputs; i++)
+			w->exec.stats.compact_wait_ns += now - win->puts[i].held_ns;
+		w->exec.start_ns = now;
+	}
 	status = apply_write(w, &final, win->hash);
 	/* the request being handled, if any, replies after this along its own route */
 	current->route_save(current, &route);
@@ -384,6 +414,7 @@ static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 	}
 	w->exec.tx = current;
 	current->route_use(current, &route);
+	w->exec.start_ns = started; /* the request being handled, if any, goes on */
 	w->exec.stats.compact_writes += win->nputs;
 	if (win->nputs > w->exec.stats.compact_window_max)
 		w->exec.stats.compact_window_max = win->nputs;
@@ -504,13 +535,22 @@ static void take_install(struct xkv_worker *w, struct xkv_handoff *m)
 }
 
 /* One message from another worker; the replies go back the way its request came. */
+/* A hand-off is taken: timed requests start now, having waited since it was sent. */
+static void handoff_start(struct xkv_worker *w, const struct xkv_handoff *m)
+{
+	w->exec.stats.handoffs_taken++;
+	start_now(w);
+	if (w->exec.lat && m->started_ns && w->exec.start_ns > m->started_ns)
+		w->exec.stats.handoff_wait_ns += w->exec.start_ns - m->started_ns;
+}
+
 static void take_handoff(struct xkv_worker *w, struct xkv_handoff *m)
 {
 	struct xkv_tx *tx = w->exec.tx;
 	uint32_t owner, queue = w->queue;
 
 	roles_check(w);
-	w->exec.stats.handoffs_taken++;
+	handoff_start(w, m);
 	/* answered on this worker's socket of the request's rx queue (once it polled it) */
 	w->queue = m->queue;
 	if (w->queue_tx[m->queue])
@@ -583,6 +623,8 @@ static bool mc_hand(struct xkv_worker *w, uint32_t to, const struct xkv_mc_write
 {
 	struct xkv_handoff *m = xkv_handoff_mc_new(mw, origin, tag);
 
+	if (m)
+		m->started_ns = w->exec.start_ns;
 	if (m && xkv_handoffs_push(w->handoffs, w->id, to, m)) {
 		w->exec.stats.handoffs_sent++;
 		return true;
@@ -661,7 +703,7 @@ static void take_mc_write(struct xkv_worker *w, struct xkv_handoff *m)
 static void take_mc(struct xkv_worker *w, struct xkv_handoff *m)
 {
 	roles_check(w);
-	w->exec.stats.handoffs_taken++;
+	handoff_start(w, m);
 	if (m->kind == XKV_HANDOFF_MC_WRITE) {
 		take_mc_write(w, m);
 		return;
@@ -683,7 +725,7 @@ int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
 		writer = w->sync && !has_role(w, w->roles.small, w->roles.nsmall)
 				 ? xkv_roles_owner(&w->roles, partition)
 				 : w->id;
-		holder = xkv_ewt_join(w->ewt, partition, writer, XKV_EWT_TRIES);
+		holder = ewt_join(w, partition, writer);
 		if (holder < 0) {
 			w->exec.stats.ewt_join_busy++;
 			return 0;
@@ -824,7 +866,7 @@ static int put_joined(struct xkv_worker *w, const struct xkv_peer *peer, const s
 
 	if (has_role(w, w->roles.small, w->roles.nsmall))
 		candidate = w->id;
-	holder = xkv_ewt_join(w->ewt, partition, candidate, XKV_EWT_TRIES);
+	holder = ewt_join(w, partition, candidate);
 	if (holder < 0) {
 		w->exec.stats.ewt_join_busy++;
 		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
@@ -942,7 +984,7 @@ static bool compact_take(struct xkv_worker *w, const struct xkv_peer *peer,
 	if (reply_on_hold)
 		xkv_reply_status(&w->exec, peer, m, XKV_S_OK);
 	w->exec.tx->route_save(w->exec.tx, &route);
-	if (xkv_compact_hold(win, m, peer, w->exec.tx, &route))
+	if (xkv_compact_hold(win, m, peer, w->exec.tx, &route, w->exec.start_ns))
 		window_close(w, win);
 	return true;
 }
@@ -1046,6 +1088,9 @@ static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const vo
 		     size_t len, bool mc)
 {
 	w->exec.stats.datagrams++;
+	/* the first of a batch starts after look-ahead: the clock then, not the round's */
+	if (!w->serving)
+		start_now(w);
 	w->serving = true;
 	w->round_served++;
 	if (mc)

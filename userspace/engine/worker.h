@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "proto/reassembly.h"
+#include "util/clock.h"
 #include "engine/compact.h"
 #include "engine/execute.h"
 #include "engine/ewt.h"
@@ -155,15 +156,6 @@ static inline void xkv_worker_kernel_dropped(struct xkv_worker *w)
 
 /* The worker's counters as of now, reassembly's included. */
 void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters *out);
-
-/* CLOCK_MONOTONIC in nanoseconds: the time xkv_worker_tick wants. */
-static inline uint64_t xkv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Once per round of polling, first: the time, and now and then the reassembly timeouts. */
 void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <linux/sock_diag.h>
 
 #include "net/udp_uring.h"
@@ -33,6 +34,8 @@ static void rx_post(struct xkv_uring *u, uint32_t i)
 
 	/* the ring has a slot per receive, so there is always room */
 	slot_init(&u->rx[i], u->rx_bufs + (size_t)i * XKV_URING_RX_BUF, XKV_URING_RX_BUF);
+	u->rx[i].msg.msg_control = u->rx[i].control;
+	u->rx[i].msg.msg_controllen = sizeof(u->rx[i].control);
 	/* MSG_TRUNC: the result is the datagram's real length, so truncation shows */
 	io_uring_prep_recvmsg(sqe, u->fd, &u->rx[i].msg, MSG_TRUNC);
 	io_uring_sqe_set_data64(sqe, i);
@@ -50,7 +53,9 @@ static int socket_open(uint16_t port, int steer_prog_fd)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	/* the steering program goes on before bind: no datagram may see the socket without it */
+	/* each datagram's receive time (CLOCK_REALTIME), for latency inside the server */
 	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
 	    (steer_prog_fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF,
 					      &steer_prog_fd, sizeof(steer_prog_fd))) ||
@@ -191,11 +196,37 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	u->tx_unsubmitted++;
 }
 
-static void peer_from(struct xkv_peer *peer, const struct sockaddr_in6 *addr)
+static uint64_t clock_ns(clockid_t clock)
 {
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The sender, and when the kernel received the datagram on CLOCK_MONOTONIC (the
+ * stamp is CLOCK_REALTIME, realtime_ahead ahead of it); 0 without a stamp.
+ */
+static void peer_from(struct xkv_peer *peer, const struct xkv_uring_slot *s,
+		      uint64_t realtime_ahead)
+{
+	struct cmsghdr *c;
+
 	memset(peer, 0, sizeof(*peer));
-	memcpy(peer->addr, &addr->sin6_addr, sizeof(peer->addr));
-	peer->port = addr->sin6_port;
+	memcpy(peer->addr, &s->addr.sin6_addr, sizeof(peer->addr));
+	peer->port = s->addr.sin6_port;
+	for (c = CMSG_FIRSTHDR(&s->msg); c; c = CMSG_NXTHDR((struct msghdr *)&s->msg, c)) {
+		struct timespec ts;
+		uint64_t real;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		real = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		if (real > realtime_ahead)
+			peer->arrival_ns = real - realtime_ahead;
+	}
 }
 
 int xkv_uring_wait(struct xkv_uring *u, const int *fds, unsigned nfds, int timeout_ms)
@@ -247,7 +278,10 @@ unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
+	uint64_t realtime_ahead = 0;
 
+	if (io_uring_cq_ready(&u->rx_ring))
+		realtime_ahead = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	if (rx->look_ahead) {
 		io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
 			uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
@@ -264,7 +298,7 @@ unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 		if (cqe->res > XKV_URING_RX_BUF) {
 			u->rx_truncated++;
 		} else if (cqe->res >= 0) {
-			peer_from(&peer, &s->addr);
+			peer_from(&peer, s, realtime_ahead);
 			rx->datagram(rx->ctx, &peer, s->iov.iov_base, (size_t)cqe->res);
 		}
 		rx_post(u, i);

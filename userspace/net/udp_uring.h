@@ -31,6 +31,8 @@ struct xkv_uring_slot {
 	struct msghdr msg;
 	struct iovec iov;
 	struct sockaddr_in6 addr;
+	/* a receive's SCM_TIMESTAMPNS: when the kernel took the datagram in */
+	_Alignas(struct cmsghdr) uint8_t control[CMSG_SPACE(sizeof(struct timespec))];
 };
 
 struct xkv_uring {

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <xkv/latency.h>
+
 #include "net/xsk.h"
 
 #ifndef XDP_MAX_TX_SKB_BUDGET
@@ -329,6 +331,22 @@ static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx
 	}
 }
 
+/*
+ * When the kernel received the frame at addr: XDP's stamp in the metadata before it,
+ * cleared once read, since the frame comes back with whatever it held; 0: none.
+ */
+static uint64_t frame_arrival(struct xkv_xsk *s, uint64_t addr)
+{
+	struct xkv_arrival_meta *meta =
+		(struct xkv_arrival_meta *)(s->q->area + addr) - 1; /* in the kernel's headroom */
+	uint64_t ns = meta->ns;
+
+	if (meta->check != (ns ^ XKV_ARRIVAL_MAGIC))
+		return 0;
+	meta->check = 0;
+	return ns;
+}
+
 unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 {
 	uint32_t idx = 0, n = xsk_ring_cons__peek(&s->rx, XKV_XSK_BATCH, &idx); /* idx: set if n */
@@ -343,6 +361,7 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 			s->route = p->route;
 			s->reply_hdr = xkv_reply_hdr_len(&s->route);
 			xkv_route_peer(&s->route, &peer);
+			peer.arrival_ns = frame_arrival(s, desc->addr);
 			(p->mc ? rx->mc_datagram : rx->datagram)(rx->ctx, &peer,
 								   s->q->area + desc->addr + p->off,
 								   p->len);

@@ -595,7 +595,7 @@ size_t xkv_mc_session_feed(struct xkv_mc_session *s, const char *in, size_t len,
 		const char *p = in + done, *nl;
 		struct mc_line line;
 		struct mc_ctx c = {.s = s, .line = &line, .out = out, .close = close};
-		size_t line_len, used;
+		size_t line_len, used, reply_from;
 		int data;
 
 		if (s->swallow) {
@@ -615,12 +615,15 @@ size_t xkv_mc_session_feed(struct xkv_mc_session *s, const char *in, size_t len,
 		line_cut(&line, p, line_len);
 		c.data = p + used;
 		c.avail = len - done - used;
+		reply_from = out->len;
 		data = dispatch(&c);
 		if (data == MC_NEED_MORE) {
 			/* a command whose data has not all arrived: nothing of it is done yet */
 			break;
 		}
 		done += used + (size_t)data;
+		if (!s->waiting && s->backend->answered)
+			s->backend->answered(s->backend->ctx, (size_t)data + out->len - reply_from);
 	}
 	if (out->failed)
 		*close = true;
@@ -633,6 +636,7 @@ void xkv_mc_session_resume(struct xkv_mc_session *s, const struct xkv_mc_result 
 	struct mc_line line;
 	bool close = false;
 	struct mc_ctx c = {.s = s, .line = &line, .out = out, .done = r, .close = &close};
+	size_t reply_from = out->len;
 
 	s->waiting = false;
 	if (!s->line_len) /* a write whose reply was given already (a set too large) */
@@ -640,6 +644,8 @@ void xkv_mc_session_resume(struct xkv_mc_session *s, const struct xkv_mc_result 
 	line_cut(&line, s->line, s->line_len);
 	s->line_len = 0;
 	dispatch(&c);
+	if (!s->waiting && s->backend->answered)
+		s->backend->answered(s->backend->ctx, out->len - reply_from);
 	/* gat's next touch went in progress: the line is still needed */
 	if (s->waiting)
 		s->line_len = line.len;

@@ -50,6 +50,11 @@ struct xkv_mc_backend {
 	int (*flush)(void *ctx, uint32_t delay);
 	/* The store's clock (xkv_store_now): exptimes and the TTLs meta commands return. */
 	uint32_t (*now)(void *ctx);
+	/*
+	 * A command was answered (its reply appended), bytes being its data and reply's
+	 * together; for timing it. NULL: not called.
+	 */
+	void (*answered)(void *ctx, size_t bytes);
 	void *ctx;
 };
 

@@ -12,12 +12,17 @@
 struct xkv_peer {
 	uint8_t addr[16]; /* IPv6, or IPv4 mapped as ::ffff:a.b.c.d */
 	uint16_t port;	  /* network byte order */
-	uint16_t pad;	  /* zero, so peers compare as bytes */
+	/*
+	 * When the kernel received the datagram (CLOCK_MONOTONIC; 0: not stamped), carried
+	 * with its sender wherever the request goes (include/xkv/latency.h). Not part of
+	 * who the peer is.
+	 */
+	uint64_t arrival_ns;
 };
 
 static inline bool xkv_peer_equal(const struct xkv_peer *a, const struct xkv_peer *b)
 {
-	return memcmp(a, b, sizeof(*a)) == 0;
+	return a->port == b->port && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
 }
 
 /* Whether peer's address lies in one of the n networks. */

@@ -41,16 +41,31 @@ int server_counters_open(struct server *s)
 	c->workers = map_counters(s, "xkv_wstats", sizeof(*c->workers), XKV_WORKERS_MAX,
 				  &c->workers_len);
 	c->server = map_counters(s, "xkv_sstats", sizeof(*c->server), 1, &c->server_len);
-	if (!c->workers || !c->server)
+	c->lat_dirs = map_counters(s, "xkv_lat_dirs", sizeof(*c->lat_dirs), XKV_WORKERS_MAX,
+				   &c->lat_dirs_len);
+	c->lat_chunks = map_counters(s, "xkv_lat_chunks", sizeof(*c->lat_chunks), XKV_LAT_CHUNKS,
+				     &c->lat_chunks_len);
+	if (!c->workers || !c->server || !c->lat_dirs || !c->lat_chunks)
 		return -EINVAL;
 	/* whatever a previous server published there is not ours */
 	memset(c->workers, 0, sizeof(*c->workers) * XKV_WORKERS_MAX);
 	memset(c->server, 0, sizeof(*c->server));
+	memset(c->lat_dirs, 0, sizeof(*c->lat_dirs) * XKV_WORKERS_MAX);
+	memset(c->lat_chunks, 0, sizeof(*c->lat_chunks) * XKV_LAT_CHUNKS);
 	c->server->workers = s->o.workers;
 	c->server->pid = (uint32_t)getpid();
 	snprintf(c->server->backend, sizeof(c->server->backend), "%s", s->o.backend->name);
 	c->server->started_ns = xkv_now_ns();
 	return 0;
+}
+
+void server_counters_latency(struct server *s, struct server_worker *w)
+{
+	if (!s->o.latency)
+		return;
+	w->lat = (struct xkv_latency){.dir = &s->counters.lat_dirs[w->id],
+				      .chunks = s->counters.lat_chunks};
+	w->proto.exec.lat = &w->lat;
 }
 
 static void worker_snapshot(struct server *s, struct server_worker *w,
@@ -104,6 +119,11 @@ void server_counters_final(struct server *s, uint32_t workers)
 		publish_worker(s, &s->workers[i], now);
 	server_counters_publish_server(s, now);
 	xkv_counters_print(stdout, s->counters.workers, workers, s->counters.server);
+	if (s->o.latency)
+		xkv_lat_print(stdout, &(struct xkv_lat_view){.dirs = s->counters.lat_dirs,
+							      .chunks = s->counters.lat_chunks,
+							      .workers = workers},
+			      NULL);
 	s->o.backend->print_stats(s);
 	/*
 	 * Out whole now, before the teardown's lines on stderr: in a log of both, a block
@@ -121,5 +141,9 @@ void server_counters_close(struct server *s)
 		munmap(c->workers, c->workers_len);
 	if (c->server)
 		munmap(c->server, c->server_len);
+	if (c->lat_dirs)
+		munmap(c->lat_dirs, c->lat_dirs_len);
+	if (c->lat_chunks)
+		munmap(c->lat_chunks, c->lat_chunks_len);
 	*c = (struct server_counters){0};
 }

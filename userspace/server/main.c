@@ -49,6 +49,7 @@ enum {
 	OPT_ECHO,
 	OPT_COMPACTION,
 	OPT_COMPACT_SLO,
+	OPT_LATENCY,
 	OPT_HELP,
 };
 
@@ -101,6 +102,9 @@ static const struct xkv_opt options[] = {
 	[OPT_COMPACT_SLO] = {"compact-slo", 0, "N",
 			     "compaction: a window stays open up to (N - 1) mean service times, "
 			     "the SLO in service times (default " XKV_OPTS_STR(XKV_COMPACT_SLO) ")"},
+	[OPT_LATENCY] = {"latency", 0, "on|off",
+			 "time every request in the server, from the kernel's arrival stamp to its "
+			 "reply, into histograms xkv-loader stats shows (default on)"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
@@ -198,6 +202,11 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		return 0;
 	case OPT_COMPACT_SLO:
 		return xkv_opts_u32(p, 2, 100000, &o->compact_slo);
+	case OPT_LATENCY:
+		if (strcmp(p->arg, "on") && strcmp(p->arg, "off"))
+			return xkv_opts_bad_value(p, "on or off");
+		o->latency = !strcmp(p->arg, "on");
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -217,6 +226,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.minos_percentile = 99,
 		.minos_epoch_ms = 1000,
 		.compact_slo = XKV_COMPACT_SLO,
+		.latency = true,
 	};
 	err = xkv_validate_init(&o->validate);
 	if (err) {
@@ -321,6 +331,7 @@ static int start_workers(struct server *s, uint32_t *started)
 		w->proto.depth = be->worker_depth(s, w->id);
 		w->proto.exec.echo = s->o.echo;
 		w->proto.exec.validate = &s->o.validate;
+		server_counters_latency(s, w);
 		if (s->minos)
 			server_minos_worker(s, w);
 		if (s->ewt)

@@ -39,6 +39,13 @@ struct mc_conn {
 	struct xkv_mc_backend backend;
 	struct xkv_mc_session session;
 	enum xkv_mc_op op; /* of the write away on another worker */
+	/*
+	 * When the bytes of the command being read came out of io_uring: its arrival, for
+	 * latency (the kernel's receive time is not at hand here); kept while a command
+	 * waits for more bytes.
+	 */
+	uint64_t arrival_ns;
+	bool partial;
 };
 
 struct server_mc {
@@ -167,6 +174,38 @@ static void stat_line(void *ctx, const char *group, const char *name, uint64_t v
 }
 
 /*
+ * "STAT latency_OP_INTERVAL_p50_ns N", p99, p999: every worker's requests of op, all
+ * size classes merged, as they are now (each count an 8-byte word a worker increments).
+ */
+static void stat_latency(const struct server *s, struct xkv_mc_buf *out)
+{
+	static const struct {
+		const char *name;
+		double q;
+	} ps[] = {{"p50", 0.5}, {"p99", 0.99}, {"p999", 0.999}};
+	struct xkv_lat_hist *h = malloc(sizeof(*h));
+
+	if (!h || !s->o.latency)
+		goto out_free;
+	for (uint32_t op = 0; op < XKV_LAT_OPS; op++)
+		for (uint32_t i = 0; i < XKV_LAT_INTERVALS; i++) {
+			memset(h, 0, sizeof(*h));
+			for (uint32_t w = 0; w < s->o.workers; w++)
+				for (uint32_t cls = 0; cls < XKV_SIZE_CLASSES; cls++)
+					xkv_lat_hist_add_dir(h, &s->counters.lat_dirs[w],
+							     s->counters.lat_chunks, op, cls, i);
+			if (!xkv_lat_hist_count(h))
+				continue;
+			for (size_t p = 0; p < sizeof(ps) / sizeof(ps[0]); p++)
+				stat_printf(out, "STAT latency_%s_%s_%s_ns %llu\r\n",
+					    xkv_lat_op_name(op), xkv_lat_interval_name(i), ps[p].name,
+					    (unsigned long long)xkv_lat_hist_percentile(h, ps[p].q));
+		}
+out_free:
+	free(h);
+}
+
+/*
  * memcached's `stats`: this worker's counters as they are, the others' as they last
  * published them (every XKV_PUBLISH_NS), so that no counter is shared between workers.
  */
@@ -196,6 +235,7 @@ static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT bytes %llu\r\n", (unsigned long long)st.bytes_used);
 	stat_printf(out, "STAT limit_maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
 	stat_printf(out, "STAT evictions %llu\r\n", (unsigned long long)st.evictions);
+	stat_latency(s, out);
 }
 
 /* flush_all: the session sends no delay (it refuses one) */
@@ -232,6 +272,18 @@ static int mc_read(void *ctx, const void *key, uint16_t key_len, uint64_t hash, 
 	return err;
 }
 
+/* A command answered: timed as a memcached request from its arrival (exec's latency). */
+static void mc_answered(void *ctx, size_t bytes)
+{
+	struct mc_conn *mc = ctx;
+	static const struct xkv_msg mc_request = {.mc.dialect = XKV_DIALECT_MC_ASCII};
+	struct xkv_peer from = mc->c->peer;
+
+	from.arrival_ns = mc->arrival_ns;
+	xkv_exec_done(&mc->mw->w->proto.exec, &from, &mc_request,
+		      bytes < UINT32_MAX ? (uint32_t)bytes : UINT32_MAX);
+}
+
 static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 {
 	struct mc_worker *mw = ctx;
@@ -248,6 +300,8 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 	mc->backend = (struct xkv_mc_backend){.read = mc_read, .write = mc_write,
 					      .stats = mc_stats, .flush = mc_flush, .now = mc_now,
 					      .ctx = mc};
+	if (mw->w->proto.exec.lat)
+		mc->backend.answered = mc_answered;
 	xkv_mc_session_init(&mc->session, &mc->backend);
 	c->session = mc;
 	return 0;
@@ -258,9 +312,18 @@ static size_t conn_input(void *ctx, struct xkv_tcp_conn *c, const char *in, size
 {
 	struct mc_conn *mc = c->session;
 	struct xkv_mc_buf out = out_lend(c);
-	size_t used = xkv_mc_session_feed(&mc->session, in, len, &out, close);
+	struct xkv_exec *x = &mc->mw->w->proto.exec;
+	size_t used;
 
 	(void)ctx;
+	if (x->lat) {
+		/* the worker starts on these bytes now; a command begun before arrived before */
+		x->start_ns = xkv_now_ns();
+		if (!mc->partial)
+			mc->arrival_ns = x->start_ns;
+	}
+	used = xkv_mc_session_feed(&mc->session, in, len, &out, close);
+	mc->partial = used < len;
 	out_return(c, &out);
 	return used;
 }

@@ -45,6 +45,7 @@ struct server_opts {
 	bool compaction;		/* write compaction on the workers */
 	bool compaction_given;		/* --compaction; else on under xkv only */
 	uint32_t compact_slo;		/* compaction: the SLO in mean service times */
+	bool latency;			/* every request timed (include/xkv/latency.h) */
 	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
 	size_t n_allow;
 	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */
@@ -57,13 +58,16 @@ struct server_worker {
 	struct xkv_worker proto;
 	struct server *srv;
 	uint64_t next_publish; /* when its counters are next published (counters.c) */
+	struct xkv_latency lat; /* its histograms, with --latency on */
 };
 
 /* The live counter maps (include/xkv/stats.h), mmapped. */
 struct server_counters {
 	struct xkv_worker_counters *workers; /* xkv_wstats: slot w is worker w's alone */
 	struct xkv_server_counters *server;  /* xkv_sstats: the main thread's */
-	size_t workers_len, server_len;
+	struct xkv_latency_dir *lat_dirs;     /* xkv_lat_dirs: slot w is worker w's */
+	struct xkv_latency_chunk *lat_chunks; /* xkv_lat_chunks: the workers' pool */
+	size_t workers_len, server_len, lat_dirs_len, lat_chunks_len;
 };
 
 struct server {
@@ -127,6 +131,8 @@ extern const struct backend xkv_backend_xdp;
  */
 int server_counters_open(struct server *s);
 void server_counters_tick(struct server *s, struct server_worker *w, uint64_t now_ns);
+/* With --latency on, w's requests are timed into its histograms (xkv_lat_dirs). */
+void server_counters_latency(struct server *s, struct server_worker *w);
 void server_counters_publish_server(struct server *s, uint64_t now_ns);
 void server_counters_final(struct server *s, uint32_t workers);
 void server_counters_close(struct server *s);

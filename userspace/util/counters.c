@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "util/counters.h"
+#include "util/latency.h"
 
 #define READ_TRIES 100
 
@@ -103,11 +104,6 @@ int xkv_counters_map_read(int fd, void *dst, size_t len, uint32_t n)
 	return err;
 }
 
-/* Class i holds value sizes [2^(i-1), 2^i): named by its upper bound, exclusive. */
-static const char *const size_class_names[XKV_SIZE_CLASSES] = {
-	"0", "lt2", "lt4", "lt8", "lt16", "lt32", "lt64", "lt128", "lt256", "lt512", "lt1k",
-	"lt2k", "lt4k", "lt8k", "lt16k", "lt32k", "lt64k", "lt128k", "lt256k", "lt512k",
-	"lt1m", "le1m"};
 
 void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter_fn fn, void *ctx)
 {
@@ -143,8 +139,13 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "mc_dropped", c->mc_dropped);
 	fn(ctx, NULL, "mc_errors", c->mc_errors);
 	fn(ctx, NULL, "mc_amplify_refused", c->mc_amplify_refused);
+	fn(ctx, NULL, "lat_unstamped", c->lat_unstamped);
+	fn(ctx, NULL, "lat_lost", c->lat_lost);
+	fn(ctx, NULL, "handoff_wait_ns", c->handoff_wait_ns);
+	fn(ctx, NULL, "compact_wait_ns", c->compact_wait_ns);
+	fn(ctx, NULL, "ewt_wait_ns", c->ewt_wait_ns);
 	for (uint32_t cls = 0; cls < XKV_SIZE_CLASSES; cls++)
-		fn(ctx, "size_class", size_class_names[cls], c->size_classes[cls]);
+		fn(ctx, "size_class", xkv_size_class_name(cls), c->size_classes[cls]);
 	for (uint32_t s = 0; s < XKV_S_END; s++)
 		fn(ctx, "status", xkv_status_name(s), c->replies[s]);
 	fn(ctx, "dropped", "reply_to_server", c->replies_to_server);
