@@ -9,13 +9,13 @@
 #include "engine/execute.h"
 #include "engine/mc_exec.h"
 #include "engine/mc_serve.h"
-#include "util/clock.h"
 
 #define HDR sizeof(struct xkv_hdr)
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx)
 {
 	*x = (struct xkv_exec){.store = store, .tx = tx, .small_class_max = XKV_SIZE_CLASSES};
+	xkv_fast_clock_init(&x->clock);
 	x->scratch = malloc(XKV_EXEC_SCRATCH);
 	return x->scratch ? 0 : -ENOMEM;
 }
@@ -72,7 +72,7 @@ void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct
 		x->stats.lat_unstamped++;
 		return;
 	}
-	now = xkv_now_ns();
+	now = xkv_fast_clock_now(&x->clock);
 	xkv_latency_request(x->lat,
 			    req->mc.dialect != XKV_DIALECT_XKV || op >= XKV_OP_SLOTS ? XKV_LAT_MC
 										 : by_op[op],

@@ -16,6 +16,7 @@
 #include "proto/codec.h"
 #include "proto/peer.h"
 #include "proto/transport.h"
+#include "util/clock.h"
 #include "util/latency.h"
 #include "store/store.h"
 #include "engine/validate.h"
@@ -54,6 +55,7 @@ struct xkv_exec {
 	 */
 	struct xkv_latency *lat;
 	uint64_t start_ns;
+	struct xkv_fast_clock clock; /* what times them: synced by the worker's every round */
 };
 
 int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);

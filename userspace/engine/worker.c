@@ -70,6 +70,7 @@ void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 	w->now_ns = now_ns;
 	w->exec.now_ns = now_ns;
 	w->exec.start_ns = now_ns; /* whatever the round serves first waited until now */
+	xkv_fast_clock_sync(&w->exec.clock, now_ns);
 	if (now_ns < w->next_expiry)
 		return;
 	xkv_reasm_expire(w->reasm, now_ns);
@@ -96,7 +97,7 @@ void xkv_worker_counters(const struct xkv_worker *w, struct xkv_request_counters
 static void start_now(struct xkv_worker *w)
 {
 	if (w->exec.lat)
-		w->exec.start_ns = xkv_now_ns();
+		w->exec.start_ns = xkv_fast_clock_now(&w->exec.clock);
 }
 
 /* Decodes a request look-ahead saw, in its protocol; false if it is not one. */
@@ -193,11 +194,11 @@ static void ewt_give_back(struct xkv_worker *w, uint64_t hash, uint32_t holder)
 /* xkv_ewt_join, its time counted in ewt_wait_ns for timed requests. */
 static int ewt_join(struct xkv_worker *w, uint32_t partition, uint32_t candidate)
 {
-	uint64_t t0 = w->exec.lat ? xkv_now_ns() : 0;
+	uint64_t t0 = w->exec.lat ? xkv_fast_clock_now(&w->exec.clock) : 0;
 	int holder = xkv_ewt_join(w->ewt, partition, candidate, XKV_EWT_TRIES);
 
 	if (w->exec.lat)
-		w->exec.stats.ewt_wait_ns += xkv_now_ns() - t0;
+		w->exec.stats.ewt_wait_ns += xkv_fast_clock_now(&w->exec.clock) - t0;
 	return holder;
 }
 
@@ -394,7 +395,7 @@ static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 
 	/* its PUTs waited in the window until now: their service is its write and replies */
 	if (w->exec.lat) {
-		uint64_t now = xkv_now_ns();
+		uint64_t now = xkv_fast_clock_now(&w->exec.clock);
 
 		for (uint32_t i = 0; i < win->nputs; i++)
 			w->exec.stats.compact_wait_ns += now - win->puts[i].held_ns;

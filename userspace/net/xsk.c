@@ -335,6 +335,9 @@ static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx
  * When the kernel received the frame at addr: XDP's stamp in the metadata before it,
  * cleared once read, since the frame comes back with whatever it held; 0: none.
  */
+_Static_assert((XDP_PACKET_HEADROOM + XKV_XSK_HEADROOM) % 64 >= sizeof(struct xkv_arrival_meta),
+	       "the stamp lies in the cache line the frame starts in");
+
 static uint64_t frame_arrival(struct xkv_xsk *s, uint64_t addr)
 {
 	struct xkv_arrival_meta *meta =

@@ -25,7 +25,12 @@
 #include "proto/transport.h"
 
 #define XKV_XSK_FRAME_SIZE 2048
-#define XKV_XSK_HEADROOM   0 /* bytes left free before a received frame, besides the kernel's */
+/*
+ * Bytes left free before a received frame, besides the kernel's: the arrival stamp
+ * XDP puts in front of a request (struct xkv_arrival_meta) then shares the cache line
+ * the frame starts in, which the worker reads anyway.
+ */
+#define XKV_XSK_HEADROOM   16
 #define XKV_XSK_FRAMES	   4096 /* per queue */
 #define XKV_XSK_RING	   2048 /* descriptors in each ring */
 #define XKV_XSK_CACHE	   1024 /* the most idle frames one socket holds */

@@ -318,7 +318,7 @@ static size_t conn_input(void *ctx, struct xkv_tcp_conn *c, const char *in, size
 	(void)ctx;
 	if (x->lat) {
 		/* the worker starts on these bytes now; a command begun before arrived before */
-		x->start_ns = xkv_now_ns();
+		x->start_ns = xkv_fast_clock_now(&x->clock);
 		if (!mc->partial)
 			mc->arrival_ns = x->start_ns;
 	}
