@@ -59,6 +59,7 @@ include tests/interop/interop.mk
 include tests/help/help.mk
 include tests/memcached/tcp.mk
 include tests/soak/soak.mk
+include tools/stall/stall.mk
 include tests/fuzz/fuzz.mk
 
 all: $(BINS)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Whether a worker's longest gap between two rounds (round_gap_max_ns) is the server's
-doing or the machine's (tests/soak/soak.sh), from xkv-soak-stall's log.
+doing or the machine's (tests/soak/soak.sh), from xkv-stall's log.
 
 Time in the gap is the machine's when, then, the worker waited on the run
 queue (its run_delay grew), or its CPU stalled (a SCHED_FIFO sleeper woke late). A
@@ -32,8 +32,8 @@ MS = 1_000_000
 def read_log(path):
 	samples, late = {}, {}
 	with open(path) as f:
-		if f.readline().strip() != "# xkv-soak-stall 1":
-			sys.exit(f"gaps.py: {path}: not an xkv-soak-stall log")
+		if f.readline().strip() != "# xkv-stall 1":
+			sys.exit(f"gaps.py: {path}: not an xkv-stall log")
 		for line in f:
 			w = line.split()
 			if w[0] == "s":

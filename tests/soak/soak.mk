@@ -5,16 +5,15 @@
 # with progress. Not in the ASan pass: its figures (gaps, RSS) are the optimised
 # build's, and the ASan servers run the same paths in their own suites.
 
-SOAK_BINS := $(BUILD)/tests/soak/xkv-soak-stall $(BUILD)/tests/soak/xkv-soak-freeze
+SOAK_BINS := $(BUILD)/tests/soak/xkv-soak-freeze
 
-$(BUILD)/tests/soak/xkv-soak-stall: $(BUILD)/tests/soak/stall.o
 $(BUILD)/tests/soak/xkv-soak-freeze: $(BUILD)/tests/soak/freeze.o
 $(SOAK_BINS):
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lpthread
 
 $(BUILD)/tests/run-soak: tests/soak/soak.sh tests/soak/mc_load.py tests/soak/gaps.py \
-		tests/soak/facts.py | $(SOAK_BINS) $(BUILD)/xkv-server $(BUILD)/xkv-loader \
+		tests/soak/facts.py | $(SOAK_BINS) $(BUILD)/xkv-stall $(BUILD)/xkv-server $(BUILD)/xkv-loader \
 		$(BUILD)/xkv-bench $(BUILD)/xkv-cli $(BUILD)/xkv-linload $(BUILD)/xkv-lincheck
 	$(call script_launcher,$(abspath $(BUILD)))
 

@@ -13,7 +13,7 @@
 #   - midway, one worker thread (SOAK_STOP_WORKER, 0) stopped for 2 s, alone, by
 #     ptrace (xkv-soak-freeze), 1 s after new roles: the next epoch comes during it
 #     (new roles that keep every owner need not wait for it, engine/roles.c);
-#   - xkv-soak-stall measuring, the whole time, what the machine kept from the
+#   - xkv-stall measuring, the whole time, what the machine kept from the
 #     workers: their waits on the run queue and the CPUs' stalls.
 # The store is filled first (xkv-bench's load phase, memcached's keys); the load phase
 # ends 10 s into the soak, every client warmed up: its RSS is the mark. After the
@@ -176,7 +176,7 @@ done
 [ -n "${tid_of[0]:-}" ] && [ -n "${tid_of[1]:-}" ] && [ "${#tid_of[@]}" = 2 ] ||
 	fail "no two worker threads pinned to CPUs 0 and 1: ${!tid_of[*]}"
 say "worker 0: thread ${tid_of[0]}, worker 1: thread ${tid_of[1]}"
-"$build/tests/soak/xkv-soak-stall" --pid "$server_pid" --tids "${tid_of[0]},${tid_of[1]}" \
+"$build/xkv-stall" --pid "$server_pid" --tids "${tid_of[0]},${tid_of[1]}" \
 	--log "$out/stall.log" >"$out/stall.out" 2>"$out/stall.err" &
 stall_pid=$!
 
@@ -348,7 +348,7 @@ kill -0 "$server_pid" 2>/dev/null && kill -KILL "$server_pid"
 wait "$server_pid" || server_rc=$?
 server_pid=
 kill "$stall_pid"
-wait "$stall_pid" || fail "xkv-soak-stall: $(cat "$out/stall.err")"
+wait "$stall_pid" || fail "xkv-stall: $(cat "$out/stall.err")"
 stall_pid=
 check "$server_rc" "xkv-server exited $server_rc on SIGTERM"
 

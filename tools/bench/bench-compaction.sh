@@ -99,7 +99,9 @@ run() {
 	local setting=$1 wl=$2 name=$3
 	shift 3
 	server_up "$setting" "$wl" "server-$name"
+	measure_begin "$name"
 	bench "$wl" --no-load --label "$setting" "$@" --json >"$out/$name.json" 2>"$out/$name.log"
+	measure_end "$name"
 	server_stop
 }
 
@@ -143,10 +145,17 @@ done
 progress "xkv-sim predictions, table and plots"
 /usr/bin/python3 "$here/compaction_report.py" --sim "$build/xkv-sim" --slo-us "$slo_us" \
 	--rounds "$rounds" "$out" "${workloads[@]}" | tee "$out/summary.txt"
+echo
+echo "the equal-load and closed-loop runs inside the server (us; sides.png)" | tee -a "$out/summary.txt"
+# shellcheck disable=SC2046 # the runs' names are words
+PYTHONPATH="$here" /usr/bin/python3 "$here/sides_report.py" "$out" "$out/sides.png" \
+	"compaction off and on: client side (plain), server side (hatched)" \
+	$(cd "$out" && ls equal-*.server.json closed-*.server.json | sed 's/\.server\.json$//') |
+	tee -a "$out/summary.txt"
 for wl in "${workloads[@]}"; do
 	/usr/bin/python3 "$here/plot_latency.py" --x offered --slo-us "$slo_us" \
 		-o "$out/sweep-$wl.png" --title "compaction off and on, $wl: SLO search, p99" \
 		"$out/sweep-off-$wl.csv" "$out/sweep-on-$wl.csv" >/dev/null
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt"
-echo "CSVs, JSON, logs and the plots (sweep-*.png) in $out; $((SECONDS - start)) s"
+echo "CSVs, JSON, logs and the plots (sweep-*.png, sides.png) in $out; $((SECONDS - start)) s"

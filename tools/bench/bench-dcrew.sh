@@ -39,7 +39,8 @@ ns_s="xkvdc-$$-s" ns_c="xkvdc-$$-c" if_s="xds$$" if_c="xdc$$" ip_s=10.208.0.1 ip
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-steps=$((${#write_fracs[@]} * 2 * (1 + rounds) + 1))
+sat_depth=${SAT_DEPTH:-32}
+steps=$((${#write_fracs[@]} * 2 * (1 + rounds + 1) + 1))
 bench_start bench-dcrew.sh
 
 # bench WRITE_FRAC [OPTIONS...]: a measured run, on keys load_keys put there
@@ -88,17 +89,31 @@ for wf in "${write_fracs[@]}"; do
 		for p in "${policies[@]}"; do
 			progress "$p, $wf writes: equal load $equal/s for $equal_s s (round $r)"
 			server_up "$p" "server-equal-$p-$wf-$r"
+			measure_begin "equal-$p-$wf-$r"
 			bench "$wf" --rate "$equal" --duration "$equal_s" --label "$p" --json \
 				>"$out/equal-$p-$wf-$r.json" 2>"$out/equal-$p-$wf-$r.log"
+			measure_end "equal-$p-$wf-$r"
 			server_stop
 		done
+	done
+	# --- b2. closed loop: the server, not the client, the bottleneck -------------------
+	for p in "${policies[@]}"; do
+		progress "$p, $wf writes: closed loop, $sat_depth outstanding, for $equal_s s"
+		server_up "$p" "server-saturated-$p-$wf"
+		measure_begin "saturated-$p-$wf"
+		bench "$wf" --depth "$sat_depth" --duration "$equal_s" --label "$p" --json \
+			>"$out/saturated-$p-$wf.json" 2>"$out/saturated-$p-$wf.log"
+		measure_end "saturated-$p-$wf"
+		server_stop
 	done
 done
 
 # --- c, d. the table, xkv-sim beside it, the plot ----------------------------------------
 progress "xkv-sim predictions, table and plot"
-/usr/bin/python3 - "$out" "$build/xkv-sim" "$slo_us" "$keys" "$rounds" "${write_fracs[@]}" <<'PY' |
+PYTHONPATH="$here" /usr/bin/python3 - "$out" "$build/xkv-sim" "$slo_us" "$keys" "$rounds" \
+	"${write_fracs[@]}" <<'PY' |
 import json, re, statistics, subprocess, sys
+import sides
 out, sim_bin, slo, keys, rounds = sys.argv[1:6]
 slo, keys, rounds, fracs = float(slo), int(keys), int(rounds), sys.argv[6:]
 
@@ -172,6 +187,27 @@ for wf in fracs:
     print(f"dcrew/crew highest rate: {row['rate_ratio']:.2f} (target >= 1)")
     c4 = {n: {p: sim_at(p, n, 0.75, wf, 1 << 20) for p in ("crew", "dcrew")} for n in (2, 64)}
     row["c4_model"] = c4
+    # the closed loop: server side, at the busy share it reached, beside xkv-sim's queues
+    # at that utilisation (its load) on 2 and 64 cores
+    sat = {}
+    for p in ("crew", "dcrew"):
+        st = sides.load(out, f"saturated-{p}-{wf}")
+        srv = sides.percentiles(st, ops=("get", "put"))
+        util = statistics.mean(sides.busy(st)) if st else 0
+        sim2 = sim_at(p, 2, min(max(util, 0.05), 0.95), wf)["p99_us"]
+        sim64 = sim_at(p, 64, min(max(util, 0.05), 0.95), wf)["p99_us"]
+        sat[p] = {"server": srv, "busy": util, "sim2": sim2, "sim64": sim64}
+        print(f"closed loop, {p}: server side {sides.fmt(srv)} us (p50/p99/p99.9), "
+              f"sim2 {sim2:.1f} sim64 {sim64:.1f} at load {util:.2f}; "
+              f"{sides.describe(out, f'saturated-{p}-{wf}', st)}")
+    if sat["crew"]["server"] and sat["dcrew"]["server"]:
+        print(f"server side, crew/dcrew p99 in the closed loop: "
+              f"{ratio(sat['crew']['server'][0.99], sat['dcrew']['server'][0.99]):.2f}"
+              f"{' (target >= 1.5)' if float(wf) >= 0.85 else ''}; xkv-sim "
+              f"{ratio(sat['crew']['sim2'], sat['dcrew']['sim2']):.2f} on 2 cores, "
+              f"{ratio(sat['crew']['sim64'], sat['dcrew']['sim64']):.2f} on 64")
+    row["saturated"] = {p: {k: v for k, v in s.items() if k != "server"} |
+                        {"server_p99_us": (s["server"] or {}).get(0.99)} for p, s in sat.items()}
     print("C-4's model (1 M partitions, load 0.75): crew/dcrew p99 " + ", ".join(
         f"{c4[n]['crew']['p99_us']:.1f}/{c4[n]['dcrew']['p99_us']:.1f} us = "
         f"{ratio(c4[n]['crew']['p99_us'], c4[n]['dcrew']['p99_us']):.2f} on {n} cores"
@@ -182,6 +218,12 @@ print("\newt@max: the most EWT slots held at once during the SLO search (its pea
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=1)
 PY
 	tee "$out/summary.txt"
+echo
+echo "the equal-load runs inside the server (us; sides.png)" | tee -a "$out/summary.txt"
+# shellcheck disable=SC2046 # the runs' names are words
+PYTHONPATH="$here" /usr/bin/python3 "$here/sides_report.py" "$out" "$out/sides.png" \
+	"d-CREW against crew at equal load: client side (plain), server side (hatched)" \
+	$(cd "$out" && ls equal-*.server.json | sed 's/\.server\.json$//') | tee -a "$out/summary.txt"
 /usr/bin/python3 "$here/plot_latency.py" --x offered --slo-us "$slo_us" -o "$out/sweep.png" \
 	--title "d-CREW against crew: SLO search, p99" "$out"/sweep-*.csv >/dev/null
-echo "CSVs, JSON, logs and the plot (sweep.png) in $out; $((SECONDS - start)) s"
+echo "CSVs, JSON, logs and the plots (sweep.png, sides.png) in $out; $((SECONDS - start)) s"

@@ -13,6 +13,10 @@
 #   c. the equal-load comparison at half the baseline's highest rate: a table and the
 #      ratios baseline/other for small p99, other/baseline for large p99 and the
 #      highest rate (the targets: small p99 5x lower, large p99 within 2x, rate no lower);
+#      then a closed loop of SAT_DEPTH outstanding, where the server, not the client, is
+#      the bottleneck (its workers' busy share printed): the server-side small and large
+#      p99 of each policy and their ratios (issue L1's targets: small 10x lower, large
+#      within 2x), beside xkv-sim's at the rate each achieved;
 #   d. the dynamic workload (Minos Sec. 6.6 scaled): the large share steps through
 #      0.125 0.25 0.5 0.75 0.5 0.25 0.125 % at the equal-load rate, p99 per second, and
 #      under minos each worker's role once a second (xkv-loader status --json);
@@ -41,11 +45,11 @@ slo_us=1000
 sweep_start=250 # a large request holds its worker for milliseconds here: start low
 if bench_smoke; then
 	sweep_step_s=$SMOKE_S ladder_s=$SMOKE_S equal_s=$SMOKE_S dyn_step_s=$SMOKE_S
-	fractions=(1.0) dyn_steps=0.125,0.75 keys=1000
+	fractions=(1.0) dyn_steps=0.125,0.75 keys=1000 sat_s=$SMOKE_S
 else
 	sweep_step_s=1 ladder_s=4 equal_s=10 dyn_step_s=5
 	fractions=(0.1 0.25 0.4 0.55 0.7 0.85 1.0 1.15)
-	dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125 keys=20000
+	dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125 keys=20000 sat_s=10
 fi
 large_pct=0.125 large_size=500000
 ns_s="xkvmin-$$-s" ns_c="xkvmin-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.207.0.1 ip_c=10.207.0.2
@@ -67,7 +71,8 @@ fi
 # labels name files and lines: the same policy twice (a check of the script) gets a suffix
 labels=("${policies[0]}" "${policies[1]}")
 if [ "${labels[0]}" = "${labels[1]}" ]; then labels[1]=${labels[1]}-2; fi
-steps=$((2 * (1 + ${#fractions[@]} + 1 + 1) + 1))
+sat_depth=${SAT_DEPTH:-32}
+steps=$((2 * (1 + ${#fractions[@]} + 1 + 1 + 1) + 1))
 bench_start bench-minos.sh
 
 workload=(--keys "$keys" --key-size 16 --value-size 64 --value-profile bimodal
@@ -125,8 +130,10 @@ run() {
 	local i=$1 name=$2 rate=$3 seconds=$4
 	shift 4
 	server_up "$i"
+	measure_begin "$name-${labels[$i]}"
 	bench --rate "$rate" --duration "$seconds" --label "${labels[$i]}" --json "$@" \
 		>"$out/$name-${labels[$i]}.json" 2>"$out/$name-${labels[$i]}.log"
+	measure_end "$name-${labels[$i]}"
 	server_stop
 }
 
@@ -143,6 +150,16 @@ done
 for i in 0 1; do
 	progress "${labels[$i]}: equal load, $equal_rate/s for $equal_s s"
 	run "$i" equal "$equal_rate" "$equal_s" --large-pct "$large_pct"
+done
+for i in 0 1; do
+	progress "${labels[$i]}: closed loop, $sat_depth outstanding, for $sat_s s"
+	server_up "$i"
+	measure_begin "saturated-${labels[$i]}"
+	bench --depth "$sat_depth" --duration "$sat_s" --label "${labels[$i]}" --json \
+		--large-pct "$large_pct" >"$out/saturated-${labels[$i]}.json" \
+		2>"$out/saturated-${labels[$i]}.log"
+	measure_end "saturated-${labels[$i]}"
+	server_stop
 done
 
 # --- d. the dynamic workload, with the workers' roles once a second ---------------------
@@ -172,12 +189,13 @@ done
 # --- e. the simulator's predictions, the table, the plots -------------------------------
 progress "xkv-sim predictions, table and plots"
 {
-/usr/bin/python3 - "$out" "$build/xkv-sim" "$slo_us" "$equal_rate" "$large_pct" "$dyn_steps" \
-	"${policies[@]}" "${labels[@]}" "${fractions[@]}" <<'PY'
+PYTHONPATH="$here" /usr/bin/python3 - "$out" "$build/xkv-sim" "$slo_us" "$equal_rate" "$large_pct" "$dyn_steps" \
+	"${policies[@]}" "${labels[@]}" "${fractions[@]}" "$sat_depth" <<'PY'
 import csv, json, subprocess, sys
+import sides
 out, sim, slo, equal_rate, large_pct, dyn_steps = sys.argv[1:7]
 slo, equal_rate, large_pct = float(slo), int(equal_rate), float(large_pct)
-policies, labels, fractions = sys.argv[7:9], sys.argv[9:11], sys.argv[11:]
+policies, labels, fractions = sys.argv[7:9], sys.argv[9:11], sys.argv[11:-1]
 
 def load(name, label):
     return json.load(open(f"{out}/{name}-{label}.json"))
@@ -257,15 +275,55 @@ for policy, label, sw, r in zip(policies, labels, sweeps, eq):
         line += f"{row['p50_us']:>{width}.0f}{row['p99_us']:>8.0f}{s2[c]:>8.0f}{s64[c]:>8.0f}"
     print(line + f"{r['all']['lost']:>6}")
 
+print(f"\nthe same runs inside the server (GETs, from arrival in XDP to the reply on the "
+      f"TX ring; us, p50/p99/p99.9), the workers' busy time and the machine's stalls")
+side_rows = []
+for label, r in zip(labels, eq):
+    st = sides.load(out, f"equal-{label}")
+    srv = {c: sides.percentiles(st, small=(c == "small")) for c in ("small", "large")}
+    print(f"{label:<10} small {sides.fmt(srv['small']):>16}  large {sides.fmt(srv['large']):>18}"
+          f"  {sides.describe(out, f'equal-{label}', st)}")
+    for c in ("small", "large"):
+        row = cls(r, c)
+        client = {0.5: row["p50_us"], 0.99: row["p99_us"], 0.999: row.get("p999_us", 0)}
+        side_rows.append((f"{label} {c}", client, srv[c]))
+sides.plot(side_rows, f"{out}/sides.png",
+           f"equal load {equal_rate}/s: client side (plain) and server side (hatched)")
+
 def ratio(a, b):
     return f"{a / b:.2f}" if b else "n/a"
 a, b = eq
+srv_small = [sides.percentiles(sides.load(out, f"equal-{label}"), small=True) for label in labels]
+if all(srv_small):
+    print(f"\nserver side, {labels[0]}/{labels[1]} small GET p99: "
+          f"{ratio(srv_small[0][0.99], srv_small[1][0.99])}")
 print(f"\n{labels[0]}/{labels[1]} small p99: "
       f"{ratio(cls(a, 'small')['p99_us'], cls(b, 'small')['p99_us'])} (target >= 5)")
 print(f"{labels[1]}/{labels[0]} large p99: "
       f"{ratio(cls(b, 'large')['p99_us'], cls(a, 'large')['p99_us'])} (target <= 2)")
 print(f"{labels[1]}/{labels[0]} highest rate: "
       f"{ratio(sweeps[1]['rate_found'], sweeps[0]['rate_found'])} (target >= 1)")
+
+# c, closed loop: the server the bottleneck; its side against the simulator's queues
+print(f"\nclosed loop, {sys.argv[-1]} outstanding: server side (us, p50/p99/p99.9), "
+      f"busy share; sim2: xkv-sim's p99 on 2 cores at the achieved rate")
+sat = {}
+for policy, label in zip(policies, labels):
+    r, st = load("saturated", label), sides.load(out, f"saturated-{label}")
+    srv = {c: sides.percentiles(st, small=(c == "small")) for c in ("small", "large")}
+    s2 = sim_predict(policy, 2, r["all"]["ops_per_s"])
+    sat[label] = (srv, s2)
+    predictions["saturated"] = predictions.get("saturated", {}) | {label: s2}
+    print(f"{label:<10}{r['all']['ops_per_s']:>9.0f}/s small {sides.fmt(srv['small']):>16} "
+          f"(sim2 {s2['small']:.0f}) large {sides.fmt(srv['large']):>18} "
+          f"(sim2 {s2['large']:.0f})  {sides.describe(out, f'saturated-{label}', st)}")
+(sa, _), (sb, _) = sat[labels[0]], sat[labels[1]]
+if sa["small"] and sb["small"]:
+    print(f"server side, {labels[0]}/{labels[1]} small p99: "
+          f"{ratio(sa['small'][0.99], sb['small'][0.99])} (target >= 10)")
+if sa["large"] and sb["large"]:
+    print(f"server side, {labels[1]}/{labels[0]} large p99: "
+          f"{ratio(sb['large'][0.99], sa['large'][0.99])} (target <= 2)")
 
 # d. the dynamic run's predictions: one per step of the large share
 for policy, label in zip(policies, labels):
@@ -289,5 +347,6 @@ done
 	--roles "$out/roles-${labels[0]}.jsonl" --roles "$out/roles-${labels[1]}.jsonl" >/dev/null
 echo
 cat "$out/pinning.txt"
-echo "CSVs, JSON, logs and plots (sweep.png, ladder-small.png, ladder-all.png, dynamic.png)"
+echo "CSVs, JSON, logs and plots (sweep.png, ladder-small.png, ladder-all.png, dynamic.png,"
+echo "sides.png: the equal load's client and server sides)"
 echo "in $out; $((SECONDS - start)) s"

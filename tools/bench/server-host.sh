@@ -66,6 +66,34 @@ server_stop() {
 
 # on every way out: the verdict is made, a server still running only goes
 server_host_down() {
+	stall_stop
 	server_stop || true
 	netns_pair_down
+}
+
+# A run's two sides (docs/BENCH.md, "Server side and client side"): measure_begin NAME
+# saves the running server's counters and latency histograms ($out/NAME.begin.json,
+# $out/NAME.lat) and starts xkv-stall, which watches every CPU for stalls of the
+# machine; measure_end NAME, the server still running, saves its counters and the
+# histograms of the run alone (xkv-loader stats --since) in $out/NAME.server.json, and
+# the stalls in $out/NAME.stall. tools/bench/sides.py reads them.
+stall_pid=
+measure_begin() {
+	in_server "$build/xkv-loader" stats --iface "$if_s" --json --save "$out/$1.lat" \
+		>"$out/$1.begin.json"
+	"$build/xkv-stall" >"$out/$1.stall" 2>/dev/null &
+	stall_pid=$!
+}
+
+measure_end() {
+	in_server "$build/xkv-loader" stats --iface "$if_s" --json --since "$out/$1.lat" \
+		>"$out/$1.server.json"
+	stall_stop
+}
+
+stall_stop() {
+	[ -n "$stall_pid" ] || return 0
+	kill -INT "$stall_pid" 2>/dev/null || true
+	wait "$stall_pid" 2>/dev/null || true
+	stall_pid=
 }

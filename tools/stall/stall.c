@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * xkv-soak-stall: how long this machine kept a CPU from what wanted to run on it,
- * measured while the soak runs (tests/soak/soak.sh), so that a server worker's gap
- * between two rounds can be told from one the machine caused.
+ * xkv-stall: how long this machine kept a CPU from what wanted to run on it,
+ * measured while the soak (tests/soak/soak.sh) or a benchmark (tools/bench) runs, so
+ * that a server worker's gap between two rounds, or a tail latency, can be told from
+ * one the machine caused.
  *
  * Two figures:
  *  - per CPU, a SCHED_FIFO thread pinned to it sleeps 1 ms at a time (an absolute
@@ -25,18 +26,21 @@
  *
  * Runs until SIGINT or SIGTERM (or --seconds), then prints, one per line:
  *   cpu C stall_max_us: N        and  cpu C stalls_over_5ms: N
+ *   cpu C stalls_over_50us: N    and  cpu C stall_total_us: N (their sum)
+ * (a 1 ms sleeper sees every stall of 1 ms or more; a shorter one only when it falls
+ * on a wake-up, d / 1 ms of the time: the counts under 1 ms are a sample)
  *   stall_max_us: N              the worst over the CPUs
  *   tid T runq_wait_max_us: N    for each --tids: the most run_delay grew in 1 ms
  *   tid T runq_wait_total_us: N
  * and, with --log FILE, every sample for tests/soak/gaps.py, which finds the most the
  * machine took from a worker within the window of its longest gap, a line each:
- *   # xkv-soak-stall 1
+ *   # xkv-stall 1
  *   s T_NS TID EXEC_NS DELAY_NS Y a sample of TID whose run_delay or Y changed (and the
  *                                 first); Y 1: it was in sched_yield
  *   l T_NS CPU LATE_NS            a sleeper on CPU that woke over 200 us late
  * (T_NS: CLOCK_MONOTONIC). With --progress S, the summary so far every S seconds on
  * stderr.
- *   xkv-soak-stall [--pid PID --tids T,T...] [--log FILE] [--seconds S] [--progress S]
+ *   xkv-stall [--pid PID --tids T,T...] [--log FILE] [--seconds S] [--progress S]
  * Exit 0; 2 bad usage; 1 a thread could not start or the log not be written. Without
  * the right to SCHED_FIFO it says so and measures at normal priority (then a late
  * wake-up is also time other threads of the same class took).
@@ -59,6 +63,7 @@
 
 #define PERIOD_NS   1000000ULL /* the sleepers' and the sampler's period */
 #define STALL_BIG_NS 5000000ULL /* a stall counted apart */
+#define STALL_NS     50000ULL   /* a late wake-up that counts as a stall */
 #define STALL_LOG_NS 200000ULL /* a late wake-up written to the log */
 #define MAX_CPUS    64
 #define MAX_TIDS    64
@@ -79,6 +84,7 @@ struct cpu_probe {
 	int cpu;
 	_Atomic uint64_t stall_max_ns;
 	_Atomic uint64_t stalls_big;
+	_Atomic uint64_t stalls, stall_total_ns; /* late wake-ups over STALL_NS, and their sum */
 	struct recs late; /* written by its thread alone, read after the join */
 };
 
@@ -126,7 +132,7 @@ static void go_fifo(void)
 		return;
 	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
 	if (err) {
-		fprintf(stderr, "xkv-soak-stall: no SCHED_FIFO (%s): measuring at normal "
+		fprintf(stderr, "xkv-stall: no SCHED_FIFO (%s): measuring at normal "
 				"priority\n", strerror(err));
 		fifo = false;
 	}
@@ -163,7 +169,7 @@ static void *cpu_sleeper(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(c->cpu, &set);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		fprintf(stderr, "xkv-soak-stall: cannot pin to CPU %d\n", c->cpu);
+		fprintf(stderr, "xkv-stall: cannot pin to CPU %d\n", c->cpu);
 	go_fifo();
 	due = now_ns() + PERIOD_NS;
 	while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
@@ -177,6 +183,10 @@ static void *cpu_sleeper(void *arg)
 		max_store(&c->stall_max_ns, late);
 		if (late > STALL_BIG_NS)
 			atomic_fetch_add_explicit(&c->stalls_big, 1, memory_order_relaxed);
+		if (late > STALL_NS) {
+			atomic_fetch_add_explicit(&c->stalls, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&c->stall_total_ns, late, memory_order_relaxed);
+		}
 		if (late > STALL_LOG_NS)
 			recs_add(&c->late, t, late, 0, 0);
 		/* the next deadline from now: a long stall is one late wake-up, not many */
@@ -263,6 +273,10 @@ static void report(FILE *out)
 		fprintf(out, "cpu %d stall_max_us: %" PRIu64 "\n", cpus[c].cpu, m / 1000);
 		fprintf(out, "cpu %d stalls_over_5ms: %" PRIu64 "\n", cpus[c].cpu,
 			atomic_load(&cpus[c].stalls_big));
+		fprintf(out, "cpu %d stalls_over_50us: %" PRIu64 "\n", cpus[c].cpu,
+			atomic_load(&cpus[c].stalls));
+		fprintf(out, "cpu %d stall_total_us: %" PRIu64 "\n", cpus[c].cpu,
+			atomic_load(&cpus[c].stall_total_ns) / 1000);
 		if (m > worst)
 			worst = m;
 	}
@@ -282,10 +296,10 @@ static int log_write(const char *path)
 	bool full = false;
 
 	if (!f) {
-		fprintf(stderr, "xkv-soak-stall: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "xkv-stall: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "# xkv-soak-stall 1\n");
+	fprintf(f, "# xkv-stall 1\n");
 	for (int i = 0; i < ntids; i++) {
 		for (size_t j = 0; j < tids[i].samples.n; j++) {
 			const struct rec *r = &tids[i].samples.v[j];
@@ -307,7 +321,7 @@ static int log_write(const char *path)
 	if (full)
 		fprintf(f, "# incomplete: out of memory\n");
 	if (fclose(f) || full) {
-		fprintf(stderr, "xkv-soak-stall: %s: %s\n", path,
+		fprintf(stderr, "xkv-stall: %s: %s\n", path,
 			full ? "out of memory for the samples" : strerror(errno));
 		return -1;
 	}
@@ -316,7 +330,7 @@ static int log_write(const char *path)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: xkv-soak-stall [--pid PID --tids T,T...] [--log FILE] [--seconds S] "
+	fprintf(out, "usage: xkv-stall [--pid PID --tids T,T...] [--log FILE] [--seconds S] "
 		     "[--progress S]\n"
 		     "How late a SCHED_FIFO thread on each CPU wakes from 1 ms sleeps (the\n"
 		     "machine's stalls) and, for each thread TID of process PID, its longest\n"
@@ -362,7 +376,7 @@ int main(int argc, char **argv)
 		case 't':
 			if (parse_tids(optarg)) {
 				fprintf(stderr,
-					"xkv-soak-stall: --tids: thread ids, comma separated\n");
+					"xkv-stall: --tids: thread ids, comma separated\n");
 				return 2;
 			}
 			break;
@@ -407,13 +421,13 @@ int main(int argc, char **argv)
 			continue;
 		cpus[ncpus].cpu = c;
 		if (pthread_create(&cpus[ncpus].thread, NULL, cpu_sleeper, &cpus[ncpus])) {
-			fprintf(stderr, "xkv-soak-stall: cannot start a thread\n");
+			fprintf(stderr, "xkv-stall: cannot start a thread\n");
 			return 1;
 		}
 		ncpus++;
 	}
 	if (ntids && pthread_create(&sampler, NULL, tid_sampler, NULL)) {
-		fprintf(stderr, "xkv-soak-stall: cannot start a thread\n");
+		fprintf(stderr, "xkv-stall: cannot start a thread\n");
 		return 1;
 	}
 
