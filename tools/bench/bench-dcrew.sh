@@ -30,17 +30,17 @@ policies=(crew dcrew) # the baseline first
 write_fracs=(0.5 0.85)
 slo_us=1000
 if bench_smoke; then
-	sweep_step_s=$SMOKE_S equal_s=$SMOKE_S rounds=1 keys=1000
+	sweep_step_s=$SMOKE_S equal_s=$SMOKE_S rounds=1 keys=1000 capacity_s=$SMOKE_S
 else
-	sweep_step_s=1 equal_s=8 rounds=2 keys=100000
+	sweep_step_s=1 equal_s=8 rounds=2 keys=100000 capacity_s=3
 fi
 
 ns_s="xkvdc-$$-s" ns_c="xkvdc-$$-c" if_s="xds$$" if_c="xdc$$" ip_s=10.208.0.1 ip_c=10.208.0.2
 trap server_host_down EXIT
 trap 'exit 130' INT TERM # through the EXIT trap, and no further
 
-sat_depth=${SAT_DEPTH:-32}
-steps=$((${#write_fracs[@]} * 2 * (1 + rounds + 1) + 1))
+sat_depth=${SAT_DEPTH:-256} sat_pct=${SAT_PCT:-85}
+steps=$((${#write_fracs[@]} * (2 * (1 + rounds + 1) + 1) + 1))
 bench_start bench-dcrew.sh
 
 # bench WRITE_FRAC [OPTIONS...]: a measured run, on keys load_keys put there
@@ -96,12 +96,20 @@ for wf in "${write_fracs[@]}"; do
 			server_stop
 		done
 	done
-	# --- b2. closed loop: the server, not the client, the bottleneck -------------------
+	# --- b2. the server, not the client, the bottleneck: crew's capacity in a closed
+	# loop, then both at SAT_PCT % of it in an open loop (a closed loop's latency is its
+	# window over its rate, whatever the policy)
+	progress "crew, $wf writes: capacity, closed loop, 2 x $sat_depth outstanding"
+	server_up crew "server-capacity-$wf"
+	bench "$wf" --depth "$sat_depth" --threads 2 --duration "$capacity_s" --label crew --json \
+		>"$out/capacity-$wf.json" 2>"$out/capacity-$wf.log"
+	server_stop
+	sat_rate=$(/usr/bin/python3 -c "import json, sys; print(max(1000, round(json.load(open(sys.argv[1]))['all']['ops_per_s'] * $sat_pct / 100)))" "$out/capacity-$wf.json")
 	for p in "${policies[@]}"; do
-		progress "$p, $wf writes: closed loop, $sat_depth outstanding, for $equal_s s"
+		progress "$p, $wf writes: $sat_rate/s ($sat_pct % of crew's capacity) for $equal_s s"
 		server_up "$p" "server-saturated-$p-$wf"
 		measure_begin "saturated-$p-$wf"
-		bench "$wf" --depth "$sat_depth" --duration "$equal_s" --label "$p" --json \
+		bench "$wf" --rate "$sat_rate" --threads 2 --duration "$equal_s" --label "$p" --json \
 			>"$out/saturated-$p-$wf.json" 2>"$out/saturated-$p-$wf.log"
 		measure_end "saturated-$p-$wf"
 		server_stop
@@ -197,11 +205,12 @@ for wf in fracs:
         sim2 = sim_at(p, 2, min(max(util, 0.05), 0.95), wf)["p99_us"]
         sim64 = sim_at(p, 64, min(max(util, 0.05), 0.95), wf)["p99_us"]
         sat[p] = {"server": srv, "busy": util, "sim2": sim2, "sim64": sim64}
-        print(f"closed loop, {p}: server side {sides.fmt(srv)} us (p50/p99/p99.9), "
+        print(f"at {load(f'saturated-{p}-{wf}')['rate']:.0f}/s ({load(f'capacity-{wf}')['all']['ops_per_s']:.0f}/s: crew's capacity), "
+              f"{p}: server side {sides.fmt(srv)} us (p50/p99/p99.9), "
               f"sim2 {sim2:.1f} sim64 {sim64:.1f} at load {util:.2f}; "
               f"{sides.describe(out, f'saturated-{p}-{wf}', st)}")
     if sat["crew"]["server"] and sat["dcrew"]["server"]:
-        print(f"server side, crew/dcrew p99 in the closed loop: "
+        print(f"server side, crew/dcrew p99 near capacity: "
               f"{ratio(sat['crew']['server'][0.99], sat['dcrew']['server'][0.99]):.2f}"
               f"{' (target >= 1.5)' if float(wf) >= 0.85 else ''}; xkv-sim "
               f"{ratio(sat['crew']['sim2'], sat['dcrew']['sim2']):.2f} on 2 cores, "

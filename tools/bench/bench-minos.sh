@@ -13,10 +13,11 @@
 #   c. the equal-load comparison at half the baseline's highest rate: a table and the
 #      ratios baseline/other for small p99, other/baseline for large p99 and the
 #      highest rate (the targets: small p99 5x lower, large p99 within 2x, rate no lower);
-#      then a closed loop of SAT_DEPTH outstanding, where the server, not the client, is
-#      the bottleneck (its workers' busy share printed): the server-side small and large
-#      p99 of each policy and their ratios (issue L1's targets: small 10x lower, large
-#      within 2x), beside xkv-sim's at the rate each achieved;
+#      then the baseline's capacity (a closed loop of two threads, SAT_DEPTH outstanding
+#      each, 256) and both policies at SAT_PCT % of it (85) in an open loop, where the
+#      server, not the client, is the bottleneck (its workers' busy share printed):
+#      the server-side small and large p99 of each policy and their ratios (issue L1's
+#      targets: small 10x lower, large within 2x), beside xkv-sim's at that rate;
 #   d. the dynamic workload (Minos Sec. 6.6 scaled): the large share steps through
 #      0.125 0.25 0.5 0.75 0.5 0.25 0.125 % at the equal-load rate, p99 per second, and
 #      under minos each worker's role once a second (xkv-loader status --json);
@@ -45,11 +46,11 @@ slo_us=1000
 sweep_start=250 # a large request holds its worker for milliseconds here: start low
 if bench_smoke; then
 	sweep_step_s=$SMOKE_S ladder_s=$SMOKE_S equal_s=$SMOKE_S dyn_step_s=$SMOKE_S
-	fractions=(1.0) dyn_steps=0.125,0.75 keys=1000 sat_s=$SMOKE_S
+	fractions=(1.0) dyn_steps=0.125,0.75 keys=1000 sat_s=$SMOKE_S capacity_s=$SMOKE_S
 else
 	sweep_step_s=1 ladder_s=4 equal_s=10 dyn_step_s=5
 	fractions=(0.1 0.25 0.4 0.55 0.7 0.85 1.0 1.15)
-	dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125 keys=20000 sat_s=10
+	dyn_steps=0.125,0.25,0.5,0.75,0.5,0.25,0.125 keys=20000 sat_s=10 capacity_s=3
 fi
 large_pct=0.125 large_size=500000
 ns_s="xkvmin-$$-s" ns_c="xkvmin-$$-c" if_s="xms$$" if_c="xmc$$" ip_s=10.207.0.1 ip_c=10.207.0.2
@@ -71,8 +72,8 @@ fi
 # labels name files and lines: the same policy twice (a check of the script) gets a suffix
 labels=("${policies[0]}" "${policies[1]}")
 if [ "${labels[0]}" = "${labels[1]}" ]; then labels[1]=${labels[1]}-2; fi
-sat_depth=${SAT_DEPTH:-32}
-steps=$((2 * (1 + ${#fractions[@]} + 1 + 1 + 1) + 1))
+sat_depth=${SAT_DEPTH:-256} sat_pct=${SAT_PCT:-85}
+steps=$((2 * (1 + ${#fractions[@]} + 1 + 1 + 1) + 2))
 bench_start bench-minos.sh
 
 workload=(--keys "$keys" --key-size 16 --value-size 64 --value-profile bimodal
@@ -151,11 +152,20 @@ for i in 0 1; do
 	progress "${labels[$i]}: equal load, $equal_rate/s for $equal_s s"
 	run "$i" equal "$equal_rate" "$equal_s" --large-pct "$large_pct"
 done
+# the server the bottleneck: the baseline's capacity in a closed loop, then both policies
+# in an open loop at SAT_PCT % of it (a closed loop's latency is its window over its
+# rate, whatever the policy: Little's law)
+progress "${labels[0]}: capacity, closed loop, 2 x $sat_depth outstanding"
+server_up 0
+bench --depth "$sat_depth" --threads 2 --duration "$capacity_s" --label "${labels[0]}" --json \
+	--large-pct "$large_pct" >"$out/capacity-${labels[0]}.json" 2>"$out/capacity-${labels[0]}.log"
+server_stop
+sat_rate=$(/usr/bin/python3 -c "import json, sys; print(max(1000, round(json.load(open(sys.argv[1]))['all']['ops_per_s'] * $sat_pct / 100)))" "$out/capacity-${labels[0]}.json")
 for i in 0 1; do
-	progress "${labels[$i]}: closed loop, $sat_depth outstanding, for $sat_s s"
+	progress "${labels[$i]}: $sat_rate/s ($sat_pct % of ${labels[0]}'s capacity) for $sat_s s"
 	server_up "$i"
 	measure_begin "saturated-${labels[$i]}"
-	bench --depth "$sat_depth" --duration "$sat_s" --label "${labels[$i]}" --json \
+	bench --rate "$sat_rate" --threads 2 --duration "$sat_s" --label "${labels[$i]}" --json \
 		--large-pct "$large_pct" >"$out/saturated-${labels[$i]}.json" \
 		2>"$out/saturated-${labels[$i]}.log"
 	measure_end "saturated-${labels[$i]}"
@@ -305,8 +315,10 @@ print(f"{labels[1]}/{labels[0]} highest rate: "
       f"{ratio(sweeps[1]['rate_found'], sweeps[0]['rate_found'])} (target >= 1)")
 
 # c, closed loop: the server the bottleneck; its side against the simulator's queues
-print(f"\nclosed loop, {sys.argv[-1]} outstanding: server side (us, p50/p99/p99.9), "
-      f"busy share; sim2: xkv-sim's p99 on 2 cores at the achieved rate")
+cap = load("capacity", labels[0])["all"]["ops_per_s"]
+print(f"\n{labels[0]}'s capacity {cap:.0f}/s (closed loop, 2 x {sys.argv[-1]} outstanding); "
+      f"both at {load('saturated', labels[0])['rate']:.0f}/s, open loop: server side (us, "
+      f"p50/p99/p99.9), busy share; sim2: xkv-sim's p99 on 2 cores at that rate")
 sat = {}
 for policy, label in zip(policies, labels):
     r, st = load("saturated", label), sides.load(out, f"saturated-{label}")
