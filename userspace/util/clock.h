@@ -49,9 +49,15 @@ static inline void xkv_fast_clock_sync(struct xkv_fast_clock *c, uint64_t now_ns
 
 static inline uint64_t xkv_fast_clock_now(const struct xkv_fast_clock *c)
 {
+	uint64_t tsc;
+
 	if (!c->mult)
 		return xkv_now_ns();
-	return c->base_ns + (uint64_t)(((unsigned __int128)(xkv_tsc() - c->base_tsc) * c->mult) >> 32);
+	tsc = xkv_tsc();
+	/* synced on another CPU whose TSC runs behind: never before the sync */
+	if (tsc < c->base_tsc)
+		return c->base_ns;
+	return c->base_ns + (uint64_t)(((unsigned __int128)(tsc - c->base_tsc) * c->mult) >> 32);
 }
 
 #endif /* XKV_CLOCK_H */
