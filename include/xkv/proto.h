@@ -26,6 +26,7 @@
 #define XKV_KEY_MIN   1
 #define XKV_KEY_MAX   250	      /* as memcached */
 #define XKV_VALUE_MAX (1u << 20)      /* 1 MiB */
+#define XKV_DGRAM_MAX 1472u	      /* UDP payload of a 1500-byte MTU over IPv4: a datagram */
 
 enum xkv_op {
 	XKV_OP_GET = 1,

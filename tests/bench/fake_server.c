@@ -92,7 +92,7 @@ static void fake_reply(struct fake_server *f, const struct xkv_msg *req, uint64_
  */
 static bool take_piece(struct fake_server *f, const struct xkv_msg *req)
 {
-	uint8_t expected[WORKLOAD_DGRAM_MAX];
+	uint8_t expected[XKV_DGRAM_MAX];
 
 	cr_assert_leq(req->frag_len, sizeof(expected));
 	cr_assert_eq(req->value_len, workload_value_size(f->w, key_index(req)));

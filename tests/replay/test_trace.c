@@ -19,7 +19,7 @@
 #include "pcapng.h"
 #include "engine/worker.h"
 
-#define DGRAM_MAX 1472 /* UDP payload of a 1500-byte MTU over IPv4 */
+#define DGRAM_MAX XKV_DGRAM_MAX
 
 static const struct xkv_peer alice = {.addr = {[10] = 0xff, [11] = 0xff, 10, 0, 0, 2},
 				      .port = 0x409c};

@@ -15,7 +15,7 @@
 #include "engine/worker.h"
 #include "proto/mc_udp.h"
 
-#define FRAME	 1472 /* UDP payload of a 1500-byte MTU */
+#define FRAME	 XKV_DGRAM_MAX
 #define HDR	 ((uint32_t)sizeof(struct xkv_hdr))
 #define FRAMES_MAX 1024
 

@@ -370,7 +370,7 @@ static int afxdp_send(struct transport *tr, const struct bench_dgram *d, unsigne
 		size_t cap;
 		void *buf;
 
-		if (d[i].len > AFXDP_PAYLOAD_MAX)
+		if (d[i].len > XKV_DGRAM_MAX)
 			return -EMSGSIZE;
 		buf = s->tx.reserve(&s->tx, &cap);
 		if (!buf)

@@ -33,7 +33,6 @@
 /* The sockets' caches share a quarter of the UMEM's frames: up to this many, a batch each. */
 #define AFXDP_THREADS_MAX   16
 #define AFXDP_QUEUES_MAX    AFXDP_THREADS_MAX /* each queue has a thread at least */
-#define AFXDP_PAYLOAD_MAX   1472 /* UDP payload of a 1500-byte IPv4 packet */
 #define AFXDP_NEIGH_WAIT_MS 3000 /* for the server's neighbour entry */
 
 struct afxdp_endpoint {

@@ -42,7 +42,7 @@
 #define LOOP_DEPTH_MAX	   4096
 #define LOOP_LOAD_ATTEMPTS 3		 /* sends of one PUT while loading */
 #define LOOP_LOAD_STALL_NS 1000000000ULL /* loading gives up after this long without a reply */
-#define LOOP_DGRAM_CAP	   WORKLOAD_DGRAM_MAX /* a slot's request buffer, whatever the protocol */
+#define LOOP_DGRAM_CAP	   XKV_DGRAM_MAX /* a slot's request buffer, whatever the protocol */
 #define LOOP_PIECE_BURST   64 /* datagrams of values in pieces per batch */
 /*
  * The open loop sleeps until this long before the next arrival and spins the rest.

@@ -75,7 +75,7 @@ int workload_config_check(const struct workload_config *cfg, char *why, size_t w
 		snprintf(why, why_len,
 			 "--key-size %u: %u keys are named \"k\" + %u digits, so %u..%u bytes",
 			 cfg->key_size, cfg->keys, key_min - 1, key_min, XKV_KEY_MAX);
-	else if (sizeof(struct xkv_hdr) + cfg->key_size >= WORKLOAD_DGRAM_MAX)
+	else if (sizeof(struct xkv_hdr) + cfg->key_size >= XKV_DGRAM_MAX)
 		snprintf(why, why_len, "--key-size %u: leaves no room for a value in a datagram",
 			 cfg->key_size);
 	else if (sizes_check(cfg, why, why_len))

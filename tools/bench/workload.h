@@ -38,7 +38,6 @@
 
 #define WORKLOAD_KEYS_MAX  100000000u
 #define WORKLOAD_VALUE_MAX XKV_VALUE_MAX
-#define WORKLOAD_DGRAM_MAX 1472u /* UDP payload of a 1500-byte MTU over IPv4 */
 #define WORKLOAD_TAG_LEN   8u	 /* hex digits of the key index at a value's start */
 #define WORKLOAD_TINY_MAX  13u	 /* Minos's ETC size classes: tiny 1-13 B, */
 #define WORKLOAD_SMALL_MAX 1400u /* small 14-1400 B, */

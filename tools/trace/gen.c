@@ -194,7 +194,7 @@ struct gen_state {
 /* Sends req in as many datagrams as its value needs (at least one). */
 static int send_request(struct gen_state *g, struct xkv_msg *req, const uint8_t *value)
 {
-	uint32_t room = WORKLOAD_DGRAM_MAX - HDR - req->key_len, off = 0;
+	uint32_t room = XKV_DGRAM_MAX - HDR - req->key_len, off = 0;
 	int len, ret;
 
 	if (req->value_len > room)

@@ -18,7 +18,6 @@
 
 #define DEFAULT_TIMEOUT_MS 500
 #define DEFAULT_RETRIES	   2
-#define DEFAULT_PAYLOAD	   1472
 #define RECV_MAX	   65536
 #define SOCKET_BUF	   (8 << 20)
 
@@ -129,7 +128,7 @@ struct xkv_client *xkv_client_open(const char *server, const struct xkv_client_o
 	c->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
 	c->attempts = 1 + (!opts || !opts->retries ? DEFAULT_RETRIES
 						   : opts->retries < 0 ? 0 : opts->retries);
-	c->max_payload = opts && opts->max_payload ? opts->max_payload : DEFAULT_PAYLOAD;
+	c->max_payload = opts && opts->max_payload ? opts->max_payload : XKV_DGRAM_MAX;
 	if (c->max_payload < sizeof(struct xkv_hdr) + XKV_KEY_MAX + 1) {
 		free(c);
 		errno = EINVAL;

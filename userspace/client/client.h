@@ -15,7 +15,7 @@
 struct xkv_client_opts {
 	int timeout_ms;	      /* per attempt; 0: 500 */
 	int retries;	      /* attempts after the first; -1: none, 0: 2 */
-	uint32_t max_payload; /* UDP payload per datagram; 0: 1472 (Ethernet MTU, IPv4) */
+	uint32_t max_payload; /* UDP payload per datagram; 0: XKV_DGRAM_MAX */
 };
 
 struct xkv_client;

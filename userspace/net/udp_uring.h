@@ -24,7 +24,7 @@
 #define XKV_URING_RX_DEPTH 4 /* receives kept posted: see above */
 #define XKV_URING_TX_DEPTH 1024 /* reply buffers; a 1 MiB reply takes ~720 */
 #define XKV_URING_RX_BUF   2048 /* larger datagrams are truncated and dropped */
-#define XKV_URING_TX_BUF   1472 /* reply payload: fits a 1500-byte MTU over IPv4 */
+#define XKV_URING_TX_BUF   XKV_DGRAM_MAX /* a reply's payload */
 #define XKV_URING_SOCKET_BUF (8 << 20) /* receive buffer: a 1 MiB value is ~720 datagrams */
 
 struct xkv_uring_slot {

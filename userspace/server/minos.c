@@ -20,7 +20,6 @@
 #include "server/server.h"
 #include "util/counters.h"
 
-#define MINOS_ALPHA 0.9	   /* the weight of the last epoch's counts (Minos Sec. 3.1) */
 #define STOP_CHECK_NS 10000000L /* how often the control thread looks at s->stopping */
 
 struct server_minos {
@@ -94,7 +93,7 @@ static void epoch(struct server *s)
 		sample[i] = total[i] >= m->seen[i] ? total[i] - m->seen[i] : 0;
 		m->seen[i] = total[i];
 	}
-	xkv_minos_ewma(&m->hist, sample, MINOS_ALPHA);
+	xkv_minos_ewma(&m->hist, sample, XKV_MINOS_ALPHA);
 	plan(s, &next);
 	if (same_roles(&next, &m->current))
 		return;
