@@ -59,7 +59,7 @@ int live_latency_read(const char *ifname, uint32_t workers, struct xkv_lat_view 
 
 /*
  * A "latency" member of the open object: every histogram with counts since earlier
- * (NULL: since the server started), each worker's, then merged (no "worker"), with its
+ * (NULL: since the server started), each worker's, then their merge (no "worker"), with its
  * percentiles and its non-empty buckets as [lowest ns, count] pairs.
  */
 void live_latency_json(const struct xkv_lat_view *v, const struct xkv_lat_view *earlier,

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <linux/sock_diag.h>
 
 #include "net/udp_uring.h"
+#include "util/clock.h"
 
 static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
 static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
@@ -196,14 +196,6 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 	u->tx_unsubmitted++;
 }
 
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The sender, and when the kernel received the datagram on CLOCK_MONOTONIC (the
  * stamp is CLOCK_REALTIME, realtime_ahead ahead of it); 0 without a stamp.
@@ -281,7 +273,7 @@ unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 	uint64_t realtime_ahead = 0;
 
 	if (io_uring_cq_ready(&u->rx_ring))
-		realtime_ahead = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+		realtime_ahead = xkv_clock_ns(CLOCK_REALTIME) - xkv_clock_ns(CLOCK_MONOTONIC);
 	if (rx->look_ahead) {
 		io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
 			uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);

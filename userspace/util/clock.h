@@ -8,13 +8,19 @@
 #include <x86intrin.h>
 #endif
 
-/* CLOCK_MONOTONIC in nanoseconds: bpf_ktime_get_ns()'s clock, so XDP's stamps compare. */
-static inline uint64_t xkv_now_ns(void)
+/* clock in nanoseconds */
+static inline uint64_t xkv_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: bpf_ktime_get_ns()'s clock, so XDP's stamps compare. */
+static inline uint64_t xkv_now_ns(void)
+{
+	return xkv_clock_ns(CLOCK_MONOTONIC);
 }
 
 /*

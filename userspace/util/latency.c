@@ -209,27 +209,24 @@ void xkv_lat_each(const struct xkv_lat_view *v, const struct xkv_lat_view *earli
 
 	if (!h || !all)
 		goto out_free;
-	for (int pass = 0; pass < 2; pass++)
-		for (k.op = 0; k.op < XKV_LAT_OPS; k.op++)
-			for (k.cls = 0; k.cls < XKV_SIZE_CLASSES; k.cls++)
-				for (k.interval = 0; k.interval < XKV_LAT_INTERVALS; k.interval++) {
-					bool any = false;
+	for (k.op = 0; k.op < XKV_LAT_OPS; k.op++)
+		for (k.cls = 0; k.cls < XKV_SIZE_CLASSES; k.cls++)
+			for (k.interval = 0; k.interval < XKV_LAT_INTERVALS; k.interval++) {
+				bool any = false;
 
-					memset(all, 0, sizeof(*all));
-					for (uint32_t w = 0; w < v->workers; w++) {
-						k.worker = (int32_t)w;
-						if (!hist_of(v, earlier, w, &k, h))
-							continue;
-						any = true;
-						if (pass == 0)
-							fn(ctx, &k, h);
-						else
-							xkv_lat_hist_merge(all, h);
-					}
-					k.worker = -1;
-					if (pass == 1 && any)
-						fn(ctx, &k, all);
+				memset(all, 0, sizeof(*all));
+				for (uint32_t w = 0; w < v->workers; w++) {
+					k.worker = (int32_t)w;
+					if (!hist_of(v, earlier, w, &k, h))
+						continue;
+					any = true;
+					fn(ctx, &k, h);
+					xkv_lat_hist_merge(all, h);
 				}
+				k.worker = -1;
+				if (any)
+					fn(ctx, &k, all);
+			}
 out_free:
 	free(all);
 	free(h);

@@ -85,8 +85,8 @@ typedef void (*xkv_lat_fn)(void *ctx, const struct xkv_lat_key *key, const struc
 
 /*
  * Calls fn for every histogram of v that counted something since earlier (a copy
- * taken before; NULL: since the server started), each worker's, by op, class and
- * interval, then every worker's merged.
+ * taken before; NULL: since the server started), by op, class and interval: each
+ * worker's, then every worker's merged.
  */
 void xkv_lat_each(const struct xkv_lat_view *v, const struct xkv_lat_view *earlier, xkv_lat_fn fn,
 		  void *ctx);
