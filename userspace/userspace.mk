@@ -4,7 +4,7 @@
 
 define layer_library
 LIBXKV_$(2) := $(BUILD)/libxkv-$(1).a
-$(BUILD)/libxkv-$(1).a: $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/$(1)/*.c))
+$(BUILD)/libxkv-$(1).a: $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/$(1)/*.c userspace/$(1)/*/*.c))
 	$$(call msg,AR,$$@)
 	$$(Q)rm -f $$@
 	$$(Q)$$(AR) rcs $$@ $$^

@@ -835,7 +835,7 @@ static void serve(const char *spec, uint64_t count)
 	xkv_store_thread_online();
 	store = xkv_store_create(&store_cfg);
 	cr_assert_not_null(store);
-	cr_assert_eq(xkv_worker_init(&w, 0, 1, store, &keeper.tx, &reasm_cfg), 0);
+	cr_assert_eq(xkv_worker_init(&w, 0, 1, XKV_POLICY_CREW, store, &keeper.tx, &reasm_cfg), 0);
 	xkv_worker_tick(&w, xkv_now_ns());
 	for (size_t i = 0; i < f.n; i++) {
 		uint32_t off, len;

@@ -58,19 +58,29 @@ SERVER_RUNS := $(BUILD)/tests/test_server_uring $(BUILD)/tests/run-server-xdp \
 TESTS += $(SERVER_RUNS)
 ASAN_TESTS += $(SERVER_RUNS)
 
-# A broken server for the linearizability test that must fail: compacted PUTs are
-# answered when they are held, before their window's write is applied.
-$(BUILD)/tests/broken/early_reply_worker.o: userspace/engine/worker.c
+# Broken servers for the tests that must fail, made at link time: the production
+# objects unchanged, one call of theirs wrapped (-Wl,--wrap) by a file in
+# tests/server/broken/. early-reply answers compacted PUTs when they are held, before
+# their window's write (test_linearizable); early-release lets each write's EWT hold
+# go as it claims it (test_server_dcrew, whose checked build must abort).
+BROKEN_SERVER_LIBS := $(SERVER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
+		      $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+
+$(BUILD)/tests/broken/%.o: tests/server/broken/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(XKV_CFLAGS) -DXKV_BROKEN_EARLY_REPLY -c $< -o $@
+	$(Q)$(CC) $(XKV_CFLAGS) -c $< -o $@
 
-# the object before the archives: the linker takes its worker, never the archive's
-$(BUILD)/tests/xkv-server-early-reply: $(BUILD)/tests/broken/early_reply_worker.o $(SERVER_OBJS) \
-				       $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
-				       $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+$(BUILD)/tests/xkv-server-early-reply: WRAP := xkv_compact_hold
+$(BUILD)/tests/xkv-server-early-release: WRAP := xkv_holds_claim
+$(BUILD)/tests/xkv-server-early-%: $(BUILD)/tests/broken/early_%.o $(BROKEN_SERVER_LIBS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -Wl,--wrap=$(WRAP) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring \
+		-lxdp $(BPF_LDLIBS)
+
+$(BUILD)/tests/test_server_dcrew: | $(BUILD)/tests/xkv-server-early-release
+$(BUILD)/tests/server/test_server_dcrew.o: XKV_CFLAGS += \
+	-DXKV_EARLY_RELEASE_BIN='"$(abspath $(BUILD))/tests/xkv-server-early-release"'
 
 # every path a request takes keeps its arrival stamp (tests/server/latency.sh)
 $(BUILD)/tests/run-latency: tests/server/latency.sh | $(BUILD)/xkv-server $(BUILD)/xkv-loader \

@@ -13,8 +13,8 @@
  *
  * The checked build (the ASan pass, -DXKV_CHECKS) also marks the partition each
  * worker writes and aborts on any overlap: the storm then proves invariant 1 under
- * dcrew, and a second test, with workers that let their slot go before writing
- * (XKV_CHECK_EARLY_RELEASE), proves that the check can fail.
+ * dcrew, and a second test, with a server whose workers let their slot go before
+ * writing (tests/server/broken/early_release.c), proves that the check can fail.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -517,9 +517,8 @@ static void early_release_is_caught(const char *policy)
 	struct storm_thread t[THREADS];
 	int first_err = 0, busy;
 
-	setenv("XKV_CHECK_EARLY_RELEASE", "1", 1);
+	srv.bin = XKV_EARLY_RELEASE_BIN;
 	start_policy(policy);
-	unsetenv("XKV_CHECK_EARLY_RELEASE");
 	storm(t, &first_err, &busy);
 	cr_assert_eq(server_stop(&srv), -1, "%s: the server survived overlapping writers",
 		     policy);

@@ -250,6 +250,22 @@ Test(execute, echo_answers_without_the_store)
 }
 
 /* Invariant 1's backstop: a write for a partition this worker does not own is refused. */
+/* Every policy XDP can steer by has its module, and a worker under no policy never starts. */
+Test(execute, every_policy_is_registered_and_an_unknown_one_refused)
+{
+	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+	struct xkv_worker w;
+
+	for (uint32_t p = 0; p < XKV_POLICY_END; p++) {
+		const struct xkv_policy_ops *ops = xkv_policy_ops((enum xkv_policy)p);
+
+		cr_assert_not_null(ops, "%s has no module", xkv_policy_name(p));
+		cr_assert_eq(ops->id, p, "%s's module is another's", xkv_policy_name(p));
+		cr_assert(ops->writer && ops->foreign, "%s's module is incomplete", xkv_policy_name(p));
+	}
+	cr_assert_eq(xkv_worker_init(&w, 0, 1, XKV_POLICY_END, store, &cap->tx, &reasm), -EINVAL);
+}
+
 Test(execute, worker_refuses_writes_it_does_not_own)
 {
 	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
@@ -259,7 +275,7 @@ Test(execute, worker_refuses_writes_it_does_not_own)
 	struct xkv_msg put, reply;
 	int len, n;
 
-	cr_assert_eq(xkv_worker_init(&w, 1, 2, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_init(&w, 1, 2, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
 	/* a key of partition 0's owner (worker 0 of 2) */
 	for (n = 0;; n++) {
 		snprintf(key, sizeof(key), "own%d", n);
@@ -309,7 +325,7 @@ Test(execute, look_ahead_hashes_serve_their_own_keys)
 	size_t lens[4];
 	struct xkv_worker w;
 
-	cr_assert_eq(xkv_worker_init(&w, 0, 1, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_init(&w, 0, 1, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
 	for (int batch = 0; batch < 3; batch++) {
 		char k1[16], k2[16];
 
@@ -352,7 +368,7 @@ static void dcrew_worker(struct xkv_worker *w, uint64_t timeout_ns)
 		.memory_limit = 1 << 20, .max_messages = 4, .timeout_ns = timeout_ns};
 
 	memset(ewt, 0, sizeof(ewt));
-	cr_assert_eq(xkv_worker_init(w, 1, 2, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_init(w, 1, 2, XKV_POLICY_DCREW, store, &cap->tx, &reasm), 0);
 	xkv_worker_dcrew(w, ewt, NULL, NULL, NULL);
 	cap->reserved = cap->sent = 0;
 }
@@ -509,8 +525,11 @@ static void forget_nothing(void *ctx, uint64_t hash)
 	(void)ctx, (void)hash;
 }
 
-/* Two xkv workers, 0 small and 1 large, on one EWT; replies go to the capture. */
-static void xkv_workers(uint64_t timeout_ns)
+/*
+ * Two workers following minos's roles, 0 small and 1 large, under policy (minos, or
+ * xkv on one EWT); replies go to the capture.
+ */
+static void roles_workers(enum xkv_policy policy, uint64_t timeout_ns)
 {
 	struct xkv_reasm_config reasm = {
 		.memory_limit = 1 << 20, .max_messages = 4, .timeout_ns = timeout_ns};
@@ -524,11 +543,17 @@ static void xkv_workers(uint64_t timeout_ns)
 	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
 	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
 	for (uint32_t i = 0; i < 2; i++) {
-		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, store, &cap->tx, &reasm), 0);
+		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, policy, store, &cap->tx, &reasm), 0);
 		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
-		xkv_worker_dcrew(&xw[i], ewt, NULL, NULL, NULL);
+		if (xkv_policy_ewt(policy))
+			xkv_worker_dcrew(&xw[i], ewt, NULL, NULL, NULL);
 	}
 	cap->reserved = cap->sent = 0;
+}
+
+static void xkv_workers(uint64_t timeout_ns)
+{
+	roles_workers(XKV_POLICY_XKV, timeout_ns);
 }
 
 static void xkv_workers_fini(void)
@@ -796,7 +821,7 @@ static void compact_worker(struct xkv_worker *w, uint32_t slo)
 {
 	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
 
-	cr_assert_eq(xkv_worker_init(w, 0, 1, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_init(w, 0, 1, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
 	cr_assert_eq(xkv_worker_compaction(w, slo), 0);
 	cap->reserved = cap->sent = 0;
 }
@@ -1165,7 +1190,7 @@ static void healing_worker(struct xkv_worker *w)
 
 	memset(ewt, 0, sizeof(ewt));
 	memset(heal_shared.beat, 0, sizeof(heal_shared.beat));
-	cr_assert_eq(xkv_worker_init(w, 1, 2, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_init(w, 1, 2, XKV_POLICY_DCREW, store, &cap->tx, &reasm), 0);
 	xkv_worker_dcrew(w, ewt, &heal_shared, NULL, NULL);
 	xkv_worker_tick(w, xkv_now_ns()); /* pieces come now, not at boot */
 	cap->reserved = cap->sent = 0;
@@ -1350,7 +1375,7 @@ Test(execute, compaction_windows_close_before_new_roles)
 	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
 	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
 	for (uint32_t i = 0; i < 2; i++) {
-		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, store, &cap->tx, &reasm), 0);
+		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, XKV_POLICY_MINOS, store, &cap->tx, &reasm), 0);
 		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
 	}
 	cr_assert_eq(xkv_worker_compaction(&xw[1], 100000), 0);
@@ -1478,7 +1503,7 @@ static void mc_worker(struct xkv_worker *w, uint32_t id, uint32_t nworkers)
 {
 	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
 
-	cr_assert_eq(xkv_worker_init(w, id, nworkers, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(xkv_worker_init(w, id, nworkers, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
 	cap->reserved = cap->sent = 0;
 }
 
@@ -2033,8 +2058,7 @@ Test(execute, mc_writes_handed_over_are_answered_in_their_dialect)
 	struct xkv_mc_bin_hdr h;
 	size_t len[3];
 
-	xkv_workers(0);
-	xw[0].ewt = xw[1].ewt = NULL; /* minos alone: the roles' owner, worker 0, writes */
+	roles_workers(XKV_POLICY_MINOS, 0); /* the roles' owner, worker 0, writes */
 	len[0] = mc_dgram(dgram[0], 700, set, strlen(set));
 	len[1] = mc_dgram(dgram[1], 701, body,
 			  mc_bin_request(body, XKV_MC_BIN_SET, "hand2", "xyz", 3, 6));

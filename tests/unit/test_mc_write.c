@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * xkv_worker_mc_write (engine/worker.c): a memcached write is applied by its
+ * xkv_worker_mc_write (engine/mc_write.c): a memcached write is applied by its
  * partition's writer only (invariant 1). On the writer it is applied at once; on
  * another worker it is copied into a hand-off, applied by the writer, and its result
  * comes back to the worker whose connection waits, even when the ring back is full
@@ -14,6 +14,7 @@
 
 #include <xkv/hash.h>
 
+#include "engine/mc_write.h"
 #include "engine/worker.h"
 
 #define DONE_MAX 1024
@@ -38,28 +39,40 @@ static void record_done(void *ctx, uint64_t tag, const struct xkv_mc_result *r)
 	ndone++;
 }
 
+/* Workers 0 and 1 under policy. */
+static void workers_start(enum xkv_policy policy)
+{
+	const struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+
+	for (uint32_t i = 0; i < 2; i++) {
+		cr_assert_eq(xkv_worker_init(&w[i], i, 2, policy, store, &tx, &reasm), 0);
+		xkv_worker_handoff_rings(&w[i], &rings);
+		xkv_worker_mc(&w[i], record_done, (void *)(uintptr_t)i);
+	}
+}
+
+static void workers_stop(void)
+{
+	for (uint32_t i = 0; i < 2; i++)
+		xkv_worker_fini(&w[i]);
+}
+
 static void setup(void)
 {
 	const struct xkv_store_config cfg = {
 		.memory_limit = 16 << 20, .bucket_bits = 6, .overflow_buckets = 2};
-	const struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
 
 	xkv_store_thread_online();
 	store = xkv_store_create(&cfg);
 	cr_assert_not_null(store);
 	cr_assert_eq(xkv_handoffs_init(&rings, 2), 0);
-	for (uint32_t i = 0; i < 2; i++) {
-		cr_assert_eq(xkv_worker_init(&w[i], i, 2, store, &tx, &reasm), 0);
-		xkv_worker_handoff_rings(&w[i], &rings);
-		xkv_worker_mc(&w[i], record_done, (void *)(uintptr_t)i);
-	}
+	workers_start(XKV_POLICY_CREW);
 	ndone = 0;
 }
 
 static void teardown(void)
 {
-	for (uint32_t i = 0; i < 2; i++)
-		xkv_worker_fini(&w[i]);
+	workers_stop();
 	xkv_handoffs_fini(&rings);
 	xkv_store_destroy(store);
 	xkv_store_thread_offline();
@@ -183,6 +196,8 @@ Test(mc_write, under_dcrew_the_slot_holder_is_the_writer)
 	struct xkv_mc_result r;
 
 	cr_assert_not_null(ewt);
+	workers_stop();
+	workers_start(XKV_POLICY_DCREW);
 	for (uint32_t i = 0; i < 2; i++)
 		xkv_worker_dcrew(&w[i], ewt, NULL, NULL, NULL);
 	/* a free slot: the worker takes it and writes, even though 1 is the static owner */

@@ -6,19 +6,67 @@
 #include "engine/holds.h"
 
 void xkv_holds_init(struct xkv_holds *h, struct xkv_ewt_slot *ewt, uint32_t id,
-		    struct xkv_holds_shared *shared)
+		    struct xkv_holds_shared *shared, struct xkv_request_counters *stats)
 {
 	memset(h, 0, sizeof(*h));
 	h->ewt = ewt;
+	h->stats = stats;
 	h->id = id;
 	h->shared = shared;
 }
 
-int xkv_holds_release(struct xkv_holds *h, uint32_t partition, uint32_t n)
+/* n holds of partition's slot, counted for this worker, are in its hand now. */
+static void take(struct xkv_holds *h, uint32_t partition, uint32_t n)
 {
+	h->in_hand[partition] += n;
+	h->taken[partition] += n;
+}
+
+bool xkv_holds_claim(struct xkv_holds *h, uint32_t partition)
+{
+	if (!xkv_ewt_holds(h->ewt, partition, h->id)) {
+		h->stats->ewt_not_owner++;
+		return false;
+	}
+	take(h, partition, 1);
+	return true;
+}
+
+int xkv_holds_join(struct xkv_holds *h, uint32_t partition, uint32_t candidate)
+{
+	int holder = xkv_ewt_join(h->ewt, partition, candidate, XKV_EWT_TRIES);
+
+	if (holder < 0) {
+		h->stats->ewt_join_busy++;
+		return holder;
+	}
+	h->stats->ewt_joined++;
+	if ((uint32_t)holder == h->id)
+		take(h, partition, 1);
+	return holder;
+}
+
+/* Counts a release of n holds: err 0, or -EPERM when the slot did not count them. */
+static void count_release(struct xkv_holds *h, int err, uint32_t n)
+{
+	if (!err)
+		h->stats->ewt_released += n;
+	else
+		h->stats->ewt_not_owner += n;
+}
+
+void xkv_holds_let_go(struct xkv_holds *h, uint32_t partition, uint32_t n)
+{
+	if (!h->ewt || !n)
+		return;
 	/* gone either way: a release the slot refuses was never ours to make */
 	h->in_hand[partition] -= n < h->in_hand[partition] ? n : h->in_hand[partition];
-	return xkv_ewt_release(h->ewt, partition, h->id, n);
+	count_release(h, xkv_ewt_release(h->ewt, partition, h->id, n), n);
+}
+
+void xkv_holds_give_back(struct xkv_holds *h, uint32_t partition, uint32_t holder)
+{
+	count_release(h, xkv_ewt_release(h->ewt, partition, holder, 1), 1);
 }
 
 void xkv_holds_round(struct xkv_holds *h)

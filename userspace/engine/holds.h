@@ -38,6 +38,7 @@
 
 #include <xkv/ewt.h>
 #include <xkv/maps.h>
+#include <xkv/stats.h>
 
 #define XKV_HOLDS_SCAN_NS  50000000ULL /* between two looks for holds not in hand */
 #define XKV_HOLDS_SUSPECTS 3	       /* looks in a row that saw one before it heals */
@@ -63,7 +64,8 @@ enum xkv_heal_phase {
 };
 
 struct xkv_holds {
-	struct xkv_ewt_slot *ewt;
+	struct xkv_ewt_slot *ewt; /* NULL: the policy claims no slot, and the ledger is empty */
+	struct xkv_request_counters *stats; /* the worker's: releases, refusals, joins */
 	struct xkv_holds_shared *shared; /* NULL: no healing (no fence to be had) */
 	/* whether the RX rings were read up to main's marks; NULL: the transport has none */
 	bool (*rings_read)(void *ctx);
@@ -85,24 +87,39 @@ struct xkv_holds {
 };
 
 /*
- * Worker id's ledger over ewt; shared NULL: it keeps the ledger but never heals. A
- * transport whose rings XDP fills sets rings_read before the worker starts.
+ * Worker id's ledger over ewt, counting in stats; shared NULL: it keeps the ledger
+ * but never heals. A transport whose rings XDP fills sets rings_read before the
+ * worker starts.
  */
 void xkv_holds_init(struct xkv_holds *h, struct xkv_ewt_slot *ewt, uint32_t id,
-		    struct xkv_holds_shared *shared);
-
-/* n holds of partition's slot, counted for this worker, are in its hand now. */
-static inline void xkv_holds_take(struct xkv_holds *h, uint32_t partition, uint32_t n)
-{
-	h->in_hand[partition] += n;
-	h->taken[partition] += n;
-}
+		    struct xkv_holds_shared *shared, struct xkv_request_counters *stats);
 
 /*
- * Lets n holds in hand go (their writes applied and answered, or never to be):
- * 0, or -EPERM when the slot did not count them for this worker (nothing changed).
+ * A write XDP counted in partition's slot for this worker (or another worker joined
+ * it for this one): true with its hold in hand, when the slot says it is this
+ * worker's; its acquire orders the write after the slot's previous holder
+ * (engine/ewt.h). False: it came without its slot (counted in ewt_not_owner), and is
+ * refused.
  */
-int xkv_holds_release(struct xkv_holds *h, uint32_t partition, uint32_t n);
+bool xkv_holds_claim(struct xkv_holds *h, uint32_t partition);
+
+/*
+ * A write no XDP counted (memcached over TCP; under xkv a PUT whole from its pieces)
+ * joins partition's slot as XDP would, candidate taking it if it is free. Returns the
+ * holder, with the hold in hand if that is this worker (counted in ewt_joined), or
+ * -EBUSY when the slot stayed contended or full (ewt_join_busy).
+ */
+int xkv_holds_join(struct xkv_holds *h, uint32_t partition, uint32_t candidate);
+
+/*
+ * Lets n holds in hand go, their writes applied and answered or never to be; counted
+ * in ewt_released, or ewt_not_owner when the slot did not count them for this worker
+ * (nothing changed). Nothing to do with n 0 or without an EWT.
+ */
+void xkv_holds_let_go(struct xkv_holds *h, uint32_t partition, uint32_t n);
+
+/* A write this worker joined for holder and never handed it: the hold goes back. */
+void xkv_holds_give_back(struct xkv_holds *h, uint32_t partition, uint32_t holder);
 
 /* The transport saw the kernel drop frames meant for this worker (e.g. its RX ring full). */
 static inline void xkv_holds_kernel_dropped(struct xkv_holds *h)

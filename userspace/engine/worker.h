@@ -16,6 +16,7 @@
 #include "engine/ewt.h"
 #include "engine/handoff.h"
 #include "engine/holds.h"
+#include "engine/policy.h"
 #include "engine/roles.h"
 
 #define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
@@ -40,6 +41,7 @@ struct xkv_large_keys {
 
 struct xkv_worker {
 	struct xkv_exec exec; /* and its counters, which are the worker's */
+	const struct xkv_policy_ops *policy; /* who writes what (engine/policy.h) */
 	struct xkv_reasm *reasm;
 	struct xkv_ahead ahead[XKV_WORKER_AHEAD]; /* this batch's, in arrival order */
 	uint32_t nahead, next_ahead;		  /* kept; the next one to be served */
@@ -58,7 +60,6 @@ struct xkv_worker {
 	/* dcrew (xkv_worker_dcrew): the xkv_ewt map, mmapped; NULL otherwise */
 	struct xkv_ewt_slot *ewt;
 	struct xkv_holds holds; /* every take and release of a slot's hold goes through it */
-	bool early_release; /* checked builds: let each write's slot go before it is applied */
 	/* minos (xkv_worker_minos); NULL otherwise */
 	struct xkv_roles_sync *sync;
 	struct xkv_handoffs *handoffs;
@@ -70,8 +71,12 @@ struct xkv_worker {
 	struct xkv_handoff *mc_unsent; /* results whose ring back was full, oldest first */
 };
 
+/*
+ * Worker id of nworkers, under policy (-EINVAL if none is registered by that id; the
+ * roles and the EWT it follows come from xkv_worker_minos and xkv_worker_dcrew).
+ */
 int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
-		    struct xkv_store *store, struct xkv_tx *tx,
+		    enum xkv_policy policy, struct xkv_store *store, struct xkv_tx *tx,
 		    const struct xkv_reasm_config *reasm);
 void xkv_worker_fini(struct xkv_worker *w);
 
@@ -113,24 +118,6 @@ void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx);
  * over TCP need them under every policy.
  */
 void xkv_worker_handoff_rings(struct xkv_worker *w, struct xkv_handoffs *handoffs);
-
-/*
- * Memcached writes from this worker's connections: done(ctx, tag, result) is called,
- * from xkv_worker_handoffs, with the result of one that xkv_worker_mc_write handed to
- * another worker.
- */
-void xkv_worker_mc(struct xkv_worker *w,
-		   void (*done)(void *ctx, uint64_t tag, const struct xkv_mc_result *r), void *ctx);
-
-/*
- * A memcached write (invariant 1): applied here when this worker is its partition's
- * writer (the static owner, minos's owner, or under dcrew and xkv the EWT's holder,
- * which it joins as XDP would), else handed to the writer, with key and value copied.
- * Returns 0 with *r filled (XKV_MC_NO_MEMORY when no hand-off was possible: counted,
- * the client may retry), or -EINPROGRESS: the result comes to done with tag.
- */
-int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
-			struct xkv_mc_result *r, uint64_t tag);
 
 /* Serves what other workers handed this one; returns how many. Once per batch. */
 unsigned xkv_worker_handoffs(struct xkv_worker *w);

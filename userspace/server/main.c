@@ -324,7 +324,7 @@ static int start_workers(struct server *s, uint32_t *started)
 
 		w->id = *started;
 		w->srv = s;
-		err = xkv_worker_init(&w->proto, w->id, s->o.workers, s->store,
+		err = xkv_worker_init(&w->proto, w->id, s->o.workers, s->o.policy, s->store,
 				      be->worker_tx(s, w->id), &reasm);
 		if (err)
 			return err;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/mc_write.h"
 #include "net/tcp_uring.h"
 #include "proto/mc_text.h"
 #include "server/server.h"
