@@ -820,10 +820,13 @@ static void serve(const char *spec, uint64_t count)
 		.bucket_bits = 6,
 		.overflow_buckets = 8,
 	};
-	struct xkv_reasm_config reasm_cfg = {
-		.memory_limit = 16 << 20,
-		.max_messages = 64,
-		.timeout_ns = 1000000000,
+	static const struct xkv_validate unbounded = {.ntrusted = 1}; /* ::/0: no bound */
+	struct xkv_worker_config cfg = {
+		.nworkers = 1,
+		.policy = XKV_POLICY_CREW,
+		.tx = &keeper.tx,
+		.validate = &unbounded,
+		.reasm = {.memory_limit = 16 << 20, .max_messages = 64, .timeout_ns = 1000000000},
 	};
 	struct trace_gen_opts o = gen_opts(spec, count, 11);
 	struct trace_gen_stats stats;
@@ -835,7 +838,8 @@ static void serve(const char *spec, uint64_t count)
 	xkv_store_thread_online();
 	store = xkv_store_create(&store_cfg);
 	cr_assert_not_null(store);
-	cr_assert_eq(xkv_worker_init(&w, 0, 1, XKV_POLICY_CREW, store, &keeper.tx, &reasm_cfg), 0);
+	cfg.store = store;
+	cr_assert_eq(xkv_worker_init(&w, &cfg), 0);
 	xkv_worker_tick(&w, xkv_now_ns());
 	for (size_t i = 0; i < f.n; i++) {
 		uint32_t off, len;

@@ -64,6 +64,8 @@ static struct capture *cap;
 static struct xkv_store *store;
 static struct xkv_exec x;
 static const struct xkv_peer peer = {.port = 99};
+/* Every network trusted: no reply is bounded, but in the suite's tests of the bound */
+static const struct xkv_validate unbounded = {.trusted = {{.prefixlen = 0}}, .ntrusted = 1};
 static uint32_t next_id = 1;
 
 static void setup(void)
@@ -83,7 +85,18 @@ static void setup(void)
 	xkv_store_thread_online();
 	store = xkv_store_create(&cfg);
 	cr_assert_not_null(store);
-	cr_assert_eq(xkv_exec_init(&x, store, &cap->tx), 0);
+	cr_assert_eq(xkv_exec_init(&x, store, &cap->tx, &unbounded), 0);
+}
+
+/* Worker id of n under policy, on the suite's store, answering into the capture. */
+static int worker_init(struct xkv_worker *w, uint32_t id, uint32_t n, enum xkv_policy policy,
+		       const struct xkv_reasm_config *reasm)
+{
+	const struct xkv_worker_config cfg = {.id = id, .nworkers = n, .policy = policy,
+					      .store = store, .tx = &cap->tx,
+					      .validate = &unbounded, .reasm = *reasm};
+
+	return xkv_worker_init(w, &cfg);
 }
 
 static void teardown(void)
@@ -263,7 +276,7 @@ Test(execute, every_policy_is_registered_and_an_unknown_one_refused)
 		cr_assert_eq(ops->id, p, "%s's module is another's", xkv_policy_name(p));
 		cr_assert(ops->writer && ops->foreign, "%s's module is incomplete", xkv_policy_name(p));
 	}
-	cr_assert_eq(xkv_worker_init(&w, 0, 1, XKV_POLICY_END, store, &cap->tx, &reasm), -EINVAL);
+	cr_assert_eq(worker_init(&w, 0, 1, XKV_POLICY_END, &reasm), -EINVAL);
 }
 
 Test(execute, worker_refuses_writes_it_does_not_own)
@@ -275,7 +288,7 @@ Test(execute, worker_refuses_writes_it_does_not_own)
 	struct xkv_msg put, reply;
 	int len, n;
 
-	cr_assert_eq(xkv_worker_init(&w, 1, 2, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(worker_init(&w, 1, 2, XKV_POLICY_CREW, &reasm), 0);
 	/* a key of partition 0's owner (worker 0 of 2) */
 	for (n = 0;; n++) {
 		snprintf(key, sizeof(key), "own%d", n);
@@ -325,7 +338,7 @@ Test(execute, look_ahead_hashes_serve_their_own_keys)
 	size_t lens[4];
 	struct xkv_worker w;
 
-	cr_assert_eq(xkv_worker_init(&w, 0, 1, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(worker_init(&w, 0, 1, XKV_POLICY_CREW, &reasm), 0);
 	for (int batch = 0; batch < 3; batch++) {
 		char k1[16], k2[16];
 
@@ -368,7 +381,7 @@ static void dcrew_worker(struct xkv_worker *w, uint64_t timeout_ns)
 		.memory_limit = 1 << 20, .max_messages = 4, .timeout_ns = timeout_ns};
 
 	memset(ewt, 0, sizeof(ewt));
-	cr_assert_eq(xkv_worker_init(w, 1, 2, XKV_POLICY_DCREW, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(worker_init(w, 1, 2, XKV_POLICY_DCREW, &reasm), 0);
 	xkv_worker_dcrew(w, ewt, NULL, NULL, NULL);
 	cap->reserved = cap->sent = 0;
 }
@@ -543,7 +556,7 @@ static void roles_workers(enum xkv_policy policy, uint64_t timeout_ns)
 	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
 	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
 	for (uint32_t i = 0; i < 2; i++) {
-		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, policy, store, &cap->tx, &reasm), 0);
+		cr_assert_eq(worker_init(&xw[i], i, 2, policy, &reasm), 0);
 		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
 		if (xkv_policy_ewt(policy))
 			xkv_worker_dcrew(&xw[i], ewt, NULL, NULL, NULL);
@@ -821,7 +834,7 @@ static void compact_worker(struct xkv_worker *w, uint32_t slo)
 {
 	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
 
-	cr_assert_eq(xkv_worker_init(w, 0, 1, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(worker_init(w, 0, 1, XKV_POLICY_CREW, &reasm), 0);
 	cr_assert_eq(xkv_worker_compaction(w, slo), 0);
 	cap->reserved = cap->sent = 0;
 }
@@ -1190,7 +1203,7 @@ static void healing_worker(struct xkv_worker *w)
 
 	memset(ewt, 0, sizeof(ewt));
 	memset(heal_shared.beat, 0, sizeof(heal_shared.beat));
-	cr_assert_eq(xkv_worker_init(w, 1, 2, XKV_POLICY_DCREW, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(worker_init(w, 1, 2, XKV_POLICY_DCREW, &reasm), 0);
 	xkv_worker_dcrew(w, ewt, &heal_shared, NULL, NULL);
 	xkv_worker_tick(w, xkv_now_ns()); /* pieces come now, not at boot */
 	cap->reserved = cap->sent = 0;
@@ -1375,7 +1388,7 @@ Test(execute, compaction_windows_close_before_new_roles)
 	cr_assert_eq(xkv_roles_sync_init(&roles_sync, 2, &r), 0);
 	cr_assert_eq(xkv_handoffs_init(&handoffs, 2), 0);
 	for (uint32_t i = 0; i < 2; i++) {
-		cr_assert_eq(xkv_worker_init(&xw[i], i, 2, XKV_POLICY_MINOS, store, &cap->tx, &reasm), 0);
+		cr_assert_eq(worker_init(&xw[i], i, 2, XKV_POLICY_MINOS, &reasm), 0);
 		xkv_worker_minos(&xw[i], &roles_sync, &handoffs, &keys);
 	}
 	cr_assert_eq(xkv_worker_compaction(&xw[1], 100000), 0);
@@ -1503,7 +1516,7 @@ static void mc_worker(struct xkv_worker *w, uint32_t id, uint32_t nworkers)
 {
 	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
 
-	cr_assert_eq(xkv_worker_init(w, id, nworkers, XKV_POLICY_CREW, store, &cap->tx, &reasm), 0);
+	cr_assert_eq(worker_init(w, id, nworkers, XKV_POLICY_CREW, &reasm), 0);
 	cap->reserved = cap->sent = 0;
 }
 

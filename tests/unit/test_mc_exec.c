@@ -7,6 +7,7 @@
 #include <xkv/hash.h>
 #include <xkv/proto.h>
 #include "engine/mc_exec.h"
+#include "store_clock.h"
 
 static struct xkv_store *s;
 static uint8_t scratch[XKV_VALUE_MAX];

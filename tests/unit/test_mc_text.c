@@ -15,6 +15,7 @@
 #include <xkv/proto.h>
 #include "engine/mc_exec.h"
 #include "proto/mc_text.h"
+#include "store_clock.h"
 
 static struct xkv_store *store;
 static uint8_t scratch[XKV_VALUE_MAX];

@@ -42,10 +42,14 @@ static void record_done(void *ctx, uint64_t tag, const struct xkv_mc_result *r)
 /* Workers 0 and 1 under policy. */
 static void workers_start(enum xkv_policy policy)
 {
-	const struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+	static const struct xkv_validate unbounded = {.ntrusted = 1}; /* ::/0 */
+	struct xkv_worker_config cfg = {.nworkers = 2, .policy = policy, .store = store,
+					.tx = &tx, .validate = &unbounded,
+					.reasm = {.memory_limit = 1 << 20, .max_messages = 4}};
 
 	for (uint32_t i = 0; i < 2; i++) {
-		cr_assert_eq(xkv_worker_init(&w[i], i, 2, policy, store, &tx, &reasm), 0);
+		cfg.id = i;
+		cr_assert_eq(xkv_worker_init(&w[i], &cfg), 0);
 		xkv_worker_handoff_rings(&w[i], &rings);
 		xkv_worker_mc(&w[i], record_done, (void *)(uintptr_t)i);
 	}

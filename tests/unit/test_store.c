@@ -9,6 +9,7 @@
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#include "store_clock.h"
 #ifdef XKV_CHECKS
 #include <signal.h>
 

@@ -11,8 +11,8 @@ TSAN_UNIT_TESTS := $(BUILD)/tests/test_store_concurrency $(BUILD)/tests/test_ewt
 $(filter-out $(TSAN_UNIT_TESTS),$(UNIT_TESTS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o \
 						       $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(XKV_LDLIBS) $(ENGINE_LDLIBS) $(BPF_LDLIBS) \
-		-lxxhash
+	$(Q)$(CC) $(LDFLAGS) $(UNIT_WRAP) $(filter %.o,$^) $(filter %.a,$^) -o $@ -lcriterion \
+		$(XKV_LDLIBS) $(ENGINE_LDLIBS) $(BPF_LDLIBS) -lxxhash
 
 # Under ThreadSanitizer (TSAN=1) Criterion cannot run (Snaipe/Criterion#274): those
 # suites compile against tests/unit/tsan/criterion/criterion.h and link its runner.
@@ -40,3 +40,9 @@ TSAN_TESTS += $(TSAN_UNIT_TESTS)
 $(BUILD)/tests/test_tcp_uring: $(LIBXKV_NET)
 $(BUILD)/tests/test_tcp_uring: XKV_LDLIBS += -luring
 $(BUILD)/tests/test_latency: XKV_LDLIBS += -lm
+
+# the suites of expiry move the store's clock (tests/unit/store_clock.h)
+STORE_CLOCK_TESTS := $(BUILD)/tests/test_store $(BUILD)/tests/test_mc_exec $(BUILD)/tests/test_mc_text
+$(STORE_CLOCK_TESTS): $(BUILD)/tests/unit/store_clock.o
+# (not LDFLAGS, which the sanitizer builds set on the command line)
+$(STORE_CLOCK_TESTS): UNIT_WRAP := -Wl,--wrap=xkv_store_now

@@ -12,9 +12,13 @@
 
 #define HDR sizeof(struct xkv_hdr)
 
-int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx)
+int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx,
+		  const struct xkv_validate *validate)
 {
-	*x = (struct xkv_exec){.store = store, .tx = tx, .small_class_max = XKV_SIZE_CLASSES};
+	*x = (struct xkv_exec){.store = store, .tx = tx, .validate = validate,
+			       .small_class_max = XKV_SIZE_CLASSES};
+	if (!validate)
+		return -EINVAL;
 	xkv_fast_clock_init(&x->clock);
 	x->scratch = malloc(XKV_EXEC_SCRATCH);
 	return x->scratch ? 0 : -ENOMEM;
@@ -149,7 +153,7 @@ static bool may_send(struct xkv_exec *x, const struct xkv_peer *peer, const stru
 {
 	uint64_t request = HDR + req->key_len + req->frag_len;
 
-	if (!x->validate || bytes <= XKV_AMPLIFY_MAX * request ||
+	if (bytes <= XKV_AMPLIFY_MAX * request ||
 	    xkv_validate_trusted(x->validate, peer))
 		return true;
 	return xkv_validate_token(x->validate, peer, req->token, x->now_ns, token);

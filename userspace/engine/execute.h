@@ -44,7 +44,7 @@ struct xkv_exec {
 	void *handoff_ctx;
 	/*
 	 * The anti-amplification bound, shared by every worker, and the time its tokens
-	 * are checked against (the worker's tick). NULL: no bound, for tests only.
+	 * are checked against (the worker's tick).
 	 */
 	const struct xkv_validate *validate;
 	uint64_t now_ns;
@@ -58,7 +58,9 @@ struct xkv_exec {
 	struct xkv_fast_clock clock; /* what times them: synced by the worker's every round */
 };
 
-int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx);
+/* 0, -EINVAL without a bound (validate), or -ENOMEM. */
+int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx,
+		  const struct xkv_validate *validate);
 void xkv_exec_fini(struct xkv_exec *x);
 
 /*

@@ -22,18 +22,17 @@ static void pieces_dropped(void *ctx, const struct xkv_reasm_msg *msg)
 	xkv_write_pieces_done(ctx, xkv_hash(msg->head.key, msg->head.key_len), msg->pieces);
 }
 
-int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
-		    enum xkv_policy policy, struct xkv_store *store, struct xkv_tx *tx,
-		    const struct xkv_reasm_config *reasm)
+int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 {
-	struct xkv_reasm_config rc = *reasm;
+	struct xkv_reasm_config rc = cfg->reasm;
 	int err;
 
-	*w = (struct xkv_worker){.id = id, .nworkers = nworkers, .service_ns = XKV_WORKER_SERVICE_NS,
-				 .policy = xkv_policy_ops(policy)};
+	*w = (struct xkv_worker){.id = cfg->id, .nworkers = cfg->nworkers,
+				 .service_ns = XKV_WORKER_SERVICE_NS,
+				 .policy = xkv_policy_ops(cfg->policy)};
 	if (!w->policy)
 		return -EINVAL;
-	err = xkv_exec_init(&w->exec, store, tx);
+	err = xkv_exec_init(&w->exec, cfg->store, cfg->tx, cfg->validate);
 	if (err)
 		return err;
 	rc.dropped = pieces_dropped;

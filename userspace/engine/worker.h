@@ -71,13 +71,18 @@ struct xkv_worker {
 	struct xkv_handoff *mc_unsent; /* results whose ring back was full, oldest first */
 };
 
-/*
- * Worker id of nworkers, under policy (-EINVAL if none is registered by that id; the
- * roles and the EWT it follows come from xkv_worker_minos and xkv_worker_dcrew).
- */
-int xkv_worker_init(struct xkv_worker *w, uint32_t id, uint32_t nworkers,
-		    enum xkv_policy policy, struct xkv_store *store, struct xkv_tx *tx,
-		    const struct xkv_reasm_config *reasm);
+/* What a worker is made of; the roles and the EWT come after (xkv_worker_minos, _dcrew). */
+struct xkv_worker_config {
+	uint32_t id, nworkers;
+	enum xkv_policy policy;	/* a registered one (engine/policy.h) */
+	struct xkv_store *store;
+	struct xkv_tx *tx;	/* its reply path, until xkv_worker_queue says otherwise */
+	const struct xkv_validate *validate; /* the anti-amplification bound, every worker's */
+	struct xkv_reasm_config reasm;	     /* its reassembly's budget */
+};
+
+/* 0; -EINVAL for a policy nobody registered, or no bound; -ENOMEM. */
+int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg);
 void xkv_worker_fini(struct xkv_worker *w);
 
 /*

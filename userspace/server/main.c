@@ -311,26 +311,28 @@ static void *worker_thread(void *arg)
 
 static int start_workers(struct server *s, uint32_t *started)
 {
-	struct xkv_reasm_config reasm = {
-		.memory_limit = REASM_MEMORY,
-		.max_messages = REASM_MESSAGES,
-		.timeout_ns = REASM_TIMEOUT_NS,
-	};
 	const struct backend *be = s->o.backend;
+	struct xkv_worker_config cfg = {
+		.nworkers = s->o.workers,
+		.policy = s->o.policy,
+		.store = s->store,
+		.validate = &s->o.validate,
+		.reasm = {.memory_limit = REASM_MEMORY, .max_messages = REASM_MESSAGES,
+			  .timeout_ns = REASM_TIMEOUT_NS},
+	};
 	int err;
 
 	for (; *started < s->o.workers; (*started)++) {
 		struct server_worker *w = &s->workers[*started];
 
-		w->id = *started;
+		w->id = cfg.id = *started;
 		w->srv = s;
-		err = xkv_worker_init(&w->proto, w->id, s->o.workers, s->o.policy, s->store,
-				      be->worker_tx(s, w->id), &reasm);
+		cfg.tx = be->worker_tx(s, w->id);
+		err = xkv_worker_init(&w->proto, &cfg);
 		if (err)
 			return err;
 		w->proto.depth = be->worker_depth(s, w->id);
 		w->proto.exec.echo = s->o.echo;
-		w->proto.exec.validate = &s->o.validate;
 		server_counters_latency(s, w);
 		if (s->minos)
 			server_minos_worker(s, w);

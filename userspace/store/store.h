@@ -128,11 +128,11 @@ int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint
  */
 void xkv_store_flush(struct xkv_store *s);
 
-/* The store's clock, in seconds (CLOCK_REALTIME plus what tests shifted it by). */
+/*
+ * The store's clock, in seconds of CLOCK_REALTIME: exptimes are compared with it. It
+ * is alone in store/clock.c, so that a test can move it (tests/unit/store_clock.h).
+ */
 uint32_t xkv_store_now(const struct xkv_store *s);
-
-/* For tests: moves the store's clock by seconds (expiry without sleeping). */
-void xkv_store_clock_shift(struct xkv_store *s, int32_t seconds);
 
 /*
  * A write in two halves, for a thread that is not the partition's writer: it builds

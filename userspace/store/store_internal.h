@@ -85,7 +85,6 @@ struct xkv_store {
 	uint32_t max_spares;	/* spares of a table of max_bits; smaller ones get fewer */
 	enum xkv_store_mode mode;
 	size_t limit;
-	_Atomic int64_t clock_shift; /* seconds tests added to the store's clock */
 	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
 	struct xkv_partition part[XKV_PARTITIONS];
 };

@@ -577,21 +577,6 @@ void xkv_store_flush(struct xkv_store *s)
 	}
 }
 
-uint32_t xkv_store_now(const struct xkv_store *s)
-{
-	struct timespec now;
-
-	/* the coarse clock: a vDSO read of the last tick, seconds are all we keep */
-	clock_gettime(CLOCK_REALTIME_COARSE, &now);
-	return (uint32_t)(now.tv_sec +
-			  atomic_load_explicit(&s->clock_shift, memory_order_relaxed));
-}
-
-void xkv_store_clock_shift(struct xkv_store *s, int32_t seconds)
-{
-	atomic_fetch_add_explicit(&s->clock_shift, seconds, memory_order_relaxed);
-}
-
 void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *st)
 {
 	memset(st, 0, sizeof(*st));
