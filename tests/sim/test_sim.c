@@ -12,7 +12,7 @@
 #include "dist.h"
 #include "eventq.h"
 #include "sim.h"
-#include "sim_internal.h"
+#include "model.h"
 
 static struct sim_config config(enum sim_policy policy, unsigned cores, double load)
 {

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "model.h"
 
 #define MINOS_STREAM	  1 /* the random stream of the epoch before the run; the run's is 0 */
 #define MINOS_READ_STREAM 2 /* the stream of small reads' second candidates */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "model.h"
 
 enum ev_type {
 	EV_ARRIVAL,  /* the next request reaches the dispatcher */

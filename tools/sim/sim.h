@@ -14,23 +14,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "policy.h"
+
 #define SIM_MAX_CORES	 256
 #define SIM_MAX_PROBES	 32
 #define SIM_PERCENTILE	 99.0 /* the SLO is on this percentile of all requests */
-
-enum sim_policy {
-	SIM_EREW,  /* every request to the static owner of its partition */
-	SIM_CREW,  /* writes to the static owner, reads by JBSQ */
-	SIM_DCREW, /* writes to the EWT owner while one is outstanding, else JBSQ */
-	SIM_IDEAL, /* everything by JBSQ, no synchronisation at all */
-	SIM_HKH,   /* Minos' early binding by key hash (same placement as EREW) */
-	SIM_SHO,   /* late binding: one shared FIFO, idle cores pull */
-	SIM_HKHWS, /* early binding plus stealing by idle cores */
-	SIM_MINOS, /* Minos's control loop: small requests by key on small cores, large ones by
-		      size class on large cores */
-	SIM_COMP,  /* CREW with write compaction on the workers (C-4 Sec. 3.2) */
-	SIM_NPOLICIES,
-};
 
 enum sim_service {
 	SIM_SVC_C4,	 /* uniform [400, 800] ns store time + fixed time (C-4 Sec. 3) */
@@ -133,8 +121,6 @@ struct sim_search {
 void sim_config_defaults(struct sim_config *cfg);
 int sim_config_validate(const struct sim_config *cfg);
 
-int sim_policy_parse(const char *name, enum sim_policy *out);
-const char *sim_policy_name(enum sim_policy p);
 int sim_service_parse(const char *name, enum sim_service *out);
 const char *sim_service_name(enum sim_service s);
 

@@ -10,7 +10,7 @@
 #define XKV_MC_SERVE_H
 
 #include "proto/mc_udp.h"
-#include "engine/execute.h"
+#include "engine/exec.h"
 
 /*
  * A get or gets (every key), or a binary GET*: the reply is built whole in x->scratch,

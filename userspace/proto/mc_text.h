@@ -13,23 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/mc_buf.h"
 #include "proto/mc_cmd.h"
 
 /* "version" and stats' version: the memcached it answers like, for clients that check */
 #define XKV_MC_VERSION "1.6.18-xkv"
-
-/* A growable output buffer: the replies, in order, for the connection to send. */
-struct xkv_mc_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-	bool failed; /* an allocation failed: the replies are incomplete, close */
-};
-
-/* Room for n more bytes at data + len (len unchanged), or NULL with failed set. */
-char *xkv_mc_buf_reserve(struct xkv_mc_buf *b, size_t n);
-void xkv_mc_buf_append(struct xkv_mc_buf *b, const void *p, size_t n);
-void xkv_mc_buf_free(struct xkv_mc_buf *b);
 
 struct xkv_mc_backend {
 	/*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The simulator's state, shared by the engine (sim.c) and the placement rules (policy.c). */
-#ifndef XKV_SIM_INTERNAL_H
-#define XKV_SIM_INTERNAL_H
+/* The model's state, shared by the event loop (sim.c) and the placement rules (policy.c). */
+#ifndef XKV_SIM_MODEL_H
+#define XKV_SIM_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
