@@ -91,12 +91,11 @@ static __always_inline const struct xkv_roles *xkv_roles_live(void)
 static __always_inline __u32 xkv_small_pick(const struct xkv_roles *r, __u32 owner, __u32 nsmall,
 					    __u32 candidates)
 {
-	__u32 pick, other;
+	__u32 other;
 
 	if (candidates < 2)
 		return owner;
-	pick = (__u32)(((__u64)xkv_random() * candidates) >> 32);
-	other = pick < nsmall ? r->small[pick & (XKV_WORKERS_MAX - 1)] : r->large[0];
+	other = xkv_roles_other(r, nsmall, candidates, xkv_random());
 	return xkv_depth_of(other) < xkv_depth_of(owner) ? other : owner;
 }
 

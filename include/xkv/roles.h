@@ -2,7 +2,7 @@
 /*
  * Minos's roles (docs/DESIGN.md, "Steering policies"): which workers serve small
  * requests, which serve large ones, and which sizes each large worker takes. The
- * server's control loop computes them every epoch (userspace/engine/minos.c) and
+ * server's control loop computes them every epoch (userspace/engine/minos_plan.c) and
  * writes them to the xkv_roles map; the XDP program steers by them and the workers
  * check partition ownership by them. The functions below are the one definition
  * both sides use, so steering and ownership always agree.
@@ -63,6 +63,20 @@ static __always_inline __u32 xkv_roles_large_worker(const struct xkv_roles *r, _
 	__u32 pick = (__u32)(((__u64)(__u32)hash * c->count) >> 32);
 
 	return r->large[(c->first + pick) & (XKV_WORKERS_MAX - 1)];
+}
+
+/*
+ * The other candidate of a small request, drawn by 32 random bits from `candidates`:
+ * a small worker, or past the nsmall of them the standby large worker. The request
+ * goes to the less loaded of it and the partition's owner (bpf/steer.h). xkv-sim
+ * draws with it too, so the model places as XDP does.
+ */
+static __always_inline __u32 xkv_roles_other(const struct xkv_roles *r, __u32 nsmall,
+					     __u32 candidates, __u32 draw)
+{
+	__u32 pick = (__u32)(((__u64)draw * candidates) >> 32);
+
+	return pick < nsmall ? r->small[pick & (XKV_WORKERS_MAX - 1)] : r->large[0];
 }
 
 #endif /* XKV_ROLES_H */

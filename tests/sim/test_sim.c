@@ -253,7 +253,7 @@ Test(policies, minos_keeps_sizes_apart_and_always_has_a_large_core)
 }
 
 /*
- * The plan is the control loop's (userspace/engine/minos.c) for 64 B and 500 KB values,
+ * The plan is the control loop's (userspace/engine/minos_plan.c) for 64 B and 500 KB values,
  * size classes 7 and 19 (1 and 281 datagrams), worked by hand in tests/unit/test_minos.c:
  * 0.125% large on 4 cores: 3 small, 1 large; on 2 cores: 1 small, 1 standby large;
  * 0.75% large on 4 cores: 2 small, 2 large. The epoch planned from holds 1.8 M requests
@@ -314,6 +314,16 @@ static void place_many(struct sim *s, struct sim_req *r, unsigned n, unsigned co
 	}
 }
 
+/* Cores 0-2 small, core 3 the standby, large above class 7; small reads' stream seeded. */
+static void hand_set_roles(struct sim *s)
+{
+	s->roles = (struct xkv_roles){ .gen = 1, .threshold = 7, .nsmall = 3, .nlarge = 1,
+				       .standby = 1, .small = { 0, 1, 2 }, .large = { 3 } };
+	for (unsigned c = 8; c < XKV_SIZE_CLASSES; c++)
+		s->roles.classes[c] = (struct xkv_class_workers){ .first = 0, .count = 1 };
+	rng_seed(&s->read_rng, 1, 2);
+}
+
 /* Whether count is n / share within 15%: over 5 standard deviations of a binomial at n = 4000. */
 static bool about(unsigned count, unsigned n, unsigned share)
 {
@@ -337,11 +347,7 @@ Test(policies, minos_places_small_reads_as_xdp_does)
 	const unsigned n = 4000;
 	unsigned count[4];
 
-	s.roles = (struct xkv_roles){ .gen = 1, .threshold = 7, .nsmall = 3, .nlarge = 1,
-				      .standby = 1, .small = { 0, 1, 2 }, .large = { 3 } };
-	for (unsigned c = 8; c < XKV_SIZE_CLASSES; c++)
-		s.roles.classes[c] = (struct xkv_class_workers){ .first = 0, .count = 1 };
-	rng_seed(&s.read_rng, 1, 2);
+	hand_set_roles(&s);
 	write.is_write = 1;
 	large.size = 512000;
 
@@ -385,6 +391,79 @@ Test(policies, minos_places_small_reads_as_xdp_does)
 	cfg.owner_reads = true;
 	place_many(&s, &read, n, count);
 	cr_expect_eq(count[2], n, "owner_reads binds small reads by key");
+}
+
+/* Places n copies of w, each completed before the next, and counts where each went. */
+static void place_completed(struct sim *s, const struct sim_req *w, unsigned n, unsigned count[4])
+{
+	memset(count, 0, 4 * sizeof(*count));
+	for (unsigned i = 0; i < n; i++) {
+		struct sim_req r = *w;
+		struct placement pl = policy_place(s, &r, false);
+
+		cr_assert_eq(pl.kind, PLACE_CORE);
+		cr_assert_lt(pl.index, 4);
+		cr_assert(r.claimed, "a write in one datagram claims its slot");
+		count[pl.index]++;
+		policy_completed(s, &r);
+	}
+	cr_assert_eq(s->parts[w->bucket].ewt, 0, "every write let its slot go");
+}
+
+/*
+ * xkv's rule for writes (bpf/steer.h, xkv_minos_worker and xkv_ewt_claim; the claim
+ * is include/xkv/ewt.h's) on hand-set roles: cores 0-2 small, core 3 the standby. A
+ * write in one datagram joins its held slot; a free one goes to the less loaded of the
+ * owner (small[5 % 3] = 2) and another small core, never the standby; a PUT in pieces
+ * goes by its size class, claiming nothing.
+ */
+Test(policies, xkv_places_writes_as_xdp_does)
+{
+	struct sim_config cfg = minos_fig2(SIM_XKV, 281, 0.5);
+	struct sim_results res = { 0 };
+	struct sim_core cores[4] = { 0 };
+	struct partition parts[8] = { 0 };
+	struct sim s = { .cfg = &cfg, .res = &res, .ncores = 4, .cores = cores,
+			 .parts = parts, .next_plan = INFINITY };
+	struct sim_req write = { .size = 64, .bucket = 5, .is_write = 1 }, large = write;
+	const unsigned n = 4000;
+	unsigned count[4];
+
+	hand_set_roles(&s);
+	large.size = 512000;
+
+	place_completed(&s, &write, n, count);
+	cr_expect_eq(count[2], n, "all idle: every tie goes to the owner");
+
+	cores[2].depth = 1;
+	place_completed(&s, &write, n, count);
+	cr_expect(about(count[0], n, 3) && about(count[1], n, 3) && about(count[2], n, 3),
+		  "owner busy: the 3 small cores, %u %u %u %u", count[0], count[1], count[2],
+		  count[3]);
+	cr_expect_eq(count[3], 0, "the idle standby is no candidate for a write");
+
+	parts[5].ewt = xkv_ewt_word(1, 2);
+	place_many(&s, &write, n, count);
+	cr_expect_eq(count[1], n, "a held slot: every write joins its holder");
+	cr_expect_eq(xkv_ewt_writes(parts[5].ewt), 2 + n, "and counts in it");
+	parts[5].ewt = 0;
+
+	place_many(&s, &large, n, count);
+	cr_expect_eq(count[3], n, "a PUT in pieces goes to its class's large core");
+	cr_expect_eq(parts[5].ewt, 0, "claiming nothing");
+}
+
+/* xkv on a workload without sizes: every write claims its slot; one writer per partition. */
+Test(policies, xkv_balances_writes_over_small_cores_with_one_writer_per_partition)
+{
+	struct sim_config c = stress(SIM_XKV);
+	struct sim_results r = run(&c);
+
+	cr_expect_eq(r.writer_conflicts, 0, "never two cores with writes to one partition");
+	cr_expect_geq(r.ewt_max, 1);
+	cr_expect_gt(r.reads_off_owner, 0, "small reads are balanced");
+	cr_expect_gt(r.windows, 0, "and writes to hot keys compacted");
+	cr_expect_eq(r.class_mismatch, 0);
 }
 
 /*

@@ -88,8 +88,9 @@ int sim_config_validate(const struct sim_config *cfg)
 		  in_range(cfg->slo_mult, 1, 1e6) && in_range(cfg->warmup, 0, 0.9) &&
 		  in_range(cfg->duration_us, 0, 1e12) && (cfg->duration_us > 0 || cfg->requests >= 1);
 
-	/* Minos needs a small and a large core, and its roles hold XKV_WORKERS_MAX */
-	if (cfg->policy == SIM_MINOS && (cfg->cores < 2 || cfg->cores > XKV_WORKERS_MAX))
+	/* Minos's roles (and xkv's) need a small and a large core, and hold XKV_WORKERS_MAX */
+	if ((cfg->policy == SIM_MINOS || cfg->policy == SIM_XKV) &&
+	    (cfg->cores < 2 || cfg->cores > XKV_WORKERS_MAX))
 		ok = false;
 	return ok ? 0 : -EINVAL;
 }

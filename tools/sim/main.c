@@ -53,7 +53,7 @@ enum {
 static const struct xkv_opt options[] = {
 	[OPT_CORES] = {"cores", 0, "N", "worker cores (64)"},
 	[OPT_POLICY] = {"policy", 0, "NAME",
-			"erew crew dcrew ideal hkh sho hkhws minos comp (crew)"},
+			"erew crew dcrew ideal hkh sho hkhws minos comp xkv (crew)"},
 	[OPT_LOAD] = {"load", 0, "RHO", "offered utilisation of all cores, 0..10 (0.5)"},
 	[OPT_RATE] = {"rate", 0, "MRPS", "offered rate instead of --load"},
 	[OPT_WRITE_FRAC] = {"write-frac", 0, "F", "fraction of writes, 0..1 (0)"},
@@ -143,7 +143,7 @@ static int take_option(struct xkv_opts *p, int opt, struct cli *cli)
 	case OPT_POLICY:
 		if (sim_policy_parse(p->arg, &c->policy))
 			return xkv_opts_bad_value(p, "erew, crew, dcrew, ideal, hkh, sho, hkhws, "
-						     "minos or comp");
+						     "minos, comp or xkv");
 		return 0;
 	case OPT_LOAD:
 		return xkv_opts_double(p, 1e-6, 10, &c->load);

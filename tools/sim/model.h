@@ -10,7 +10,8 @@
 #include "common/rng.h"
 #include "common/zipf.h"
 #include "dist.h"
-#include "engine/minos.h"
+#include "engine/minos_plan.h"
+#include <xkv/ewt.h>
 #include "eventq.h"
 #include "sim.h"
 
@@ -34,6 +35,7 @@ struct sim_req {
 	uint8_t is_large;
 	uint8_t measured;  /* after the warm-up */
 	uint8_t tracked;   /* counted by the single-writer check */
+	uint8_t claimed;   /* holds its partition's EWT slot until its completion notice */
 };
 
 enum job {
@@ -73,9 +75,8 @@ struct partition {
 	double write_end;	/* when the write in progress leaves the store */
 	uint32_t version;	/* odd while a write is in progress */
 	uint32_t out_writes;	/* single-writer check: placed and not yet answered */
-	uint32_t ewt_count;	/* d-CREW: writes outstanding in the EWT entry */
+	uint64_t ewt;		/* d-CREW, xkv: the EWT slot's word (include/xkv/ewt.h) */
 	uint16_t out_core;	/* single-writer check: the core those writes were placed on */
-	uint16_t ewt_owner;
 };
 
 enum placement_kind { PLACE_CORE, PLACE_SHARED, PLACE_WAIT };
@@ -135,6 +136,8 @@ struct sim {
 int policy_init(struct sim *s);
 /* queued: r heads the dispatcher's FIFO; a new arrival (false) must not overtake that FIFO */
 struct placement policy_place(struct sim *s, struct sim_req *r, bool queued);
+/* Whether the policy follows Minos's roles (minos, xkv). */
+bool policy_has_roles(const struct sim *s);
 /* Minos: whether the last plan gives core ci requests like r (its size class, a small read). */
 bool policy_minos_fits(const struct sim *s, unsigned ci, const struct sim_req *r);
 /* Minos: r starts on core ci; counts it in the results' Minos counters. */

@@ -37,7 +37,7 @@ FIG2_REQUESTS = 2000000
 FIG2_ARGS = ["--cores", "8", "--service", "bimodal", "--unit-ns", "1000",
              "--p-large", "0.00125", "--channel-ns", "0"]
 FIG2_SLO_UNITS = 10  # for reading an achievable throughput off the curves
-PIECE_BYTES = 1400  # value bytes per datagram: Minos's unit of cost (userspace/engine/minos.h)
+PIECE_BYTES = 1400  # value bytes per datagram: Minos's unit of cost (userspace/engine/minos_plan.h)
 VALUE_MAX = 1 << 20
 
 

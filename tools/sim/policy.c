@@ -30,6 +30,15 @@ static const struct policy_desc policies[SIM_NPOLICIES] = {
 	[SIM_HKHWS] = { "hkhws", false, true, false },
 	[SIM_MINOS] = { "minos", false, false, false },
 	[SIM_COMP] = { "comp", true, false, true },
+	[SIM_XKV] = { "xkv", true, false, true },
+};
+
+/* The server's policy a simulated one claims EWT slots as (xkv_ewt_claimed), or none. */
+static const enum xkv_policy ewt_policy[SIM_NPOLICIES] = {
+	[SIM_EREW] = XKV_POLICY_END, [SIM_CREW] = XKV_POLICY_END, [SIM_DCREW] = XKV_POLICY_DCREW,
+	[SIM_IDEAL] = XKV_POLICY_END, [SIM_HKH] = XKV_POLICY_END, [SIM_SHO] = XKV_POLICY_END,
+	[SIM_HKHWS] = XKV_POLICY_END, [SIM_MINOS] = XKV_POLICY_END, [SIM_COMP] = XKV_POLICY_END,
+	[SIM_XKV] = XKV_POLICY_XKV,
 };
 
 int sim_policy_parse(const char *name, enum sim_policy *out)
@@ -90,23 +99,55 @@ static void ewt_count_change(struct sim *s, int delta)
 	s->res->ewt_max = fmax(s->res->ewt_max, s->ewt_active);
 }
 
-/* d-CREW: a write follows the partition's outstanding writes, else it takes a JBSQ slot. */
-static struct placement dcrew_write(struct sim *s, const struct sim_req *r, bool queued)
+/*
+ * Whether XDP claims r's EWT slot under the server's policy the simulated one stands
+ * for: the rule is include/xkv/ewt.h's, a value's pieces being XKV_MINOS_PIECE_BYTES.
+ */
+static bool ewt_claims(const struct sim *s, const struct sim_req *r)
+{
+	uint32_t piece = r->size < XKV_MINOS_PIECE_BYTES ? r->size : XKV_MINOS_PIECE_BYTES;
+
+	return r->is_write && xkv_ewt_claimed(ewt_policy[s->cfg->policy], XKV_OP_PUT, piece, r->size);
+}
+
+/* Whether r's partition's slot holds writes, and *owner the core they went to. */
+static bool ewt_held(const struct sim *s, const struct sim_req *r, unsigned *owner)
+{
+	uint64_t word = s->parts[r->bucket].ewt;
+
+	*owner = xkv_ewt_owner(word);
+	return xkv_ewt_writes(word) != 0;
+}
+
+/*
+ * r claims its slot as XDP does (bpf/steer.h, xkv_ewt_claim): joins the core that holds
+ * it, or takes it for the candidate core ci; it goes where the slot says.
+ */
+static struct placement ewt_claim(struct sim *s, struct sim_req *r, unsigned ci)
 {
 	struct partition *p = &s->parts[r->bucket];
-	struct placement pl;
+	uint64_t next = xkv_ewt_joined(p->ewt, ci);
 
-	if (p->ewt_count) {
-		p->ewt_count++;
-		return at_core(p->ewt_owner);
-	}
-	pl = jbsq(s, queued);
-	if (pl.kind == PLACE_CORE) {
-		p->ewt_owner = (uint16_t)pl.index;
-		p->ewt_count = 1;
+	if (!next) /* a slot full of writes takes no more: XDP drops it, the client retries */
+		return wait_here;
+	if (!xkv_ewt_writes(p->ewt))
 		ewt_count_change(s, 1);
-	}
-	return pl;
+	ci = xkv_ewt_target(p->ewt, ci);
+	p->ewt = next;
+	r->claimed = 1;
+	return at_core(ci);
+}
+
+/* d-CREW: a write follows the partition's outstanding writes, else it takes a JBSQ slot. */
+static struct placement dcrew_write(struct sim *s, struct sim_req *r, bool queued)
+{
+	struct placement pl;
+	unsigned owner;
+
+	if (ewt_held(s, r, &owner))
+		return ewt_claim(s, r, owner);
+	pl = jbsq(s, queued);
+	return pl.kind == PLACE_CORE ? ewt_claim(s, r, pl.index) : pl;
 }
 
 /* A request's size class; sizes past xkv's largest value count in the last class. */
@@ -117,7 +158,7 @@ static uint32_t size_class(uint32_t size)
 	return cls < XKV_SIZE_CLASSES ? cls : XKV_SIZE_CLASSES - 1;
 }
 
-/* Minos's control loop (userspace/engine/minos.c): this epoch's counts smoothed in, new roles. */
+/* Minos's control loop (userspace/engine/minos_plan.c): this epoch's counts smoothed in, new roles. */
 static void minos_replan(struct sim *s)
 {
 	xkv_minos_ewma(&s->smoothed, s->epoch_counts, XKV_MINOS_ALPHA);
@@ -128,44 +169,64 @@ static void minos_replan(struct sim *s)
 }
 
 /*
- * A small read as XDP places it (bpf/steer.h, xkv_small_read): the less loaded of the
- * partition's owner and one other candidate, drawn uniformly from the small cores and,
- * while nothing is placed on it, the standby; ties go to the owner. The load is XDP's
- * queue depth: requests placed on the core and not yet finished.
+ * As XDP picks for a small request (bpf/steer.h, xkv_small_pick): the less loaded of
+ * the partition's owner and one of `candidates` others (xkv_roles_other, include/xkv/
+ * roles.h); ties go to the owner. The load is XDP's queue depth: requests placed on
+ * the core and not yet finished.
  */
-static unsigned minos_small_read(struct sim *s, unsigned owner)
+static unsigned minos_small_pick(struct sim *s, unsigned owner, unsigned candidates)
 {
-	const struct xkv_roles *roles = &s->roles;
-	unsigned standby = roles->large[0], candidates = roles->nsmall, pick, other;
+	unsigned other;
 
-	if (roles->standby && standby != owner && s->cores[standby].depth == 0)
-		candidates++;
 	if (candidates < 2)
 		return owner;
-	pick = (unsigned)rng_below(&s->read_rng, candidates);
-	other = pick < roles->nsmall ? roles->small[pick] : standby;
+	other = xkv_roles_other(&s->roles, s->roles.nsmall, candidates,
+				(uint32_t)(rng_next(&s->read_rng) >> 32));
 	return s->cores[other].depth < s->cores[owner].depth ? other : owner;
 }
 
-/*
- * Minos: the roles of the epoch steer r as XDP does (include/xkv/roles.h, bpf/steer.h),
- * and r counts in the epoch's histogram. The first arrival of a new epoch has the plan
- * made first.
- */
-static struct placement minos_place(struct sim *s, const struct sim_req *r)
+/* A small read (xkv_small_read): the small cores are candidates, the standby while idle. */
+static unsigned minos_small_read(struct sim *s, unsigned owner)
 {
-	uint32_t cls = size_class(r->size);
-	unsigned owner;
+	const struct xkv_roles *roles = &s->roles;
+	unsigned standby = roles->large[0], candidates = roles->nsmall;
+
+	if (roles->standby && standby != owner && s->cores[standby].depth == 0)
+		candidates++;
+	return minos_small_pick(s, owner, candidates);
+}
+
+/*
+ * Minos, and xkv: the roles of the epoch steer r as XDP does (include/xkv/roles.h,
+ * bpf/steer.h's xkv_minos_worker), and r counts in the epoch's histogram. Under xkv a
+ * write the EWT claims is small whatever its size: it joins its slot, or takes it for
+ * the less loaded of the owner and another small core. The first arrival of a new
+ * epoch has the plan made first.
+ */
+static struct placement minos_place(struct sim *s, struct sim_req *r)
+{
+	bool claimed = ewt_claims(s, r);
+	uint32_t cls = claimed ? 0 : size_class(r->size);
+	unsigned owner, holder;
 
 	if (s->now >= s->next_plan)
 		minos_replan(s);
-	s->epoch_counts[cls]++;
+	s->epoch_counts[size_class(r->size)]++;
 	if (xkv_roles_is_large(&s->roles, cls))
 		return at_core(xkv_roles_large_worker(&s->roles, cls, mix64(r->key)));
 	owner = xkv_roles_owner(&s->roles, r->bucket);
+	if (claimed)
+		return ewt_claim(s, r, ewt_held(s, r, &holder)
+					       ? holder
+					       : minos_small_pick(s, owner, s->roles.nsmall));
 	if (r->is_write || s->cfg->owner_reads)
 		return at_core(owner);
 	return at_core(minos_small_read(s, owner));
+}
+
+bool policy_has_roles(const struct sim *s)
+{
+	return s->cfg->policy == SIM_MINOS || s->cfg->policy == SIM_XKV;
 }
 
 /* Whether core ci is the standby large core of the last plan, which also takes small reads. */
@@ -222,6 +283,7 @@ struct placement policy_place(struct sim *s, struct sim_req *r, bool queued)
 	case SIM_SHO:
 		return (struct placement){ .kind = PLACE_SHARED };
 	case SIM_MINOS:
+	case SIM_XKV:
 		return minos_place(s, r);
 	case SIM_NPOLICIES:
 		break;
@@ -233,9 +295,10 @@ void policy_completed(struct sim *s, const struct sim_req *r)
 {
 	struct partition *p = &s->parts[r->bucket];
 
-	if (s->cfg->policy != SIM_DCREW || !r->is_write)
+	if (!r->claimed)
 		return;
-	if (--p->ewt_count == 0)
+	p->ewt = xkv_ewt_released(p->ewt, 1);
+	if (!xkv_ewt_writes(p->ewt))
 		ewt_count_change(s, -1);
 }
 
@@ -269,7 +332,7 @@ int policy_init(struct sim *s)
 	s->steal = d->steal;
 	s->compact = d->compact;
 	s->pull_shared = s->cfg->policy == SIM_SHO;
-	if (s->cfg->policy == SIM_MINOS) {
+	if (policy_has_roles(s)) {
 		rng_seed(&s->read_rng, s->cfg->seed, MINOS_READ_STREAM);
 		minos_first_plan(s);
 	}

@@ -14,6 +14,8 @@ enum sim_policy {
 	SIM_MINOS, /* Minos's control loop: small requests by key on small cores, large ones by
 		      size class on large cores */
 	SIM_COMP,  /* CREW with write compaction on the workers (C-4 Sec. 3.2) */
+	SIM_XKV,   /* the server's default: Minos's roles, d-CREW's EWT for writes in one
+		      datagram, write compaction */
 	SIM_NPOLICIES,
 };
 

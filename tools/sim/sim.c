@@ -304,7 +304,7 @@ static void apply_done(struct sim *s, unsigned ci)
 
 static void count_placement(struct sim *s, unsigned ci, const struct sim_req *r)
 {
-	if (s->cfg->policy == SIM_MINOS) {
+	if (policy_has_roles(s)) {
 		policy_minos_count(s, ci, r);
 		return;
 	}
@@ -637,7 +637,7 @@ static void sim_finalize(struct sim *s)
 	res->ewt_mean = s->now > 0 ? (s->ewt_area + s->ewt_active * (s->now - s->ewt_changed)) /
 					     s->now
 				   : 0.0;
-	if (s->cfg->policy == SIM_MINOS) {
+	if (policy_has_roles(s)) {
 		res->small_cores = s->roles.nsmall;
 		res->large_cores = s->roles.nlarge;
 		res->standby = s->roles.standby;
