@@ -2,7 +2,7 @@
 # xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk); its
 # options and JSON come from userspace/util.
 
-LOADER_OBJS := $(BUILD)/loader/xkv-loader.o $(BUILD)/loader/live.o $(BUILD)/loader/roles.o
+LOADER_OBJS := $(BUILD)/loader/xkv-loader.o $(BUILD)/loader/live.o $(BUILD)/loader/roles_show.o
 
 # the skeleton is generated: build it before anything that includes it
 $(LOADER_OBJS): $(BUILD)/xkv.skel.h

@@ -6,7 +6,7 @@
 #include <bpf/bpf.h>
 
 #include "bpfctl/bpfctl.h"
-#include "roles.h"
+#include "roles_show.h"
 
 int roles_read(const char *ifname, struct xkv_roles *r)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `xkv-loader status` under minos: the roles the XDP program steers by now. */
-#ifndef XKV_LOADER_ROLES_H
-#define XKV_LOADER_ROLES_H
+#ifndef XKV_LOADER_ROLES_SHOW_H
+#define XKV_LOADER_ROLES_SHOW_H
 
 #include <stdio.h>
 #include <xkv/roles.h>
@@ -17,4 +17,4 @@ void roles_print_text(const struct xkv_roles *r, uint32_t workers, FILE *out);
 /* The same as a "minos" member of the open status object. */
 void roles_json(const struct xkv_roles *r, uint32_t workers, struct xkv_json *w);
 
-#endif /* XKV_LOADER_ROLES_H */
+#endif /* XKV_LOADER_ROLES_SHOW_H */

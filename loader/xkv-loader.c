@@ -13,7 +13,7 @@
 #include "bpfctl/log.h"
 #include "xkv/memcached.h"
 #include "live.h"
-#include "roles.h"
+#include "roles_show.h"
 #include "util/json.h"
 #include "util/opts.h"
 

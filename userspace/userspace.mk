@@ -26,8 +26,7 @@ ENGINE_LDLIBS := -lsodium
 BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
 # Attach, pin, status: shared by the loader and the server, so both attach the same way.
-BPFCTL_OBJS := $(BUILD)/userspace/bpfctl/bpfctl.o $(BUILD)/userspace/bpfctl/log.o \
-	       $(BUILD)/userspace/bpfctl/large_keys.o
+BPFCTL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/bpfctl/*.c))
 $(BPFCTL_OBJS): $(BUILD)/xkv.skel.h
 
 SERVER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/server/*.c))

@@ -239,7 +239,7 @@ static long roles_reaching(unsigned want_small, unsigned want_large, long limit_
 /*
  * Four workers, Minos's bimodal workload (64 B and 500 KB values, 95:5 GET:PUT). At a
  * 0.125 % share of large requests the control loop keeps three small workers; at
- * 0.75 %, two (the cost of a 500 KB value is 281 datagrams: engine/minos.h).
+ * 0.75 %, two (the cost of a 500 KB value is 281 datagrams: engine/minos_plan.h).
  */
 Test(server_minos, roles_follow_the_workload)
 {

@@ -5,7 +5,7 @@ doing or the machine's (tests/soak/soak.sh), from xkv-stall's log.
 Time in the gap is the machine's when, then, the worker waited on the run
 queue (its run_delay grew), or its CPU stalled (a SCHED_FIFO sleeper woke late). A
 wait inside sched_yield is the worker waiting for the others to adopt new roles
-(engine/roles.c, the server's only sched_yield): that time is the machine's
+(engine/roles_adopt.c, the server's only sched_yield): that time is the machine's
 only if another worker, which it waits for, was itself waiting for a CPU or stalled
 then; a worker stopped (the soak's ptrace) or busy is the server's. The server gives
 the longest gap's length, not when it was, so the window of that length where the

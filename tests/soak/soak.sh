@@ -12,7 +12,7 @@
 #     (values 0 B to 300 KB), and malformed memcached datagrams, 5 a second;
 #   - midway, one worker thread (SOAK_STOP_WORKER, 0) stopped for 2 s, alone, by
 #     ptrace (xkv-soak-freeze), 1 s after new roles: the next epoch comes during it
-#     (new roles that keep every owner need not wait for it, engine/roles.c);
+#     (new roles that keep every owner need not wait for it, engine/roles_adopt.c);
 #   - xkv-stall measuring, the whole time, what the machine kept from the
 #     workers: their waits on the run queue and the CPUs' stalls.
 # The store is filled first (xkv-bench's load phase, memcached's keys); the load phase
@@ -270,7 +270,7 @@ while kill -0 "$bench_pid" 2>/dev/null || kill -0 "$mc_pid" 2>/dev/null; do
 		prestop_ns=$(now_ns)
 		# 1 s after new roles: the next epoch comes during the stop. Roles that keep
 		# every owner are taken without waiting for the stopped worker
-		# (engine/roles.c): if they made the other wait, its gap below would show it.
+		# (engine/roles_adopt.c): if they made the other wait, its gap below would show it.
 		gen=$(roles_gen) until_us=$((${EPOCHREALTIME/./} + 4000000))
 		while [ "$(roles_gen)" = "$gen" ] && [ "${EPOCHREALTIME/./}" -lt "$until_us" ]; do
 			sleep 0.02
@@ -373,7 +373,7 @@ check "$rc" "no worker went over $bound_ms ms between two rounds before the stop
 	"stopped one only by the stop, but for what the machine took"
 # The other worker, the whole run, the stop in it: new roles published during the stop
 # keep every owner (2 workers: one small), so it takes them without waiting for the
-# stopped one (engine/roles.c); the stopped worker's full RX ring leaves frames for its
+# stopped one (engine/roles_adopt.c); the stopped worker's full RX ring leaves frames for its
 # replies (net/xsk.c, TX_RESERVE), so it drops none for want of one.
 rc=0
 "$python" "$here/gaps.py" "$out/stall.log" "$bound_ms" \

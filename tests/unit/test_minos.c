@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The arithmetic of Minos's control loop (userspace/engine/minos.c) on cases worked
+ * The arithmetic of Minos's control loop (userspace/engine/minos_plan.c) on cases worked
  * out by hand: class costs in packets, the EWMA, the threshold percentile, the
  * number of small workers and the large workers' equal-cost size ranges.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "engine/minos.h"
+#include "engine/minos_plan.h"
 
 #define BIG_CLASS   19 /* 500 KB values: [262144, 524288) */
 #define SMALL_CLASS 7  /* 64 B values: [64, 128) */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * engine/roles.h: workers move to new owners together. While roles change as fast as
+ * engine/roles_adopt.h: workers move to new owners together. While roles change as fast as
  * a control thread can publish them, and workers doze off and wake, no two workers
  * ever act under different owners at once (docs/DESIGN.md invariant 1 under minos:
  * the owner of a partition changes only between everyone's requests); roles that keep
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "engine/roles.h"
+#include "engine/roles_adopt.h"
 
 #define WORKERS 3
 #define RUN_MS	400

@@ -21,7 +21,7 @@
  *    counts whole: an over-estimate, never an under-estimate). A wait inside
  *    sched_yield (the top of /proc/PID/task/TID/stack) is not the machine's: the
  *    server yields only while a worker waits for the others to adopt new roles
- *    (engine/roles.c), so each sample also says whether the thread was in it.
+ *    (engine/roles_adopt.c), so each sample also says whether the thread was in it.
  * Neither needs schedstats (this kernel has CONFIG_SCHED_INFO, not CONFIG_SCHEDSTATS).
  *
  * Runs until SIGINT or SIGTERM (or --seconds), then prints, one per line:

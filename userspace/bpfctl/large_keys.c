@@ -4,7 +4,6 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
-
 #include "bpfctl/large_keys.h"
 #include "xkv/maps.h"
 

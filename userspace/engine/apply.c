@@ -6,7 +6,7 @@
 
 #include "engine/apply.h"
 #include "engine/mc_exec.h"
-#include "engine/minos.h"
+#include "engine/minos_plan.h"
 #include "engine/worker.h"
 
 #ifdef XKV_CHECKS

@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "engine/minos.h"
+#include "engine/minos_plan.h"
 
 /*
  * Far below a real fraction of a worker (the quotients below are at most

@@ -5,8 +5,8 @@
  * percentile, and the roles (struct xkv_roles) that follow from the cost of each
  * class. Pure functions: the caller gathers the counts and publishes the roles.
  */
-#ifndef XKV_MINOS_H
-#define XKV_MINOS_H
+#ifndef XKV_ENGINE_MINOS_PLAN_H
+#define XKV_ENGINE_MINOS_PLAN_H
 
 #include <stdint.h>
 
@@ -53,4 +53,4 @@ uint32_t xkv_minos_threshold(const struct xkv_minos_hist *h, double percentile, 
 void xkv_minos_plan(const struct xkv_minos_hist *h, double percentile, uint32_t workers,
 		    struct xkv_roles *out);
 
-#endif /* XKV_MINOS_H */
+#endif /* XKV_ENGINE_MINOS_PLAN_H */

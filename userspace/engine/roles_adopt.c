@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "engine/roles.h"
+#include "engine/roles_adopt.h"
 
 int xkv_roles_sync_init(struct xkv_roles_sync *s, uint32_t nworkers,
 			const struct xkv_roles *first)

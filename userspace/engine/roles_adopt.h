@@ -13,8 +13,8 @@
  * Requests that steering sent by other roles are handed to their owner
  * (engine/handoff.h), never executed where they land.
  */
-#ifndef XKV_ENGINE_ROLES_H
-#define XKV_ENGINE_ROLES_H
+#ifndef XKV_ENGINE_ROLES_ADOPT_H
+#define XKV_ENGINE_ROLES_ADOPT_H
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -63,4 +63,4 @@ void xkv_roles_adopt(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mi
 void xkv_roles_sleep(struct xkv_roles_sync *s, uint32_t id);
 void xkv_roles_wake(struct xkv_roles_sync *s, uint32_t id, struct xkv_roles *mine);
 
-#endif /* XKV_ENGINE_ROLES_H */
+#endif /* XKV_ENGINE_ROLES_ADOPT_H */

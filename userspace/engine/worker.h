@@ -17,7 +17,7 @@
 #include "engine/handoff.h"
 #include "engine/holds.h"
 #include "engine/policy.h"
-#include "engine/roles.h"
+#include "engine/roles_adopt.h"
 
 #define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
 

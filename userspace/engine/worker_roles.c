@@ -28,7 +28,7 @@ void xkv_worker_roles_applied(struct xkv_worker *w)
 
 /*
  * Newer roles are adopted; new owners by every worker before any acts on them
- * (engine/roles.h). Open compaction windows are applied first, under the roles they
+ * (engine/roles_adopt.h). Open compaction windows are applied first, under the roles they
  * were opened by: after the adoption their partitions may be another worker's
  * (invariant 1).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Minos's roles as a worker follows them (engine/roles.h has how they change hands):
+ * Minos's roles as a worker follows them (engine/roles_adopt.h has how they change hands):
  * adopted between requests, after the compaction windows opened under the old ones;
  * the size classes this worker serves; the large worker a GET for a large value goes
  * to. Nothing happens here under a policy without roles.

@@ -3,7 +3,7 @@
  * Minos in xkv-server: the roles map the XDP program steers by, the rings the
  * workers hand requests over, the large keys the workers record, and the control
  * loop that, every epoch, turns the workers' size-class counts into new roles
- * (engine/minos.h has the arithmetic; docs/DESIGN.md says why).
+ * (engine/minos_plan.h has the arithmetic; docs/DESIGN.md says why).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "bpfctl/large_keys.h"
-#include "engine/minos.h"
+#include "engine/minos_plan.h"
 #include "server/server.h"
 #include "util/counters.h"
 

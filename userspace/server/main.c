@@ -63,7 +63,7 @@ static const struct xkv_opt options[] = {
 	[OPT_WORKERS] = {"workers", 'w', "N",
 			 "worker threads, one per core (default: cores online)"},
 	[OPT_PORT] = {"port", 'p', "P", "UDP port (default " XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
-	[OPT_MEMCACHED_PORT] = {"memcached-port", 0, "P",
+	[OPT_MEMCACHED_PORT] = {"memcached-port", 'M', "P",
 				"memcached's port: its text and meta protocol over TCP, served by "
 				"the workers, from the --allow networks (on the XDP backend also "
 				"memcached over UDP, steered by XDP); 0: off (default "
@@ -171,8 +171,8 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 	case OPT_MINOS_EPOCH:
 		return xkv_opts_u32(p, 10, 3600000, &o->minos_epoch_ms);
 	case OPT_ALLOW:
-		if (o->n_allow == XKV_ALLOW_ARGS_MAX)
-			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_ALLOW_ARGS_MAX));
+		if (o->n_allow == XKV_ALLOW_MAX)
+			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_ALLOW_MAX));
 		if (bpfctl_parse_cidr(p->arg, &o->allow[o->n_allow]))
 			return xkv_opts_bad_value(p, "a network such as 10.0.0.0/8 or fd00::/8");
 		o->n_allow++;

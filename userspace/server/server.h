@@ -16,7 +16,6 @@
 #include "bpfctl/bpfctl.h"
 #include "engine/worker.h"
 
-#define XKV_ALLOW_ARGS_MAX 64
 #define XKV_DROPS_CHECK_NS 100000000ULL /* how often a worker looks for the kernel's drops */
 
 /*
@@ -46,7 +45,7 @@ struct server_opts {
 	bool compaction_given;		/* --compaction; else on under xkv only */
 	uint32_t compact_slo;		/* compaction: the SLO in mean service times */
 	bool latency;			/* every request timed (include/xkv/latency.h) */
-	struct xkv_allow_key allow[XKV_ALLOW_ARGS_MAX];
+	struct xkv_allow_key allow[XKV_ALLOW_MAX]; /* as xkv-loader attach takes */
 	size_t n_allow;
 	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */
 	struct xkv_validate validate;	/* the token key, random at start, and --trust */
@@ -76,7 +75,7 @@ struct server {
 	struct server_worker *workers;
 	atomic_bool stopping;
 	struct server_counters counters;
-	struct server_minos *minos; /* --policy minos only (minos.c) */
+	struct server_minos *minos; /* minos's roles: --policy minos and xkv (control_loop.c) */
 	struct server_mc *mc;	    /* memcached over TCP, unless --memcached-port 0 */
 	struct xkv_ewt_slot *ewt;   /* --policy dcrew only: the backend's */
 	struct xkv_holds_shared *holds; /* with ewt, where a grace period can be had */
@@ -138,10 +137,11 @@ void server_counters_final(struct server *s, uint32_t workers);
 void server_counters_close(struct server *s);
 
 /*
- * Minos (minos.c): open maps the roles and large-keys maps, writes the first roles
- * and makes the hand-off rings (0 or -errno, said why); worker puts a worker under
- * them before it starts; start runs the control loop; close, once s->stopping is
- * set, stops it and frees everything (any time after open, also a failed one).
+ * Minos's control loop (control_loop.c): open maps the roles and large-keys maps,
+ * writes the first roles and makes the hand-off rings (0 or -errno, said why); worker
+ * puts a worker under them before it starts; start runs the control loop; close, once
+ * s->stopping is set, stops it and frees everything (any time after open, also a
+ * failed one).
  */
 struct server_minos;
 int server_minos_open(struct server *s);
