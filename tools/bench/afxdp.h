@@ -4,7 +4,7 @@
  * socket of its own on the client interface, so the kernel's UDP stack does no work
  * on either side of the client (on veth it would run on the server's CPU).
  *
- * One client per run: it attaches bpf/bench_client.bpf.c to the interface in native
+ * One client per run: it attaches tools/bench/bench_client.bpf.c to the interface in native
  * mode (replies from the server's address and port go to the socket of the thread
  * whose port they name, if they came in on its queue; all else passes), and owns one
  * UMEM per rx queue it uses, which the sockets bound to that queue share

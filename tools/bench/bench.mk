@@ -1,7 +1,7 @@
 # xkv-bench: the load generator (docs/BENCH.md), its Criterion suite, and the
 # AF_XDP client's run against a real server in two namespaces.
 
-BENCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/bench/main.c,$(wildcard tools/bench/*.c))) \
+BENCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/bench/main.c %.bpf.c,$(wildcard tools/bench/*.c))) \
 	      $(COMMON_OBJS)
 # the AF_XDP transport reuses the server's UMEM and ring code and its frame parser/writer
 BENCH_NET_OBJS := $(LIBXKV_NET)
