@@ -785,22 +785,22 @@ struct keeper {
 	size_t n, cap;
 };
 
-static void *keeper_reserve(struct xkv_tx *tx, size_t *cap)
+static void *keeper_reserve(const struct xkv_origin *to, size_t *cap)
 {
 	*cap = DGRAM_MAX;
-	return ((struct keeper *)tx)->buf;
+	return ((struct keeper *)to->tx)->buf;
 }
 
-static void keeper_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+static void keeper_send(const struct xkv_origin *to, void *buf, size_t len)
 {
-	struct keeper *k = (struct keeper *)tx;
+	struct keeper *k = (struct keeper *)to->tx;
 
 	if (k->n == k->cap) {
 		k->cap = k->cap ? 2 * k->cap : 1024;
 		k->replies = realloc(k->replies, k->cap * sizeof(*k->replies));
 		cr_assert_not_null(k->replies);
 	}
-	k->replies[k->n].client = *peer;
+	k->replies[k->n].client = to->peer;
 	k->replies[k->n].ns = now;
 	k->replies[k->n].len = len;
 	memcpy(k->replies[k->n++].data, buf, len);
@@ -844,14 +844,14 @@ static void serve(const char *spec, uint64_t count)
 	for (size_t i = 0; i < f.n; i++) {
 		uint32_t off, len;
 		struct xkv_route r;
-		struct xkv_peer client;
+		struct xkv_origin client = {.tx = &keeper.tx};
 
 		cr_assert_eq(xkv_frame_parse(frame_at(&f, i), f.len[i], &r, &off, &len), 0);
-		xkv_route_peer(&r, &client);
-		cr_assert_eq(trace_check_request(check, &client, i + 1, frame_at(&f, i) + off, len),
-			     0);
+		xkv_route_peer(&r, &client.peer);
+		cr_assert_eq(trace_check_request(check, &client.peer, i + 1,
+						 frame_at(&f, i) + off, len), 0);
 		/* one request at a time: each served between its sending and the next's */
-		trace_check_sent(check, &client, (i + 1) * 1000, frame_at(&f, i) + off, len);
+		trace_check_sent(check, &client.peer, (i + 1) * 1000, frame_at(&f, i) + off, len);
 		now = (i + 1) * 1000 + 500;
 		xkv_worker_datagram(&w, &client, frame_at(&f, i) + off, len);
 		xkv_store_quiescent();

@@ -24,15 +24,14 @@ struct capture {
 	struct xkv_tx tx;
 	uint8_t frames[FRAMES_MAX][FRAME];
 	size_t lens[FRAMES_MAX];
-	uint8_t routes[FRAMES_MAX]; /* the route each frame went along */
-	uint8_t route;		    /* the one in use: a request's, as a transport sets it */
+	uint8_t routes[FRAMES_MAX]; /* the route each frame went along: its origin's byte 0 */
 	unsigned reserved, sent;
 	unsigned room; /* buffers it will hand out before refusing */
 };
 
-static void *capture_reserve(struct xkv_tx *tx, size_t *cap)
+static void *capture_reserve(const struct xkv_origin *to, size_t *cap)
 {
-	struct capture *c = (struct capture *)tx;
+	struct capture *c = (struct capture *)to->tx;
 
 	if (c->reserved >= c->room || c->reserved == FRAMES_MAX)
 		return NULL;
@@ -40,30 +39,20 @@ static void *capture_reserve(struct xkv_tx *tx, size_t *cap)
 	return c->frames[c->reserved++];
 }
 
-static void capture_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+static void capture_send(const struct xkv_origin *to, void *buf, size_t len)
 {
-	struct capture *c = (struct capture *)tx;
+	struct capture *c = (struct capture *)to->tx;
 
-	(void)peer;
 	cr_assert_eq(buf, c->frames[c->sent], "sent in the order reserved");
-	c->routes[c->sent] = c->route;
+	c->routes[c->sent] = to->route.bytes[0];
 	c->lens[c->sent++] = len;
-}
-
-static void capture_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
-{
-	route->bytes[0] = ((const struct capture *)tx)->route;
-}
-
-static void capture_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
-{
-	((struct capture *)tx)->route = route->bytes[0];
 }
 
 static struct capture *cap;
 static struct xkv_store *store;
 static struct xkv_exec x;
-static const struct xkv_peer peer = {.port = 99};
+/* Where the suite's requests come from: a capture, a queue, a route (a test sets them). */
+static struct xkv_origin origin;
 /* Every network trusted: no reply is bounded, but in the suite's tests of the bound */
 static const struct xkv_validate unbounded = {.trusted = {{.prefixlen = 0}}, .ntrusted = 1};
 static uint32_t next_id = 1;
@@ -77,15 +66,13 @@ static void setup(void)
 	};
 
 	cap = calloc(1, sizeof(*cap));
-	cap->tx = (struct xkv_tx){.reserve = capture_reserve,
-				  .send = capture_send,
-				  .route_save = capture_route_save,
-				  .route_use = capture_route_use};
+	cap->tx = (struct xkv_tx){.reserve = capture_reserve, .send = capture_send};
+	origin = (struct xkv_origin){.tx = &cap->tx, .peer = {.port = 99}};
 	cap->room = FRAMES_MAX;
 	xkv_store_thread_online();
 	store = xkv_store_create(&cfg);
 	cr_assert_not_null(store);
-	cr_assert_eq(xkv_exec_init(&x, store, &cap->tx, &unbounded), 0);
+	cr_assert_eq(xkv_exec_init(&x, store, &unbounded), 0);
 }
 
 /* Worker id of n under policy, on the suite's store, answering into the capture. */
@@ -129,7 +116,7 @@ static struct xkv_msg run(const struct xkv_msg *req, unsigned want_datagrams)
 	struct xkv_msg reply;
 
 	cap->reserved = cap->sent = 0;
-	xkv_execute(&x, &peer, req, xkv_hash(req->key, req->key_len));
+	xkv_execute(&x, &origin, req, xkv_hash(req->key, req->key_len));
 	cr_assert_eq(cap->sent, want_datagrams, "reply datagrams: %u, want %u", cap->sent,
 		     want_datagrams);
 	cr_assert_eq(cap->reserved, cap->sent, "every reserved buffer was sent");
@@ -238,12 +225,12 @@ Test(execute, lost_replies_are_counted)
 	run(&put, 1);
 	cap->room = 3; /* of the 7 pieces only 3 find a buffer */
 	cap->reserved = cap->sent = 0;
-	xkv_execute(&x, &peer, &get, xkv_hash(get.key, get.key_len));
+	xkv_execute(&x, &origin, &get, xkv_hash(get.key, get.key_len));
 	cr_assert_eq(cap->sent, 3);
 	cr_assert_eq(x.stats.tx_dropped, 1, "the reply was cut short, and counted");
 	cap->room = 0;
 	cap->reserved = cap->sent = 0;
-	xkv_execute(&x, &peer, &get, xkv_hash(get.key, get.key_len));
+	xkv_execute(&x, &origin, &get, xkv_hash(get.key, get.key_len));
 	cr_assert_eq(cap->sent, 0);
 	cr_assert_eq(x.stats.tx_dropped, 2);
 }
@@ -298,7 +285,7 @@ Test(execute, worker_refuses_writes_it_does_not_own)
 	put = request(XKV_OP_PUT, key, "v", 1);
 	len = xkv_encode(dgram, sizeof(dgram), &put);
 	cap->reserved = cap->sent = 0;
-	xkv_worker_datagram(&w, &peer, dgram, (size_t)len);
+	xkv_worker_datagram(&w, &origin, dgram, (size_t)len);
 	cr_assert_eq(cap->sent, 1);
 	cr_assert_eq(xkv_decode(cap->frames[0], cap->lens[0], &reply), XKV_R_OK);
 	cr_assert_eq(reply.status, XKV_S_BUSY);
@@ -355,7 +342,7 @@ Test(execute, look_ahead_hashes_serve_their_own_keys)
 			xkv_worker_look_ahead(&w, frames[i], lens[i]);
 		cap->reserved = cap->sent = 0;
 		for (int i = 0; i < 4; i++) {
-			xkv_worker_datagram(&w, &peer, frames[i], lens[i]);
+			xkv_worker_datagram(&w, &origin, frames[i], lens[i]);
 			if (i == 2)
 				continue;
 			cr_assert_eq(only_reply(&reply), XKV_S_OK, "batch %d, datagram %d", batch, i);
@@ -364,7 +351,7 @@ Test(execute, look_ahead_hashes_serve_their_own_keys)
 
 		/* without look-ahead: the values are where the hashes of their keys say */
 		reqs[0] = request(XKV_OP_GET, k2, NULL, 0);
-		xkv_worker_datagram(&w, &peer, frames[0], encode(frames[0], sizeof(frames[0]),
+		xkv_worker_datagram(&w, &origin, frames[0], encode(frames[0], sizeof(frames[0]),
 								 &reqs[0]));
 		cr_assert_eq(only_reply(&reply), XKV_S_OK);
 		cr_assert_eq(memcmp(reply.frag, "v2", 2), 0);
@@ -395,7 +382,7 @@ static void feed(struct xkv_worker *w, const struct xkv_msg *req)
 {
 	static uint8_t frame[FRAME];
 
-	xkv_worker_datagram(w, &peer, frame, encode(frame, sizeof(frame), req));
+	xkv_worker_datagram(w, &origin, frame, encode(frame, sizeof(frame), req));
 }
 
 /* A write is executed only while the EWT gives its slot to the worker, and let go after. */
@@ -664,8 +651,7 @@ Test(execute, xkv_failed_handoff_releases_the_joined_write_and_replies_busy)
 	xkv_workers(0);
 	for (int i = 0; i < XKV_HANDOFF_RING; i++)
 		cr_assert(xkv_handoffs_push(&handoffs, 1, 0,
-					    xkv_handoff_new(XKV_HANDOFF_GET, &cap->tx, &peer, &get,
-							    0)));
+					    xkv_handoff_new(XKV_HANDOFF_GET, &origin, &get, 0)));
 	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
 	feed_pieces(&xw[1], put, in_order, 3);
 	cr_assert_eq(only_reply(&reply), XKV_S_BUSY);
@@ -813,8 +799,8 @@ Test(execute, small_replies_need_no_token)
 
 Test(execute, trusted_networks_are_not_bound)
 {
-	static const struct xkv_peer v4 = {
-		.addr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3}};
+	struct xkv_origin v4 = {.tx = &cap->tx,
+				.peer.addr = {[10] = 0xff, [11] = 0xff, 10, 1, 2, 3}};
 	static uint8_t value[4000];
 	struct xkv_msg put = request(XKV_OP_PUT, "t", value, sizeof(value));
 	struct xkv_msg get = request(XKV_OP_GET, "t", NULL, 0);
@@ -865,8 +851,8 @@ static void batch_look_ahead(struct xkv_worker *w, const struct batch *b)
 /* Datagram i of b, arriving along route i + 1. */
 static void batch_serve(struct xkv_worker *w, const struct batch *b, unsigned i)
 {
-	cap->route = (uint8_t)(i + 1);
-	xkv_worker_datagram(w, &peer, b->frames[i], b->lens[i]);
+	origin.route.bytes[0] = (uint8_t)(i + 1);
+	xkv_worker_datagram(w, &origin, b->frames[i], b->lens[i]);
 }
 
 /* Reply k of those sent so far: it answers b's request i, with status, along its route. */
@@ -890,7 +876,7 @@ static const char *stored(const char *key)
 	unsigned mark = cap->sent;
 
 	cap->reserved = cap->sent;
-	xkv_execute(&x, &peer, &get, xkv_hash(key, strlen(key)));
+	xkv_execute(&x, &origin, &get, xkv_hash(key, strlen(key)));
 	cr_assert_eq(cap->sent, mark + 1);
 	cr_assert_eq(xkv_decode(cap->frames[mark], cap->lens[mark], &reply), XKV_R_OK);
 	cap->reserved = cap->sent = mark;
@@ -932,13 +918,12 @@ Test(execute, compaction_applies_a_window_once_and_answers_after)
 
 	xkv_worker_round_end(&w, false);
 	cr_assert_eq(cap->sent, 2, "rings not dry, deadline not reached: still open");
-	cap->route = 99; /* whatever the transport's route is now, it is given back */
+	origin.route.bytes[0] = 99; /* whatever came last, each PUT goes back along its own */
 	xkv_worker_round_end(&w, true);
 	cr_assert_eq(cap->sent, 5);
 	assert_reply(&b, 2, 0, XKV_S_OK);
 	assert_reply(&b, 3, 1, XKV_S_OK);
 	assert_reply(&b, 4, 3, XKV_S_OK);
-	cr_assert_eq(cap->route, 99, "the route in use is restored");
 	cr_assert_str_eq(stored("hot"), "v3", "the last value wins");
 	cr_assert_eq(w.exec.stats.store_writes, 2, "one write for the window, one for cold");
 	cr_assert_eq(w.exec.stats.requests[XKV_OP_PUT], 4, "every PUT counts as executed");
@@ -968,7 +953,7 @@ Test(execute, latency_of_a_held_put_counts_its_window_as_queued)
 	static struct batch b;
 	struct xkv_latency lat = {.dir = calloc(1, sizeof(struct xkv_latency_dir)),
 				  .chunks = calloc(XKV_LAT_CHUNKS, sizeof(struct xkv_latency_chunk))};
-	struct xkv_peer stamped = peer;
+	struct xkv_origin stamped = origin;
 	struct xkv_worker w;
 
 	compact_worker(&w, 100000); /* only the dry rings close it */
@@ -976,7 +961,7 @@ Test(execute, latency_of_a_held_put_counts_its_window_as_queued)
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v1", 2));
 	batch_add(&b, request(XKV_OP_PUT, "hot", "v2", 2));
 	batch_look_ahead(&w, &b);
-	stamped.arrival_ns = xkv_now_ns();
+	stamped.peer.arrival_ns = xkv_now_ns();
 	for (unsigned i = 0; i < b.n; i++)
 		xkv_worker_datagram(&w, &stamped, b.frames[i], b.lens[i]);
 	cr_assert_eq(cap->sent, 0, "both held");
@@ -1165,11 +1150,10 @@ Test(execute, compaction_answers_each_put_on_the_socket_it_came_on)
 		batch_add(&b, request(XKV_OP_PUT, "hot", "v", 1));
 	batch_look_ahead(&w, &b);
 	for (unsigned i = 0; i < b.n; i++) {
-		w.exec.tx = i % 2 ? &other->tx : &cap->tx; /* as the backend does per queue */
+		origin.tx = i % 2 ? &other->tx : &cap->tx; /* the socket of its queue */
 		batch_serve(&w, &b, i);
 	}
 	xkv_worker_round_end(&w, true);
-	cr_assert_eq(w.exec.tx, &other->tx, "the socket in use is given back");
 	cr_assert_eq(cap->sent, 2, "PUTs 0 and 2 answered on the first socket");
 	cr_assert_eq(other->sent, 2, "PUTs 1 and 3 on the second");
 	assert_reply(&b, 0, 0, XKV_S_OK);
@@ -1431,7 +1415,7 @@ static void *rounds_without_requests(void *arg)
 	xkv_store_thread_online();
 	while (!atomic_load(&l->stop)) {
 		xkv_worker_tick(l->w, xkv_now_ns());
-		xkv_worker_mc_datagram(l->w, &peer, no_line_end, sizeof(no_line_end));
+		xkv_worker_mc_datagram(l->w, &origin, no_line_end, sizeof(no_line_end));
 		xkv_worker_round_end(l->w, false);
 		xkv_store_quiescent();
 	}
@@ -1471,8 +1455,8 @@ Test(execute, roles_are_adopted_by_a_worker_that_serves_no_request, .timeout = 1
 
 /*
  * A hand-off is answered on the receiving worker's socket of the rx queue its request
- * came on (on veth, TX queue i lands on the peer's rx queue i), not on the one the
- * receiver polled last; and the receiver's own path is given back after.
+ * came on (on veth, TX queue i lands on the peer's rx queue i): neither on the
+ * sender's socket nor on the receiver's of another queue.
  */
 Test(execute, handoff_is_answered_on_its_request_queue)
 {
@@ -1485,9 +1469,11 @@ Test(execute, handoff_is_answered_on_its_request_queue)
 	*q1_small = (struct capture){.tx = cap->tx, .room = FRAMES_MAX};
 	xkv_workers(0);
 	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
-	xkv_worker_queue(&xw[0], 1, &q1_small->tx); /* worker 0 polled queue 1, then 0 */
+	xkv_worker_queue(&xw[0], 1, &q1_small->tx); /* worker 0 polls queues 1 and 0 */
 	xkv_worker_queue(&xw[0], 0, &cap->tx);
 	xkv_worker_queue(&xw[1], 1, &q1_large->tx); /* the PUT comes to worker 1 on queue 1 */
+	origin.tx = &q1_large->tx;
+	origin.queue = 1;
 	feed_pieces(&xw[1], put, in_order, 3);
 	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
 	cr_assert_eq(cap->sent, 0, "not on queue 0's socket");
@@ -1496,8 +1482,6 @@ Test(execute, handoff_is_answered_on_its_request_queue)
 	cr_assert_eq(xkv_decode(q1_small->frames[0], q1_small->lens[0], &reply), XKV_R_OK);
 	cr_assert_eq(reply.request_id, put.request_id);
 	cr_assert_eq(reply.status, XKV_S_OK);
-	cr_assert_eq(xw[0].exec.tx, &cap->tx, "the receiver's path is given back");
-	cr_assert_eq(xw[0].queue, 0);
 	xkv_workers_fini();
 	free(q1_large);
 	free(q1_small);
@@ -1569,7 +1553,7 @@ static void mc_reply_one(unsigned k, uint16_t id)
 }
 
 /* An ASCII command from src to w: its reply, as text ("" when none came). */
-static const char *mc_ascii_from(struct xkv_worker *w, const struct xkv_peer *src,
+static const char *mc_ascii_from(struct xkv_worker *w, const struct xkv_origin *src,
 				 const char *cmd)
 {
 	static uint8_t dgram[FRAME];
@@ -1583,7 +1567,7 @@ static const char *mc_ascii_from(struct xkv_worker *w, const struct xkv_peer *sr
 
 static const char *mc_ascii(struct xkv_worker *w, const char *cmd)
 {
-	return mc_ascii_from(w, &peer, cmd);
+	return mc_ascii_from(w, &origin, cmd);
 }
 
 /* A binary request's body: extras (a SET's flags and no expiry), key, value. */
@@ -1614,7 +1598,7 @@ static size_t mc_bin_request(uint8_t *p, uint8_t opcode, const char *key, const 
  * A binary request to w from src: whether a reply came; if so its header in *h
  * (checked to answer the request's opcode and opaque) and its body in mc_out after it.
  */
-static bool mc_binary_from(struct xkv_worker *w, const struct xkv_peer *src, uint8_t opcode,
+static bool mc_binary_from(struct xkv_worker *w, const struct xkv_origin *src, uint8_t opcode,
 			   const char *key, const void *value, uint32_t len, uint32_t flags,
 			   struct xkv_mc_bin_hdr *h)
 {
@@ -1638,7 +1622,7 @@ static bool mc_binary_from(struct xkv_worker *w, const struct xkv_peer *src, uin
 static bool mc_binary(struct xkv_worker *w, uint8_t opcode, const char *key, const void *value,
 		      uint32_t len, uint32_t flags, struct xkv_mc_bin_hdr *h)
 {
-	return mc_binary_from(w, &peer, opcode, key, value, len, flags, h);
+	return mc_binary_from(w, &origin, opcode, key, value, len, flags, h);
 }
 
 Test(execute, mc_ascii_get_set_delete)
@@ -1811,14 +1795,14 @@ Test(execute, mc_compaction_answers_held_sets_in_their_dialect)
 	xkv_worker_tick(&w, xkv_now_ns());
 	for (unsigned i = 0; i < 5; i++)
 		xkv_worker_mc_look_ahead(&w, frames[i], lens[i]);
-	xkv_worker_mc_datagram(&w, &peer, frames[0], lens[0]);
-	xkv_worker_mc_datagram(&w, &peer, frames[1], lens[1]);
+	xkv_worker_mc_datagram(&w, &origin, frames[0], lens[0]);
+	xkv_worker_mc_datagram(&w, &origin, frames[1], lens[1]);
 	cr_assert_eq(cap->sent, 0, "both SETs held");
-	xkv_worker_mc_datagram(&w, &peer, frames[2], lens[2]);
+	xkv_worker_mc_datagram(&w, &origin, frames[2], lens[2]);
 	mc_reply_one(0, 502);
 	cr_assert_str_eq((char *)mc_out, "END\r\n", "the value before the window");
-	xkv_worker_mc_datagram(&w, &peer, frames[3], lens[3]);
-	xkv_worker_mc_datagram(&w, &peer, frames[4], lens[4]);
+	xkv_worker_mc_datagram(&w, &origin, frames[3], lens[3]);
+	xkv_worker_mc_datagram(&w, &origin, frames[4], lens[4]);
 	cr_assert_eq(cap->sent, 1, "every SET held");
 	xkv_worker_round_end(&w, true);
 	cr_assert_eq(cap->sent, 4, "three replies: the noreply SET gets none");
@@ -1854,13 +1838,13 @@ Test(execute, mc_bad_frames_are_dropped_and_counted)
 
 	mc_worker(&w, 0, 1);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		xkv_worker_mc_datagram(&w, &peer, bad[i], sizeof(bad[i]));
-	xkv_worker_mc_datagram(&w, &peer, get, 8); /* a frame alone */
-	xkv_worker_mc_datagram(&w, &peer, get, 5); /* not even that */
-	xkv_worker_mc_datagram(&w, &peer, get, sizeof(get) - 3); /* no line end */
+		xkv_worker_mc_datagram(&w, &origin, bad[i], sizeof(bad[i]));
+	xkv_worker_mc_datagram(&w, &origin, get, 8); /* a frame alone */
+	xkv_worker_mc_datagram(&w, &origin, get, 5); /* not even that */
+	xkv_worker_mc_datagram(&w, &origin, get, sizeof(get) - 3); /* no line end */
 	cr_assert_eq(cap->sent, 0);
 	cr_assert_eq(w.exec.stats.mc_dropped, 7);
-	xkv_worker_mc_datagram(&w, &peer, get, sizeof(get) - 1);
+	xkv_worker_mc_datagram(&w, &origin, get, sizeof(get) - 1);
 	cr_assert_eq(mc_reply(0, 1), 1, "the same bytes whole are served");
 	cr_assert_str_eq((char *)mc_out, "END\r\n");
 	xkv_worker_fini(&w);
@@ -1940,7 +1924,7 @@ static const char *mc_bin_raw(struct xkv_worker *w, const struct mc_bin_row *row
 	cap->reserved = cap->sent = 0;
 	memset(body, 'k', sizeof(body));
 	memcpy(body, &h, sizeof(h));
-	xkv_worker_mc_datagram(w, &peer, dgram,
+	xkv_worker_mc_datagram(w, &origin, dgram,
 			       mc_dgram(dgram, ++mc_id, body, MC_BIN_HDR + row->len));
 	return mc_reply(0, mc_id) ? (const char *)mc_out : NULL;
 }
@@ -1990,7 +1974,7 @@ Test(execute, mc_binary_errors_get_their_status_or_are_dropped)
 				    ntohl(h.body_len)), 0, "row %u: memcached's message", i);
 		errors++;
 	}
-	xkv_worker_mc_datagram(&w, &peer, short_hdr, sizeof(short_hdr));
+	xkv_worker_mc_datagram(&w, &origin, short_hdr, sizeof(short_hdr));
 	cr_assert_eq(cap->sent, 0, "a header cut short: dropped");
 	cr_assert_eq(w.exec.stats.mc_errors, errors);
 	cr_assert_eq(w.exec.stats.mc_dropped, drops + 1);
@@ -2004,8 +1988,8 @@ Test(execute, mc_binary_errors_get_their_status_or_are_dropped)
  */
 Test(execute, mc_large_replies_go_only_to_trusted_sources)
 {
-	static const struct xkv_peer v4 = {
-		.addr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3}};
+	struct xkv_origin v4 = {.tx = &cap->tx,
+				.peer.addr = {[10] = 0xff, [11] = 0xff, 10, 1, 2, 3}};
 	static char set[300] = "set k 0 0 200\r\n";
 	struct xkv_mc_bin_hdr h;
 	struct xkv_worker w;
@@ -2077,12 +2061,12 @@ Test(execute, mc_writes_handed_over_are_answered_in_their_dialect)
 			  mc_bin_request(body, XKV_MC_BIN_SET, "hand2", "xyz", 3, 6));
 	len[2] = mc_dgram(dgram[2], 702, quiet, strlen(quiet));
 	for (unsigned i = 0; i < 3; i++) {
-		cap->route = (uint8_t)(i + 1);
-		xkv_worker_mc_datagram(&xw[1], &peer, dgram[i], len[i]);
+		origin.route.bytes[0] = (uint8_t)(i + 1);
+		xkv_worker_mc_datagram(&xw[1], &origin, dgram[i], len[i]);
 	}
 	cr_assert_eq(cap->sent, 0, "the large worker applies none of them");
 	cr_assert_eq(xw[1].exec.stats.handoffs_sent, 3);
-	cap->route = 99;
+	origin.route.bytes[0] = 99;
 	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 3);
 	cr_assert_eq(cap->sent, 2, "the owner answers both SETs, not the noreply DELETE");
 	cr_assert_eq(cap->routes[0], 1, "along the request's route");

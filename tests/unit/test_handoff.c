@@ -10,14 +10,6 @@
 
 #include "engine/handoff.h"
 
-static void route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
-{
-	(void)tx;
-	memset(route->bytes, 0xab, sizeof(route->bytes));
-}
-
-static const struct xkv_tx tx = {.route_save = route_save};
-
 static struct xkv_handoff *message(enum xkv_handoff_kind kind, const char *key, uint32_t id)
 {
 	char value[] = "a value";
@@ -28,7 +20,11 @@ static struct xkv_handoff *message(enum xkv_handoff_kind kind, const char *key, 
 				    .frag = value,
 				    .frag_len = sizeof(value),
 				    .value_len = sizeof(value)};
-	struct xkv_handoff *m = xkv_handoff_new(kind, &tx, &(struct xkv_peer){0}, &req, id);
+	struct xkv_origin from = {.queue = 3};
+	struct xkv_handoff *m;
+
+	memset(from.route.bytes, 0xab, sizeof(from.route.bytes));
+	m = xkv_handoff_new(kind, &from, &req, id);
 
 	memset(value, 0, sizeof(value)); /* the message has its own copy */
 	cr_assert_not_null(m);
@@ -57,7 +53,8 @@ Test(handoff, messages_reach_their_receiver_in_order_with_their_own_copy)
 	cr_expect_eq(m->req.request_id, 1);
 	cr_expect(m->req.key_len == 2 && !memcmp(m->req.key, "k1", 2));
 	cr_expect(m->req.frag_len == 8 && !strcmp(m->req.frag, "a value"), "a WRITE's value");
-	cr_expect_eq(m->route.bytes[0], 0xab, "the route the sender's transport saved");
+	cr_expect(m->from.route.bytes[0] == 0xab && m->from.queue == 3,
+		  "the origin the request came from");
 	xkv_handoff_free(m);
 	m = xkv_handoffs_pop(&h, 0, 2);
 	cr_assert_not_null(m);

@@ -55,9 +55,7 @@ struct afxdp_transport {
 	bool sock_open;
 	int port_fd;	       /* a kernel UDP socket that keeps our port from anyone else */
 	uint32_t port;	       /* host order: the XSKMAP key */
-	struct xkv_route route; /* of the server's replies: requests retrace it */
-	uint32_t hdr_len;
-	struct xkv_peer server;
+	struct xkv_origin server; /* requests retrace the route of the server's replies */
 	uint8_t *stash; /* STASH replies of STASH_BYTES */
 	uint32_t *stash_len;
 	/* [out, head): handed out by the last recv; [head, tail): received, not yet handed out */
@@ -329,12 +327,12 @@ void afxdp_client_info(const struct afxdp_client *c, struct afxdp_info *info)
 }
 
 /* xkv_xsk_poll's receiver: the frame is recycled after this returns, so the reply is copied. */
-static void stash(void *ctx, const struct xkv_peer *peer, const void *data, size_t len)
+static void stash(void *ctx, const struct xkv_origin *from, const void *data, size_t len)
 {
 	struct afxdp_transport *t = ctx;
 	uint32_t at = t->tail++ % STASH;
 
-	(void)peer; /* the XDP program lets only the server's datagrams through */
+	(void)from; /* the XDP program lets only the server's datagrams through */
 	if (len > STASH_BYTES)
 		len = 0; /* as struct transport_ops promises */
 	memcpy(t->stash + (size_t)at * STASH_BYTES, data, len);
@@ -363,20 +361,17 @@ static int afxdp_send(struct transport *tr, const struct bench_dgram *d, unsigne
 
 	if (n > room)
 		n = room;
-	/* xkv_xsk_poll leaves the last received frame's route here: set ours */
-	s->route = t->route;
-	s->reply_hdr = t->hdr_len;
 	for (i = 0; i < n; i++) {
 		size_t cap;
 		void *buf;
 
 		if (d[i].len > XKV_DGRAM_MAX)
 			return -EMSGSIZE;
-		buf = s->tx.reserve(&s->tx, &cap);
+		buf = s->tx.reserve(&t->server, &cap);
 		if (!buf)
 			break; /* no frame free even after reaping completions: later */
 		memcpy(buf, d[i].data, d[i].len);
-		s->tx.send(&s->tx, &t->server, buf, d[i].len);
+		s->tx.send(&t->server, buf, d[i].len);
 	}
 	collect(t);
 	return (int)i;
@@ -491,6 +486,7 @@ int afxdp_transport_open(struct afxdp_client *c, struct transport **out, char *w
 {
 	struct afxdp_transport *t = calloc(1, sizeof(*t));
 	struct afxdp_endpoint client = c->self;
+	struct xkv_route route;
 	uint32_t queue;
 	int err, fd;
 
@@ -529,9 +525,8 @@ int afxdp_transport_open(struct afxdp_client *c, struct transport **out, char *w
 		goto out_close;
 	}
 	client.port = (uint16_t)t->port;
-	afxdp_reply_route(&t->route, &client, &c->server);
-	t->hdr_len = xkv_reply_hdr_len(&t->route);
-	xkv_route_peer(&t->route, &t->server);
+	afxdp_reply_route(&route, &client, &c->server);
+	xkv_xsk_origin(&t->sock, &route, &t->server);
 	*out = &t->base;
 	return 0;
 

@@ -71,8 +71,7 @@ struct xkv_compact_window *xkv_compact_open(struct xkv_compact *c, uint64_t hash
 }
 
 bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-		      const struct xkv_peer *peer, struct xkv_tx *tx,
-		      const struct xkv_reply_route *route, uint64_t now_ns)
+		      const struct xkv_origin *from, uint64_t now_ns)
 {
 	struct xkv_compact_put *put = &win->puts[win->nputs++];
 
@@ -80,9 +79,7 @@ bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
 	memcpy(win->value, req->frag, req->value_len);
 	win->value_len = req->value_len;
 	*put = (struct xkv_compact_put){
-		.tx = tx,
-		.route = *route,
-		.peer = *peer,
+		.from = *from,
 		.request_id = req->request_id,
 		.timestamp = req->timestamp,
 		.mc = req->mc,

@@ -17,7 +17,6 @@
 #include <xkv/proto.h>
 
 #include "proto/codec.h"
-#include "proto/peer.h"
 #include "proto/transport.h"
 
 #define XKV_COMPACT_WINDOWS   4	   /* windows one worker keeps open at once */
@@ -28,9 +27,7 @@
 
 /* What a held PUT's reply needs once the window's write is applied. */
 struct xkv_compact_put {
-	struct xkv_tx *tx;	      /* the socket it came on, which answers it */
-	struct xkv_reply_route route; /* the transport's way back, saved when it came */
-	struct xkv_peer peer;
+	struct xkv_origin from; /* the socket it came on answers it, along its route */
 	uint32_t request_id;
 	uint64_t timestamp;
 	struct xkv_mc_req mc; /* a memcached SET's: its reply's format; the last one's flags */
@@ -76,12 +73,11 @@ struct xkv_compact_window *xkv_compact_open(struct xkv_compact *c, uint64_t hash
 
 /*
  * Holds req (xkv_compact_fits) in win: its value becomes the window's; its reply goes
- * to peer through tx along route; now_ns is when it was taken. Returns true when win
- * is full now and must close.
+ * back to where it came from; now_ns is when it was taken. Returns true when win is
+ * full now and must close.
  */
 bool xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-		      const struct xkv_peer *peer, struct xkv_tx *tx,
-		      const struct xkv_reply_route *route, uint64_t now_ns);
+		      const struct xkv_origin *from, uint64_t now_ns);
 
 /* The PUT a closing window applies: its key, its last value, its last PUT's header and meta. */
 struct xkv_msg xkv_compact_final(const struct xkv_compact_window *win);

@@ -4,10 +4,10 @@
 
 #include "engine/exec.h"
 
-int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx,
+int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store,
 		  const struct xkv_validate *validate)
 {
-	*x = (struct xkv_exec){.store = store, .tx = tx, .validate = validate,
+	*x = (struct xkv_exec){.store = store, .validate = validate,
 			       .small_class_max = XKV_SIZE_CLASSES};
 	if (!validate)
 		return -EINVAL;
@@ -31,7 +31,7 @@ void xkv_exec_count_size(struct xkv_exec *x, uint32_t value_len)
 		x->stats.large_on_small++;
 }
 
-void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+void xkv_exec_done(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		   uint32_t value_len)
 {
 	static const enum xkv_lat_op by_op[XKV_OP_SLOTS] = {
@@ -41,7 +41,7 @@ void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct
 
 	if (!x->lat)
 		return;
-	if (!peer->arrival_ns) {
+	if (!from->peer.arrival_ns) {
 		x->stats.lat_unstamped++;
 		return;
 	}
@@ -49,6 +49,6 @@ void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct
 	xkv_latency_request(x->lat,
 			    req->mc.dialect != XKV_DIALECT_XKV || op >= XKV_OP_SLOTS ? XKV_LAT_MC
 										 : by_op[op],
-			    xkv_size_class(value_len), peer->arrival_ns, x->start_ns, now);
+			    xkv_size_class(value_len), from->peer.arrival_ns, x->start_ns, now);
 	x->start_ns = now;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A worker's executor, whichever dialect answers (xkv's in engine/execute.c,
- * memcached's over UDP in engine/mc_serve.c): the store and the reply path it
- * works with, its counters, and the timing of every request it answers.
+ * memcached's over UDP in engine/mc_serve.c): the store it works with (a reply goes
+ * to its request's origin), its counters, and the timing of every request it answers.
  */
 #ifndef XKV_ENGINE_EXEC_H
 #define XKV_ENGINE_EXEC_H
@@ -14,7 +14,6 @@
 #include <xkv/stats.h>
 
 #include "proto/codec.h"
-#include "proto/peer.h"
 #include "proto/transport.h"
 #include "util/clock.h"
 #include "util/latency.h"
@@ -26,7 +25,6 @@
 
 struct xkv_exec {
 	struct xkv_store *store;
-	struct xkv_tx *tx;
 	/* XKV_EXEC_SCRATCH bytes: a value bigger than one datagram, a memcached get's reply */
 	uint8_t *scratch;
 	uint64_t cas; /* the CAS the last memcached SET gave its item: a binary reply's */
@@ -39,7 +37,7 @@ struct xkv_exec {
 	 */
 	uint32_t small_class_max;
 	/* True: the GET was taken to be served elsewhere, and nothing is sent here. */
-	bool (*handoff_get)(void *ctx, const struct xkv_peer *peer, const struct xkv_msg *req,
+	bool (*handoff_get)(void *ctx, const struct xkv_origin *from, const struct xkv_msg *req,
 			    uint64_t hash, uint32_t value_len);
 	void *handoff_ctx;
 	/*
@@ -59,7 +57,7 @@ struct xkv_exec {
 };
 
 /* 0, -EINVAL without a bound (validate), or -ENOMEM. */
-int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store, struct xkv_tx *tx,
+int xkv_exec_init(struct xkv_exec *x, struct xkv_store *store,
 		  const struct xkv_validate *validate);
 void xkv_exec_fini(struct xkv_exec *x);
 
@@ -67,12 +65,12 @@ void xkv_exec_fini(struct xkv_exec *x);
 void xkv_exec_count_size(struct xkv_exec *x, uint32_t value_len);
 
 /*
- * req from peer is answered (its reply sent, or lost for want of a buffer): times it,
+ * req from `from` is answered (its reply sent, or lost for want of a buffer): times it,
  * value_len being the bytes it carried or was answered with (its size class), and
  * starts the next request's service at the clock read for it. xkv_execute and the
  * reply functions of execute.h and mc_serve.h call it; a caller answering otherwise must.
  */
-void xkv_exec_done(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+void xkv_exec_done(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		   uint32_t value_len);
 
 #endif /* XKV_ENGINE_EXEC_H */

@@ -23,7 +23,7 @@ static struct xkv_msg reply_to(const struct xkv_msg *req, enum xkv_status status
 }
 
 /* Sends the reply header (and whatever the caller placed after it in buf). */
-static void reply_send(struct xkv_exec *x, const struct xkv_peer *peer, void *buf,
+static void reply_send(struct xkv_exec *x, const struct xkv_origin *from, void *buf,
 		       const struct xkv_msg *reply)
 {
 	int len = xkv_encode_hdr(buf, reply);
@@ -31,11 +31,11 @@ static void reply_send(struct xkv_exec *x, const struct xkv_peer *peer, void *bu
 	/* every reply is built from a valid request, so it encodes */
 	if (len < 0)
 		abort();
-	x->tx->send(x->tx, peer, buf, (size_t)len);
+	from->tx->send(from, buf, (size_t)len);
 	x->stats.reply_datagrams++;
 }
 
-static void reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+static void reply_status(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 			 enum xkv_status status)
 {
 	struct xkv_msg reply = reply_to(req, status);
@@ -43,26 +43,26 @@ static void reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const 
 	void *buf;
 
 	x->stats.replies[status]++;
-	buf = x->tx->reserve(x->tx, &cap);
+	buf = from->tx->reserve(from, &cap);
 	if (!buf) {
 		x->stats.tx_dropped++;
 		return;
 	}
-	reply_send(x, peer, buf, &reply);
+	reply_send(x, from, buf, &reply);
 }
 
-void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+void xkv_reply_status(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		      enum xkv_status status)
 {
 	if (req->mc.dialect != XKV_DIALECT_XKV)
-		xkv_mc_reply_status(x, peer, req, status);
+		xkv_mc_reply_status(x, from, req, status);
 	else
-		reply_status(x, peer, req, status);
-	xkv_exec_done(x, peer, req, (req->op & ~XKV_OP_REPLY) == XKV_OP_PUT ? req->value_len : 0);
+		reply_status(x, from, req, status);
+	xkv_exec_done(x, from, req, (req->op & ~XKV_OP_REPLY) == XKV_OP_PUT ? req->value_len : 0);
 }
 
 /* Sends the value in x->scratch in as many pieces as it needs; first is already reserved. */
-static void reply_value_pieces(struct xkv_exec *x, const struct xkv_peer *peer,
+static void reply_value_pieces(struct xkv_exec *x, const struct xkv_origin *from,
 			       struct xkv_msg *reply, uint32_t len, void *first, size_t cap)
 {
 	uint32_t off = 0;
@@ -71,7 +71,7 @@ static void reply_value_pieces(struct xkv_exec *x, const struct xkv_peer *peer,
 	reply->value_len = len;
 	do { /* at least one datagram, also for an empty value */
 		if (!buf) {
-			buf = x->tx->reserve(x->tx, &cap);
+			buf = from->tx->reserve(from, &cap);
 			if (!buf) {
 				x->stats.tx_dropped++;
 				return;
@@ -80,7 +80,7 @@ static void reply_value_pieces(struct xkv_exec *x, const struct xkv_peer *peer,
 		reply->frag_offset = off;
 		reply->frag_len = len - off < cap - HDR ? len - off : (uint32_t)(cap - HDR);
 		memcpy(buf + HDR, x->scratch + off, reply->frag_len);
-		reply_send(x, peer, buf, reply);
+		reply_send(x, from, buf, reply);
 		off += reply->frag_len;
 		buf = NULL;
 	} while (off < len);
@@ -99,19 +99,19 @@ static uint64_t reply_bytes(uint32_t len, size_t cap)
  * XKV_AMPLIFY_MAX times the request, to a trusted network, or with a valid token.
  * Sets *token when it checked one: peer's current token, for the reply to carry.
  */
-static bool may_send(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+static bool may_send(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		     uint64_t bytes, uint64_t *token)
 {
 	uint64_t request = HDR + req->key_len + req->frag_len;
 
 	if (bytes <= XKV_AMPLIFY_MAX * request ||
-	    xkv_validate_trusted(x->validate, peer))
+	    xkv_validate_trusted(x->validate, &from->peer))
 		return true;
-	return xkv_validate_token(x->validate, peer, req->token, x->now_ns, token);
+	return xkv_validate_token(x->validate, &from->peer, req->token, x->now_ns, token);
 }
 
 /* Returns the bytes of the value it answered with (0: none), or -1: handed elsewhere. */
-static int64_t execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
+static int64_t execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 			   const struct xkv_msg *req, uint64_t hash)
 {
 	struct xkv_msg reply = reply_to(req, XKV_S_OK);
@@ -121,7 +121,7 @@ static int64_t execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	size_t cap;
 	int err;
 
-	buf = x->tx->reserve(x->tx, &cap);
+	buf = from->tx->reserve(from, &cap);
 	if (!buf) {
 		x->stats.requests[XKV_OP_GET]++;
 		x->stats.tx_dropped++;
@@ -130,43 +130,43 @@ static int64_t execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	/* the common case: the value fits one datagram and is copied straight into it */
 	err = xkv_store_get(x->store, req->key, req->key_len, hash, buf + HDR, cap - HDR, &len);
 	if (err == -ENOBUFS && xkv_size_class(len) > x->small_class_max && x->handoff_get &&
-	    x->handoff_get(x->handoff_ctx, peer, req, hash, len)) {
-		x->tx->release(x->tx, buf);
+	    x->handoff_get(x->handoff_ctx, from, req, hash, len)) {
+		from->tx->release(from, buf);
 		return -1; /* counted where it is served */
 	}
 	x->stats.requests[XKV_OP_GET]++;
 	/* ENOBUFS set len: checked before a large value is copied for a spoofed source */
-	allowed = (err && err != -ENOBUFS) || may_send(x, peer, req, reply_bytes(len, cap),
+	allowed = (err && err != -ENOBUFS) || may_send(x, from, req, reply_bytes(len, cap),
 						       &reply.token);
 	if (err == -ENOBUFS && allowed) {
 		err = xkv_store_get(x->store, req->key, req->key_len, hash, x->scratch,
 				    XKV_VALUE_MAX, &len);
 		in_scratch = true;
 		/* a PUT between the two looks may have made it larger */
-		allowed = err || may_send(x, peer, req, reply_bytes(len, cap), &reply.token);
+		allowed = err || may_send(x, from, req, reply_bytes(len, cap), &reply.token);
 	}
 	if (!allowed) {
 		/* a GET is idempotent: not served, the client asks again with the token */
 		reply.status = XKV_S_VALIDATE;
 		x->stats.replies[reply.status]++;
-		reply_send(x, peer, buf, &reply);
+		reply_send(x, from, buf, &reply);
 		return 0;
 	}
 	if (err) {
 		reply.status = xkv_status_from_errno(err);
 		x->stats.replies[reply.status]++;
-		reply_send(x, peer, buf, &reply);
+		reply_send(x, from, buf, &reply);
 		return 0;
 	}
 	x->stats.replies[XKV_S_OK]++;
 	xkv_exec_count_size(x, len);
 	if (in_scratch) {
-		reply_value_pieces(x, peer, &reply, len, buf, cap);
+		reply_value_pieces(x, from, &reply, len, buf, cap);
 		return len;
 	}
 	reply.value_len = len;
 	reply.frag_len = len;
-	reply_send(x, peer, buf, &reply);
+	reply_send(x, from, buf, &reply);
 	return len;
 }
 
@@ -216,30 +216,30 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 	return xkv_status_from_errno(err);
 }
 
-enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
+enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_origin *from,
 				  const struct xkv_msg *req, uint64_t hash)
 {
 	enum xkv_status status;
 
 	xkv_exec_count_write(x, req);
 	status = xkv_apply_write(x, req, hash);
-	xkv_reply_status(x, peer, req, status);
+	xkv_reply_status(x, from, req, status);
 	return status;
 }
 
-void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+void xkv_execute(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		 uint64_t hash)
 {
 	int64_t len;
 
 	if ((req->op & ~XKV_OP_REPLY) != XKV_OP_GET) {
-		xkv_execute_write(x, peer, req, hash);
+		xkv_execute_write(x, from, req, hash);
 	} else if (req->mc.dialect != XKV_DIALECT_XKV) {
-		xkv_exec_done(x, peer, req, (uint32_t)xkv_mc_execute_get(x, peer, req, hash));
+		xkv_exec_done(x, from, req, (uint32_t)xkv_mc_execute_get(x, from, req, hash));
 	} else if (x->echo) {
 		x->stats.requests[XKV_OP_GET]++;
-		xkv_reply_status(x, peer, req, XKV_S_NOT_FOUND);
-	} else if ((len = execute_get(x, peer, req, hash)) >= 0) {
-		xkv_exec_done(x, peer, req, (uint32_t)len);
+		xkv_reply_status(x, from, req, XKV_S_NOT_FOUND);
+	} else if ((len = execute_get(x, from, req, hash)) >= 0) {
+		xkv_exec_done(x, from, req, (uint32_t)len);
 	}
 }

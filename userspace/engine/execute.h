@@ -12,20 +12,20 @@
 #include <stdint.h>
 
 #include "proto/codec.h"
-#include "proto/peer.h"
+#include "proto/transport.h"
 #include "engine/exec.h"
 
 /*
- * Executes req from peer; hash is xkv_hash() of its key. A GET whose reply would be
- * larger than XKV_AMPLIFY_MAX times the request is answered VALIDATE, with a token,
- * unless validate trusts peer or req showed a valid token (a memcached request, which
- * has no token, gets an error: engine/mc_serve.h). In echo mode the store is
- * not touched: a GET is answered NOT_FOUND, a PUT or DELETE OK, each built and sent
- * as a real reply is. For a PUT, req->frag
- * holds the whole value (frag_len == value_len): the caller has reassembled it if
- * it came in pieces.
+ * Executes req, which came from `from`, where its replies go; hash is xkv_hash() of
+ * its key. A GET whose reply would be larger than XKV_AMPLIFY_MAX times the request is
+ * answered VALIDATE, with a token, unless validate trusts its sender or req showed a
+ * valid token (a memcached request, which has no token, gets an error:
+ * engine/mc_serve.h). In echo mode the store is not touched: a GET is answered
+ * NOT_FOUND, a PUT or DELETE OK, each built and sent as a real reply is. For a PUT,
+ * req->frag holds the whole value (frag_len == value_len): the caller has reassembled
+ * it if it came in pieces.
  */
-void xkv_execute(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+void xkv_execute(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		 uint64_t hash);
 
 
@@ -39,11 +39,11 @@ void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req);
 enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash);
 
 /* A PUT or DELETE, as xkv_execute does it; returns the status it replied with. */
-enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_peer *peer,
+enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_origin *from,
 				  const struct xkv_msg *req, uint64_t hash);
 
 /* Replies with status and no value, e.g. for a request refused before execution. */
-void xkv_reply_status(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+void xkv_reply_status(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		      enum xkv_status status);
 
 #endif /* XKV_EXECUTE_H */

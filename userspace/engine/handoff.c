@@ -94,17 +94,15 @@ void xkv_handoffs_wake(struct xkv_handoffs *h, uint32_t id)
 	eventfd_read(h->bell[id].fd, &rung); /* nonblocking: quiet it, rung or not */
 }
 
-struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_tx *tx,
-				    const struct xkv_peer *peer, const struct xkv_msg *req,
-				    uint64_t hash)
+struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_origin *from,
+				    const struct xkv_msg *req, uint64_t hash)
 {
 	uint32_t value = kind == XKV_HANDOFF_WRITE ? req->frag_len : 0;
 	struct xkv_handoff *m = malloc(sizeof(*m) + req->key_len + value);
 
 	if (!m)
 		return NULL;
-	*m = (struct xkv_handoff){.kind = kind, .peer = *peer, .req = *req, .hash = hash};
-	tx->route_save(tx, &m->route);
+	*m = (struct xkv_handoff){.kind = kind, .from = *from, .req = *req, .hash = hash};
 	memcpy(m->data, req->key, req->key_len);
 	m->req.key = m->data;
 	if (value)

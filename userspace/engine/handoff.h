@@ -33,9 +33,7 @@ enum xkv_handoff_kind {
 
 struct xkv_handoff {
 	enum xkv_handoff_kind kind;
-	struct xkv_peer peer;
-	struct xkv_reply_route route; /* the answer goes back the way the request came */
-	uint32_t queue;		      /* ... from the rx queue it came on */
+	struct xkv_origin from; /* the answer goes back the way the request came */
 	struct xkv_msg req;	      /* its key, and a WRITE's value, point into data */
 	uint64_t hash;
 	struct xkv_item *item; /* INSTALL: built, not yet linked */
@@ -67,12 +65,11 @@ int xkv_handoffs_init(struct xkv_handoffs *h, uint32_t n);
 void xkv_handoffs_fini(struct xkv_handoffs *h);
 
 /*
- * A message for req from peer, answered along tx's current route; a WRITE carries
- * the request's value with it. NULL when memory is short.
+ * A message for req, answered to where it came from; a WRITE carries the request's
+ * value with it. NULL when memory is short.
  */
-struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_tx *tx,
-				    const struct xkv_peer *peer, const struct xkv_msg *req,
-				    uint64_t hash);
+struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_origin *from,
+				    const struct xkv_msg *req, uint64_t hash);
 /* A memcached write for its partition's writer, from worker origin; NULL: no memory. */
 struct xkv_handoff *xkv_handoff_mc_new(const struct xkv_mc_write *mw, uint32_t origin,
 				       uint64_t tag);

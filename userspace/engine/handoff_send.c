@@ -5,14 +5,13 @@
 #include "engine/worker.h"
 
 bool xkv_handoff_send(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t to,
-		      const struct xkv_peer *peer, const struct xkv_msg *req, uint64_t hash,
+		      const struct xkv_origin *from, const struct xkv_msg *req, uint64_t hash,
 		      struct xkv_item *item)
 {
-	struct xkv_handoff *m = xkv_handoff_new(kind, w->exec.tx, peer, req, hash);
+	struct xkv_handoff *m = xkv_handoff_new(kind, from, req, hash);
 
 	if (m) {
 		m->item = item;
-		m->queue = w->queue;
 		m->started_ns = w->exec.start_ns;
 		if (xkv_handoffs_push(w->handoffs, w->id, to, m)) {
 			w->exec.stats.handoffs_sent++;
@@ -23,11 +22,11 @@ bool xkv_handoff_send(struct xkv_worker *w, enum xkv_handoff_kind kind, uint32_t
 		xkv_store_item_free(item);
 	}
 	w->exec.stats.handoffs_refused++;
-	xkv_reply_status(&w->exec, peer, req, XKV_S_BUSY);
+	xkv_reply_status(&w->exec, from, req, XKV_S_BUSY);
 	return false;
 }
 
-bool xkv_handoff_send_item(struct xkv_worker *w, const struct xkv_peer *peer,
+bool xkv_handoff_send_item(struct xkv_worker *w, const struct xkv_origin *from,
 			   const struct xkv_msg *m, uint64_t hash, uint32_t to)
 {
 	struct xkv_item *item = xkv_store_item_new(m->key, m->key_len, m->frag, m->value_len);
@@ -35,8 +34,8 @@ bool xkv_handoff_send_item(struct xkv_worker *w, const struct xkv_peer *peer,
 	xkv_exec_count_size(&w->exec, m->value_len);
 	if (!item) {
 		w->exec.stats.requests[XKV_OP_PUT]++;
-		xkv_reply_status(&w->exec, peer, m, xkv_status_from_errno(-errno));
+		xkv_reply_status(&w->exec, from, m, xkv_status_from_errno(-errno));
 		return false;
 	}
-	return xkv_handoff_send(w, XKV_HANDOFF_INSTALL, to, peer, m, hash, item);
+	return xkv_handoff_send(w, XKV_HANDOFF_INSTALL, to, from, m, hash, item);
 }

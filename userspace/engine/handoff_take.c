@@ -21,20 +21,14 @@ static void handoff_start(struct xkv_worker *w, const struct xkv_handoff *m)
 /* A request another worker passed on; its reply goes back the way the request came. */
 static void take_request(struct xkv_worker *w, struct xkv_handoff *m)
 {
-	struct xkv_tx *tx = w->exec.tx;
-	uint32_t queue = w->queue;
-
-	/* answered on this worker's socket of the request's rx queue (once it polled it) */
-	w->queue = m->queue;
-	if (w->queue_tx[m->queue])
-		w->exec.tx = w->queue_tx[m->queue];
-	w->exec.tx->route_use(w->exec.tx, &m->route);
+	/* on this worker's socket of the request's rx queue (once it polled it): never the sender's */
+	m->from.tx = w->queue_tx[m->from.queue] ? w->queue_tx[m->from.queue] : w->tx;
 	switch (m->kind) {
 	case XKV_HANDOFF_GET:
-		xkv_execute(&w->exec, &m->peer, &m->req, m->hash);
+		xkv_execute(&w->exec, &m->from, &m->req, m->hash);
 		break;
 	case XKV_HANDOFF_WRITE:
-		xkv_write(w, &m->peer, &m->req, m->hash, false);
+		xkv_write(w, &m->from, &m->req, m->hash, false);
 		break;
 	case XKV_HANDOFF_INSTALL:
 		xkv_write_install(w, m);
@@ -44,8 +38,6 @@ static void take_request(struct xkv_worker *w, struct xkv_handoff *m)
 		break; /* xkv_mc_write_take's: never brought here */
 	}
 	xkv_handoff_free(m);
-	w->queue = queue;
-	w->exec.tx = tx;
 }
 
 unsigned xkv_worker_handoffs(struct xkv_worker *w)

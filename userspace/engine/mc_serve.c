@@ -17,17 +17,17 @@ static size_t datagrams(size_t len)
 }
 
 /* Sends reply[0..len) to peer in datagrams of XKV_MC_DGRAM_MAX, numbered 0..n-1 of n. */
-static void send_split(struct xkv_exec *x, const struct xkv_peer *peer,
+static void send_split(struct xkv_exec *x, const struct xkv_origin *from,
 		       const struct xkv_msg *req, const uint8_t *reply, size_t len)
 {
 	size_t n = datagrams(len), off = 0, cap, chunk;
 	uint8_t *buf;
 
 	for (size_t seq = 0; seq < n; seq++) {
-		buf = x->tx->reserve(x->tx, &cap);
+		buf = from->tx->reserve(from, &cap);
 		chunk = len - off < DGRAM_ROOM ? len - off : DGRAM_ROOM;
 		if (buf && cap < FRAME + chunk) {
-			x->tx->release(x->tx, buf);
+			from->tx->release(from, buf);
 			buf = NULL;
 		}
 		if (!buf) {
@@ -36,23 +36,23 @@ static void send_split(struct xkv_exec *x, const struct xkv_peer *peer,
 		}
 		xkv_mc_frame(buf, (uint16_t)req->request_id, (uint16_t)seq, (uint16_t)n);
 		memcpy(buf + FRAME, reply + off, chunk);
-		x->tx->send(x->tx, peer, buf, FRAME + chunk);
+		from->tx->send(from, buf, FRAME + chunk);
 		x->stats.reply_datagrams++;
 		off += chunk;
 	}
 }
 
-static void send_text(struct xkv_exec *x, const struct xkv_peer *peer, const struct xkv_msg *req,
+static void send_text(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		      const char *line)
 {
-	send_split(x, peer, req, (const uint8_t *)line, strlen(line));
+	send_split(x, from, req, (const uint8_t *)line, strlen(line));
 }
 
 /*
  * A binary response without a value: status and cas; its body the key when key_len
  * (GETK's miss), else an error's message, as memcached sends them.
  */
-static void send_binary(struct xkv_exec *x, const struct xkv_peer *peer,
+static void send_binary(struct xkv_exec *x, const struct xkv_origin *from,
 			const struct xkv_msg *req, uint16_t status, uint16_t key_len, uint64_t cas)
 {
 	const char *text = xkv_mc_bin_status_text(status);
@@ -63,20 +63,20 @@ static void send_binary(struct xkv_exec *x, const struct xkv_peer *peer,
 	xkv_mc_bin_hdr(reply, &req->mc, status, key_len, 0, body_len, cas);
 	if (body_len)
 		memcpy(reply + BIN_HDR, body, body_len);
-	send_split(x, peer, req, reply, BIN_HDR + (size_t)body_len);
+	send_split(x, from, req, reply, BIN_HDR + (size_t)body_len);
 }
 
 /*
  * Whether len bytes of reply may go to peer: memcached has no token to show, so over
  * XKV_AMPLIFY_MAX times the request only to a trusted network (docs/PROTOCOL.md).
  */
-static bool may_send(const struct xkv_exec *x, const struct xkv_peer *peer,
+static bool may_send(const struct xkv_exec *x, const struct xkv_origin *from,
 		     const struct xkv_msg *req, size_t len)
 {
 	uint64_t bytes = len + FRAME * datagrams(len);
 
 	return bytes <= (uint64_t)XKV_AMPLIFY_MAX * req->mc.size ||
-	       xkv_validate_trusted(x->validate, peer);
+	       xkv_validate_trusted(x->validate, &from->peer);
 }
 
 /*
@@ -158,7 +158,7 @@ static size_t ascii_get(struct xkv_exec *x, const struct xkv_msg *req, uint64_t 
  * is NOT_FOUND (with the key for GETK), or nothing for GETQ and GETKQ. Returns the
  * reply's length in x->scratch, 0 for none.
  */
-static size_t binary_get(struct xkv_exec *x, const struct xkv_peer *peer,
+static size_t binary_get(struct xkv_exec *x, const struct xkv_origin *from,
 			 const struct xkv_msg *req, uint64_t hash)
 {
 	uint16_t key_len = req->mc.with_key ? req->key_len : 0;
@@ -169,7 +169,7 @@ static size_t binary_get(struct xkv_exec *x, const struct xkv_peer *peer,
 
 	if (get_one(x, &pos, room, req->key, req->key_len, hash, &meta, &len)) {
 		if (!req->mc.quiet)
-			send_binary(x, peer, req, XKV_MC_BIN_S_NOT_FOUND, key_len, 0);
+			send_binary(x, from, req, XKV_MC_BIN_S_NOT_FOUND, key_len, 0);
 		return 0;
 	}
 	xkv_mc_bin_hdr(p, &req->mc, XKV_MC_BIN_S_OK, key_len, 4, (uint32_t)(4 + key_len + len),
@@ -182,26 +182,26 @@ static size_t binary_get(struct xkv_exec *x, const struct xkv_peer *peer,
 	return room + len;
 }
 
-size_t xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
+size_t xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 			  const struct xkv_msg *req, uint64_t hash)
 {
 	size_t len;
 
 	if (req->mc.dialect == XKV_DIALECT_MC_BINARY)
-		len = binary_get(x, peer, req, hash);
+		len = binary_get(x, from, req, hash);
 	else
 		len = ascii_get(x, req, hash);
 	if (!len)
 		return 0;
-	if (may_send(x, peer, req, len)) {
-		send_split(x, peer, req, x->scratch, len);
+	if (may_send(x, from, req, len)) {
+		send_split(x, from, req, x->scratch, len);
 		return len;
 	}
 	x->stats.mc_amplify_refused++;
 	if (req->mc.dialect == XKV_DIALECT_MC_BINARY)
-		send_binary(x, peer, req, XKV_MC_BIN_S_INTERNAL, 0, 0);
+		send_binary(x, from, req, XKV_MC_BIN_S_INTERNAL, 0, 0);
 	else
-		send_text(x, peer, req, "SERVER_ERROR reply too large\r\n");
+		send_text(x, from, req, "SERVER_ERROR reply too large\r\n");
 	return 0;
 }
 
@@ -241,7 +241,7 @@ static uint16_t binary_status(enum xkv_status status)
 	}
 }
 
-void xkv_mc_reply_status(struct xkv_exec *x, const struct xkv_peer *peer,
+void xkv_mc_reply_status(struct xkv_exec *x, const struct xkv_origin *from,
 			 const struct xkv_msg *req, enum xkv_status status)
 {
 	x->stats.replies[status]++;
@@ -249,19 +249,19 @@ void xkv_mc_reply_status(struct xkv_exec *x, const struct xkv_peer *peer,
 	if (req->mc.quiet && (status == XKV_S_OK || req->mc.dialect == XKV_DIALECT_MC_ASCII))
 		return;
 	if (req->mc.dialect == XKV_DIALECT_MC_ASCII)
-		send_text(x, peer, req, ascii_status_line(req, status));
+		send_text(x, from, req, ascii_status_line(req, status));
 	else
-		send_binary(x, peer, req, binary_status(status), 0,
+		send_binary(x, from, req, binary_status(status), 0,
 			    status == XKV_S_OK && req->op == XKV_OP_PUT ? x->cas : 0);
 }
 
-void xkv_mc_reply_error(struct xkv_exec *x, const struct xkv_peer *peer,
+void xkv_mc_reply_error(struct xkv_exec *x, const struct xkv_origin *from,
 			const struct xkv_msg *req, enum xkv_mc_verdict v)
 {
 	x->stats.mc_errors++;
 	if (req->mc.dialect == XKV_DIALECT_MC_ASCII)
-		send_text(x, peer, req, xkv_mc_error_line(v));
+		send_text(x, from, req, xkv_mc_error_line(v));
 	else
-		send_binary(x, peer, req, xkv_mc_bin_error_status(v), 0, 0);
-	xkv_exec_done(x, peer, req, 0);
+		send_binary(x, from, req, xkv_mc_bin_error_status(v), 0, 0);
+	xkv_exec_done(x, from, req, 0);
 }

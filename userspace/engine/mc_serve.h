@@ -18,15 +18,15 @@
  * trusted; otherwise an error says why (mc_amplify_refused). Returns the bytes of the
  * reply it built (0: none).
  */
-size_t xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_peer *peer,
+size_t xkv_mc_execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 			const struct xkv_msg *req, uint64_t hash);
 
 /* The reply to a SET or DELETE that ended with status; nothing if the request is quiet. */
-void xkv_mc_reply_status(struct xkv_exec *x, const struct xkv_peer *peer,
+void xkv_mc_reply_status(struct xkv_exec *x, const struct xkv_origin *from,
 			 const struct xkv_msg *req, enum xkv_status status);
 
 /* The reply to a request that decoded to error verdict v (counted in mc_errors), timed. */
-void xkv_mc_reply_error(struct xkv_exec *x, const struct xkv_peer *peer,
+void xkv_mc_reply_error(struct xkv_exec *x, const struct xkv_origin *from,
 			const struct xkv_msg *req, enum xkv_mc_verdict v);
 
 #endif /* XKV_MC_SERVE_H */

@@ -18,7 +18,7 @@
 #include <xkv/maps.h>
 
 #include "proto/codec.h"
-#include "proto/peer.h"
+#include "proto/transport.h"
 
 struct xkv_worker;
 
@@ -31,11 +31,11 @@ struct xkv_policy_ops {
 	 */
 	uint32_t (*writer)(const struct xkv_worker *w, uint64_t hash);
 	/*
-	 * A whole write m from peer reached w, whose writer is another worker (never
+	 * A whole write m from `from` reached w, whose writer is another worker (never
 	 * under the EWT, where the slot's holder is the writer): handed to writer, or
 	 * refused and counted. Returns the status w replied with, -1 if another replies.
 	 */
-	int (*foreign)(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+	int (*foreign)(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 		       uint64_t hash, uint32_t writer);
 };
 

@@ -13,9 +13,7 @@
 static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 {
 	const struct xkv_msg final = xkv_compact_final(win);
-	struct xkv_tx *current = w->exec.tx;
 	uint64_t started = w->exec.start_ns;
-	struct xkv_reply_route route;
 	enum xkv_status status;
 
 	/* its PUTs waited in the window until now: their service is its write and replies */
@@ -27,19 +25,12 @@ static void window_close(struct xkv_worker *w, struct xkv_compact_window *win)
 		w->exec.start_ns = now;
 	}
 	status = xkv_apply_msg(w, &final, win->hash);
-	/* the request being handled, if any, replies after this along its own route */
-	current->route_save(current, &route);
 	for (uint32_t i = 0; i < win->nputs; i++) {
 		const struct xkv_msg req = xkv_compact_request(win, i);
-		const struct xkv_compact_put *put = &win->puts[i];
 
 		/* on the socket it came on: a client's rx queue expects it there */
-		w->exec.tx = put->tx;
-		put->tx->route_use(put->tx, &put->route);
-		xkv_reply_status(&w->exec, &put->peer, &req, status);
+		xkv_reply_status(&w->exec, &win->puts[i].from, &req, status);
 	}
-	w->exec.tx = current;
-	current->route_use(current, &route);
 	w->exec.start_ns = started; /* the request being handled, if any, goes on */
 	w->exec.stats.compact_writes += win->nputs;
 	if (win->nputs > w->exec.stats.compact_window_max)
@@ -72,11 +63,10 @@ void xkv_windows_close_due(struct xkv_worker *w, uint64_t now_ns)
 		window_close(w, win);
 }
 
-bool xkv_windows_take(struct xkv_worker *w, const struct xkv_peer *peer,
+bool xkv_windows_take(struct xkv_worker *w, const struct xkv_origin *from,
 		      const struct xkv_msg *m, uint64_t hash, bool writer)
 {
 	struct xkv_compact_window *win;
-	struct xkv_reply_route route;
 
 	if (!w->compact || w->exec.echo || !writer || !xkv_compact_fits(m))
 		return false;
@@ -90,8 +80,7 @@ bool xkv_windows_take(struct xkv_worker *w, const struct xkv_peer *peer,
 		w->exec.stats.compact_windows++;
 	}
 	xkv_exec_count_write(&w->exec, m); /* executed, in effect, when its window closes */
-	w->exec.tx->route_save(w->exec.tx, &route);
-	if (xkv_compact_hold(win, m, peer, w->exec.tx, &route, w->exec.start_ns))
+	if (xkv_compact_hold(win, m, from, w->exec.start_ns))
 		window_close(w, win);
 	return true;
 }

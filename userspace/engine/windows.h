@@ -11,17 +11,17 @@
 #include <stdint.h>
 
 #include "proto/codec.h"
-#include "proto/peer.h"
+#include "proto/transport.h"
 
 struct xkv_worker;
 
 /*
- * A write m from peer that this worker would apply now (writer: it is its writer)
+ * A write m from `from` that this worker would apply now (writer: it is its writer)
  * joins its key's open window, or opens one when another PUT to the key comes next
  * in the batch (C-4's look-ahead). True: it is held, and answered when the window
  * closes; its EWT hold, if any, goes with it.
  */
-bool xkv_windows_take(struct xkv_worker *w, const struct xkv_peer *peer,
+bool xkv_windows_take(struct xkv_worker *w, const struct xkv_origin *from,
 		      const struct xkv_msg *m, uint64_t hash, bool writer);
 
 /* A write to a key whose window is open goes after the window's: this worker's order. */

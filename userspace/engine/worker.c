@@ -32,7 +32,8 @@ int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 				 .policy = xkv_policy_ops(cfg->policy)};
 	if (!w->policy)
 		return -EINVAL;
-	err = xkv_exec_init(&w->exec, cfg->store, cfg->tx, cfg->validate);
+	w->tx = cfg->tx;
+	err = xkv_exec_init(&w->exec, cfg->store, cfg->validate);
 	if (err)
 		return err;
 	rc.dropped = pieces_dropped;
@@ -81,9 +82,7 @@ void xkv_worker_handoff_rings(struct xkv_worker *w, struct xkv_handoffs *handoff
 
 void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx)
 {
-	w->queue = queue;
 	w->queue_tx[queue] = tx;
-	w->exec.tx = tx;
 }
 
 int xkv_worker_bell_fd(const struct xkv_worker *w)
@@ -186,8 +185,8 @@ static bool claimed(const struct xkv_worker *w, const struct xkv_msg *m)
 	return xkv_ewt_claimed(w->policy->id, m->op, m->frag_len, m->value_len);
 }
 
-/* A request, xkv's or memcached's, from peer; hash is its key's. */
-static void serve(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+/* A request, xkv's or memcached's, from `from`; hash is its key's. */
+static void serve(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 		  uint64_t hash)
 {
 	bool held = claimed(w, m);
@@ -195,21 +194,21 @@ static void serve(struct xkv_worker *w, const struct xkv_peer *peer, const struc
 	xkv_worker_roles_check(w);
 	/* a write that came without its slot: a steering bug, or the table changed under us */
 	if (held && !xkv_holds_claim(&w->holds, xkv_partition(hash))) {
-		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+		xkv_reply_status(&w->exec, from, m, XKV_S_BUSY);
 		return;
 	}
 	if (m->op == XKV_OP_PUT && m->frag_len != m->value_len) {
-		xkv_write_piece(w, peer, m, hash);
+		xkv_write_piece(w, from, m, hash);
 	} else if (!is_write(m)) {
-		xkv_execute(&w->exec, peer, m, hash);
-	} else if (!xkv_windows_take(w, peer, m, hash,
+		xkv_execute(&w->exec, from, m, hash);
+	} else if (!xkv_windows_take(w, from, m, hash,
 				     held || (!xkv_policy_ewt(w->policy->id) &&
 					      w->policy->writer(w, hash) == w->id))) {
-		xkv_write(w, peer, m, hash, held);
+		xkv_write(w, from, m, hash, held);
 	}
 }
 
-static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
+static void handle_datagram(struct xkv_worker *w, const struct xkv_origin *from,
 			    const void *data, size_t len)
 {
 	enum xkv_reason reason;
@@ -226,10 +225,10 @@ static void handle_datagram(struct xkv_worker *w, const struct xkv_peer *peer,
 		w->exec.stats.replies_to_server++;
 		return;
 	}
-	serve(w, peer, &m, hash);
+	serve(w, from, &m, hash);
 }
 
-static void handle_mc(struct xkv_worker *w, const struct xkv_peer *peer, const void *data,
+static void handle_mc(struct xkv_worker *w, const struct xkv_origin *from, const void *data,
 		      size_t len)
 {
 	enum xkv_mc_verdict verdict;
@@ -238,13 +237,13 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_peer *peer, const v
 
 	verdict = xkv_mc_decode(data, len, &m);
 	if (verdict == XKV_MC_UDP_OK) {
-		serve(w, peer, &m, xkv_ahead_hash(w, data, &m));
+		serve(w, from, &m, xkv_ahead_hash(w, data, &m));
 		return;
 	}
 	if (verdict == XKV_MC_UDP_DROP)
 		w->exec.stats.mc_dropped++;
 	else
-		xkv_mc_reply_error(&w->exec, peer, &m, verdict);
+		xkv_mc_reply_error(&w->exec, from, &m, verdict);
 	/* XDP steers a write by its command and key alone, and took its slot: let it go */
 	if (is_write(&m) && claimed(w, &m)) {
 		partition = xkv_partition(xkv_hash(m.key, m.key_len));
@@ -253,7 +252,7 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_peer *peer, const v
 	}
 }
 
-static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const void *data,
+static void datagram(struct xkv_worker *w, const struct xkv_origin *from, const void *data,
 		     size_t len, bool mc)
 {
 	w->exec.stats.datagrams++;
@@ -263,9 +262,9 @@ static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const vo
 	w->serving = true;
 	w->round_served++;
 	if (mc)
-		handle_mc(w, peer, data, len);
+		handle_mc(w, from, data, len);
 	else
-		handle_datagram(w, peer, data, len);
+		handle_datagram(w, from, data, len);
 	/* C-4 looks at the clock as each request completes while a window is open */
 	if (w->compact && w->compact->nopen)
 		xkv_windows_close_due(w, xkv_now_ns());
@@ -273,12 +272,12 @@ static void datagram(struct xkv_worker *w, const struct xkv_peer *peer, const vo
 		atomic_fetch_sub_explicit(w->depth, 1, memory_order_relaxed);
 }
 
-void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len)
+void xkv_worker_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len)
 {
-	datagram(w, peer, data, len, false);
+	datagram(w, from, data, len, false);
 }
 
-void xkv_worker_mc_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len)
+void xkv_worker_mc_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len)
 {
-	datagram(w, peer, data, len, true);
+	datagram(w, from, data, len, true);
 }

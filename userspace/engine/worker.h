@@ -51,9 +51,9 @@ struct xkv_worker {
 	uint32_t round_served;	/* datagrams and hand-offs served in it */
 	uint64_t service_ns;	/* S: the mean busy time per request, measured over rounds */
 	struct xkv_compact *compact; /* write compaction (xkv_worker_compaction); NULL: off */
-	/* xkv_worker_queue: each rx queue's reply path, and the request's queue now */
-	struct xkv_tx *queue_tx[XKV_QUEUES_MAX];
-	uint32_t queue;
+	/* where a request handed to this worker is answered: its socket of the request's rx queue */
+	struct xkv_tx *queue_tx[XKV_QUEUES_MAX]; /* xkv_worker_queue */
+	struct xkv_tx *tx;			 /* else this, the config's */
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
 	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
@@ -76,7 +76,7 @@ struct xkv_worker_config {
 	uint32_t id, nworkers;
 	enum xkv_policy policy;	/* a registered one (engine/policy.h) */
 	struct xkv_store *store;
-	struct xkv_tx *tx;	/* its reply path, until xkv_worker_queue says otherwise */
+	struct xkv_tx *tx;	/* its socket, answering hand-offs on queues not registered */
 	const struct xkv_validate *validate; /* the anti-amplification bound, every worker's */
 	struct xkv_reasm_config reasm;	     /* its reassembly's budget */
 };
@@ -111,10 +111,9 @@ void xkv_worker_dcrew(struct xkv_worker *w, struct xkv_ewt_slot *ewt,
 int xkv_worker_compaction(struct xkv_worker *w, uint32_t slo);
 
 /*
- * The requests that follow came on rx queue `queue` (below XKV_QUEUES_MAX) and are
- * answered through tx; a request handed to another worker is answered through that
- * worker's path on the same queue, where the client expects its reply. A transport
- * with one path need not call it.
+ * This worker's socket tx receives rx queue `queue` (below XKV_QUEUES_MAX): a request
+ * another worker hands it from that queue is answered through it, where the client
+ * expects its reply. A transport with one socket need not call it.
  */
 void xkv_worker_queue(struct xkv_worker *w, uint32_t queue, struct xkv_tx *tx);
 
@@ -167,11 +166,11 @@ void xkv_worker_round_end(struct xkv_worker *w, bool dry);
 void xkv_worker_look_ahead(void *w, const void *data, size_t len);
 
 /*
- * One datagram from peer (struct xkv_rx's, with w as its context). Steering
+ * One datagram from `from` (struct xkv_rx's, with w as its context). Steering
  * counted it in *depth; this takes it off once it is handled, so that a worker busy
  * with a large request looks busy to steering.
  */
-void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
+void xkv_worker_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len);
 
 /*
  * The same two for a datagram sent to the memcached port (proto/mc_udp.h): a request
@@ -179,7 +178,7 @@ void xkv_worker_datagram(void *w, const struct xkv_peer *peer, const void *data,
  * answered memcached's error or dropped (mc_errors, mc_dropped).
  */
 void xkv_worker_mc_look_ahead(void *w, const void *data, size_t len);
-void xkv_worker_mc_datagram(void *w, const struct xkv_peer *peer, const void *data, size_t len);
+void xkv_worker_mc_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len);
 
 /* How a transport hands its batches to worker w; mc_port is memcached's (0: none). */
 static inline struct xkv_rx xkv_worker_rx(struct xkv_worker *w, uint16_t mc_port)

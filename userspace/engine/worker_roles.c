@@ -45,7 +45,7 @@ void xkv_worker_roles_check(struct xkv_worker *w)
 }
 
 /* The executor's hook: a GET for a large value goes to the large worker of its class. */
-static bool handoff_get(void *ctx, const struct xkv_peer *peer, const struct xkv_msg *req,
+static bool handoff_get(void *ctx, const struct xkv_origin *from, const struct xkv_msg *req,
 			uint64_t hash, uint32_t value_len)
 {
 	struct xkv_worker *w = ctx;
@@ -53,7 +53,7 @@ static bool handoff_get(void *ctx, const struct xkv_peer *peer, const struct xkv
 
 	if (to == w->id || to >= w->nworkers)
 		return false;
-	xkv_handoff_send(w, XKV_HANDOFF_GET, to, peer, req, hash, NULL);
+	xkv_handoff_send(w, XKV_HANDOFF_GET, to, from, req, hash, NULL);
 	return true;
 }
 

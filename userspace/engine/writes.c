@@ -8,7 +8,7 @@
 #include "engine/writes.h"
 
 /* A write w applies: after any window open on its key, counted, applied, answered. */
-static enum xkv_status write_here(struct xkv_worker *w, const struct xkv_peer *peer,
+static enum xkv_status write_here(struct xkv_worker *w, const struct xkv_origin *from,
 				  const struct xkv_msg *m, uint64_t hash)
 {
 	enum xkv_status status;
@@ -16,15 +16,15 @@ static enum xkv_status write_here(struct xkv_worker *w, const struct xkv_peer *p
 	xkv_windows_close_key(w, hash, m);
 	xkv_exec_count_write(&w->exec, m);
 	status = xkv_apply_msg(w, m, hash);
-	xkv_reply_status(&w->exec, peer, m, status);
+	xkv_reply_status(&w->exec, from, m, status);
 	return status;
 }
 
 /* A write whose hold is in w's hand: applied, answered, and its hold let go. */
-static enum xkv_status write_held(struct xkv_worker *w, const struct xkv_peer *peer,
+static enum xkv_status write_held(struct xkv_worker *w, const struct xkv_origin *from,
 				  const struct xkv_msg *m, uint64_t hash)
 {
-	enum xkv_status status = write_here(w, peer, m, hash);
+	enum xkv_status status = write_here(w, from, m, hash);
 
 	xkv_holds_let_go(&w->holds, xkv_partition(hash), 1);
 	return status;
@@ -45,46 +45,46 @@ int xkv_write_join(struct xkv_worker *w, uint64_t hash)
  * here. The holder applies it and lets go the write the join counted for it; if that
  * is another worker, the item is built here and handed to it.
  */
-static int write_joined(struct xkv_worker *w, const struct xkv_peer *peer,
+static int write_joined(struct xkv_worker *w, const struct xkv_origin *from,
 			const struct xkv_msg *m, uint64_t hash)
 {
 	int holder = xkv_write_join(w, hash);
 
 	if (holder < 0) {
-		xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+		xkv_reply_status(&w->exec, from, m, XKV_S_BUSY);
 		return XKV_S_BUSY;
 	}
 	if ((uint32_t)holder == w->id)
-		return (int)write_held(w, peer, m, hash);
+		return (int)write_held(w, from, m, hash);
 	/* answered here: nothing was written, so the write counted for the holder goes back */
-	if (!xkv_handoff_send_item(w, peer, m, hash, (uint32_t)holder))
+	if (!xkv_handoff_send_item(w, from, m, hash, (uint32_t)holder))
 		xkv_holds_give_back(&w->holds, xkv_partition(hash), (uint32_t)holder);
 	return -1;
 }
 
-int xkv_write(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+int xkv_write(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 	      uint64_t hash, bool held)
 {
 	uint32_t writer;
 
 	if (held)
-		return (int)write_held(w, peer, m, hash);
+		return (int)write_held(w, from, m, hash);
 	if (xkv_policy_ewt(w->policy->id))
-		return write_joined(w, peer, m, hash);
+		return write_joined(w, from, m, hash);
 	writer = w->policy->writer(w, hash);
 	if (writer == w->id)
-		return (int)write_here(w, peer, m, hash);
+		return (int)write_here(w, from, m, hash);
 	/* invariant 1 (docs/DESIGN.md): a write is executed by its partition's writer only */
-	return w->policy->foreign(w, peer, m, hash, writer);
+	return w->policy->foreign(w, from, m, hash, writer);
 }
 
-int xkv_write_refuse(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+int xkv_write_refuse(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 		     uint64_t hash, uint32_t writer)
 {
 	(void)hash;
 	(void)writer;
 	w->exec.stats.foreign_writes++;
-	xkv_reply_status(&w->exec, peer, m, XKV_S_BUSY);
+	xkv_reply_status(&w->exec, from, m, XKV_S_BUSY);
 	return XKV_S_BUSY;
 }
 
@@ -100,17 +100,21 @@ void xkv_write_pieces_done(struct xkv_worker *w, uint64_t hash, uint32_t n)
 		xkv_holds_let_go(&w->holds, xkv_partition(hash), n);
 }
 
-void xkv_write_piece(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+void xkv_write_piece(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 		     uint64_t hash)
 {
 	struct xkv_reasm_msg *whole;
-	int ret = xkv_reasm_add(w->reasm, peer, m, w->now_ns, &whole);
+	int ret = xkv_reasm_add(w->reasm, &from->peer, m, w->now_ns, &whole);
 
 	if (ret == XKV_REASM_COMPLETE) {
+		/* the last piece's way back, timed from the first's arrival */
+		struct xkv_origin reply_to = *from;
+
+		reply_to.peer = whole->peer;
 		/* dcrew: every piece held the slot from the first to the reply */
 		whole->status = pieces_claimed(w)
-					? (int)write_here(w, &whole->peer, &whole->head, hash)
-					: xkv_write(w, &whole->peer, &whole->head, hash, false);
+					? (int)write_here(w, &reply_to, &whole->head, hash)
+					: xkv_write(w, &reply_to, &whole->head, hash, false);
 		xkv_write_pieces_done(w, hash, whole->pieces);
 		xkv_reasm_release(w->reasm, whole);
 		return;
@@ -124,14 +128,14 @@ void xkv_write_piece(struct xkv_worker *w, const struct xkv_peer *peer, const st
 		 */
 		if (m->frag_offset + m->frag_len == m->value_len &&
 		    xkv_reasm_late_status(w->reasm) >= 0)
-			xkv_reply_status(&w->exec, peer, m,
+			xkv_reply_status(&w->exec, from, m,
 					 (enum xkv_status)xkv_reasm_late_status(w->reasm));
 		xkv_write_pieces_done(w, hash, 1);
 		return;
 	}
 	/* no room is passing (retry); a contradiction or a scattered message is not */
 	w->exec.stats.refused_pieces++;
-	xkv_reply_status(&w->exec, peer, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
+	xkv_reply_status(&w->exec, from, m, ret == -ENOMEM ? XKV_S_BUSY : XKV_S_BAD_REQUEST);
 	xkv_write_pieces_done(w, hash, 1);
 }
 
@@ -143,12 +147,12 @@ void xkv_write_install(struct xkv_worker *w, struct xkv_handoff *m)
 	if (xkv_policy_ewt(w->policy->id)) {
 		/* the sender joined the slot for w: the claim orders w after its last holder */
 		if (!xkv_holds_claim(&w->holds, partition)) {
-			xkv_reply_status(&w->exec, &m->peer, &m->req, XKV_S_BUSY);
+			xkv_reply_status(&w->exec, &m->from, &m->req, XKV_S_BUSY);
 			return;
 		}
 	} else if ((writer = w->policy->writer(w, m->hash)) != w->id) {
 		/* the roles moved the partition since it was sent: on to its writer now */
-		xkv_handoff_send(w, XKV_HANDOFF_INSTALL, writer, &m->peer, &m->req, m->hash,
+		xkv_handoff_send(w, XKV_HANDOFF_INSTALL, writer, &m->from, &m->req, m->hash,
 				 m->item);
 		m->item = NULL;
 		return;
@@ -157,6 +161,6 @@ void xkv_write_install(struct xkv_worker *w, struct xkv_handoff *m)
 	xkv_windows_close_key(w, m->hash, &m->req);
 	err = xkv_apply_item(w, m->item, m->hash, m->req.value_len);
 	m->item = NULL; /* the store's now, or freed */
-	xkv_reply_status(&w->exec, &m->peer, &m->req, xkv_status_from_errno(err));
+	xkv_reply_status(&w->exec, &m->from, &m->req, xkv_status_from_errno(err));
 	xkv_holds_let_go(&w->holds, partition, 1);
 }

@@ -12,24 +12,24 @@
 #include <stdint.h>
 
 #include "proto/codec.h"
-#include "proto/peer.h"
+#include "proto/transport.h"
 #include "engine/handoff.h"
 
 struct xkv_worker;
 
 /*
- * A whole PUT or DELETE m from peer at w; held: its EWT hold is in w's hand (XDP
+ * A whole PUT or DELETE m from `from` at w; held: its EWT hold is in w's hand (XDP
  * claimed the slot for w). Returns the status w replied with, -1 if another worker
  * replies (or a hand-off failed here, and a resend should retry).
  */
-int xkv_write(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+int xkv_write(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 	      uint64_t hash, bool held);
 
 /*
  * A piece of a PUT (under dcrew its hold in hand: XDP claims each piece); the whole
  * value, once complete, is written, and the pieces' holds go after its reply.
  */
-void xkv_write_piece(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+void xkv_write_piece(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 		     uint64_t hash);
 
 /* n pieces of a PUT are done with (dropped unfinished, refused): their holds go. */
@@ -49,7 +49,7 @@ int xkv_write_join(struct xkv_worker *w, uint64_t hash);
  * is a steering bug, or a worker count changed under the program: counted in
  * foreign_writes and answered busy, never executed beside its writer (invariant 1).
  */
-int xkv_write_refuse(struct xkv_worker *w, const struct xkv_peer *peer, const struct xkv_msg *m,
+int xkv_write_refuse(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 		     uint64_t hash, uint32_t writer);
 
 #endif /* XKV_ENGINE_WRITES_H */

@@ -11,11 +11,9 @@
 #include "net/udp_uring.h"
 #include "util/clock.h"
 
-static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
-static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
-static void tx_release(struct xkv_tx *tx, void *buf);
-static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route);
-static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route);
+static void *tx_reserve(const struct xkv_origin *to, size_t *cap);
+static void tx_send(const struct xkv_origin *to, void *buf, size_t len);
+static void tx_release(const struct xkv_origin *to, void *buf);
 
 static void slot_init(struct xkv_uring_slot *s, uint8_t *buf, size_t len)
 {
@@ -73,11 +71,7 @@ int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd)
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	u->tx = (struct xkv_tx){.reserve = tx_reserve,
-				.send = tx_send,
-				.release = tx_release,
-				.route_save = tx_route_save,
-				.route_use = tx_route_use};
+	u->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send, .release = tx_release};
 	u->fd = socket_open(port, steer_prog_fd);
 	if (u->fd < 0)
 		return u->fd;
@@ -144,9 +138,9 @@ static void tx_reap(struct xkv_uring *u, bool wait)
 	io_uring_cq_advance(&u->tx_ring, n);
 }
 
-static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
+static void *tx_reserve(const struct xkv_origin *to, size_t *cap)
 {
-	struct xkv_uring *u = (struct xkv_uring *)tx;
+	struct xkv_uring *u = (struct xkv_uring *)to->tx;
 
 	if (!u->ntx_free)
 		tx_reap(u, true);
@@ -156,28 +150,18 @@ static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
 	return u->tx_bufs + (size_t)u->tx_free[--u->ntx_free] * XKV_URING_TX_BUF;
 }
 
-static void tx_release(struct xkv_tx *tx, void *buf)
+static void tx_release(const struct xkv_origin *to, void *buf)
 {
-	struct xkv_uring *u = (struct xkv_uring *)tx;
+	struct xkv_uring *u = (struct xkv_uring *)to->tx;
 
 	u->tx_free[u->ntx_free++] = (uint32_t)(((uint8_t *)buf - u->tx_bufs) / XKV_URING_TX_BUF);
 }
 
-/* A reply is addressed by its peer alone: the route holds nothing here. */
-static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
+/* A reply is addressed by its peer alone: the origin's route holds nothing here. */
+static void tx_send(const struct xkv_origin *to, void *buf, size_t len)
 {
-	(void)tx;
-	memset(route, 0, sizeof(*route));
-}
-
-static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
-{
-	(void)tx;
-	(void)route;
-}
-
-static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
-{
+	struct xkv_tx *tx = to->tx;
+	const struct xkv_peer *peer = &to->peer;
 	struct xkv_uring *u = (struct xkv_uring *)tx;
 	uint32_t i = (uint32_t)(((uint8_t *)buf - u->tx_bufs) / XKV_URING_TX_BUF);
 	struct xkv_uring_slot *s = &u->txs[i];
@@ -271,6 +255,7 @@ unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 	uint64_t realtime_ahead = 0;
+	struct xkv_origin from = {.tx = &u->tx}; /* one socket, one queue, no route: a peer */
 
 	if (io_uring_cq_ready(&u->rx_ring))
 		realtime_ahead = xkv_clock_ns(CLOCK_REALTIME) - xkv_clock_ns(CLOCK_MONOTONIC);
@@ -285,13 +270,12 @@ unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 	io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
 		uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
 		struct xkv_uring_slot *s = &u->rx[i];
-		struct xkv_peer peer;
 
 		if (cqe->res > XKV_URING_RX_BUF) {
 			u->rx_truncated++;
 		} else if (cqe->res >= 0) {
-			peer_from(&peer, s, realtime_ahead);
-			rx->datagram(rx->ctx, &peer, s->iov.iov_base, (size_t)cqe->res);
+			peer_from(&from.peer, s, realtime_ahead);
+			rx->datagram(rx->ctx, &from, s->iov.iov_base, (size_t)cqe->res);
 		}
 		rx_post(u, i);
 		n++;

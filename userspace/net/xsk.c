@@ -22,11 +22,26 @@
 #define TX_WAIT_US    50 /* between tries */
 #define TX_RESERVE    (XKV_XSK_FRAMES / 8) /* frames the fill ring leaves to replies */
 
-static void *tx_reserve(struct xkv_tx *tx, size_t *cap);
-static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
-static void tx_release(struct xkv_tx *tx, void *buf);
-static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route);
-static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route);
+static void *tx_reserve(const struct xkv_origin *to, size_t *cap);
+static void tx_send(const struct xkv_origin *to, void *buf, size_t len);
+static void tx_release(const struct xkv_origin *to, void *buf);
+
+/*
+ * What an origin's route holds on this transport: the request's addresses, ports and
+ * VLAN, and the length of the reply's headers they make. may_alias: it is read and
+ * written in the origin's bytes.
+ */
+struct __attribute__((may_alias)) xsk_route {
+	struct xkv_route route;
+	uint32_t hdr_len; /* xkv_reply_hdr_len(&route) */
+};
+
+_Static_assert(sizeof(struct xsk_route) <= sizeof(struct xkv_reply_route), "a route fits");
+
+static const struct xsk_route *route_of(const struct xkv_origin *o)
+{
+	return (const struct xsk_route *)o->route.bytes;
+}
 
 int xkv_xsk_queue_open(struct xkv_xsk_queue *q, uint32_t queue_id)
 {
@@ -163,11 +178,7 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	int err, budget = XKV_XSK_RING;
 
 	memset(s, 0, sizeof(*s));
-	s->tx = (struct xkv_tx){.reserve = tx_reserve,
-				.send = tx_send,
-				.release = tx_release,
-				.route_save = tx_route_save,
-				.route_use = tx_route_use};
+	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send, .release = tx_release};
 	s->q = q;
 	/* idle frames in caches are out of the fill ring's reach: all together hold a quarter */
 	s->cache_max = XKV_XSK_FRAMES / 4 / (queue_sockets ? queue_sockets : 1);
@@ -250,29 +261,30 @@ static bool tx_has_slot(struct xkv_xsk *s)
 	return xsk_prod_nb_free(&s->txr, 1);
 }
 
-static void *tx_reserve(struct xkv_tx *tx, size_t *cap)
+static void *tx_reserve(const struct xkv_origin *to, size_t *cap)
 {
-	struct xkv_xsk *s = (struct xkv_xsk *)tx;
-	uint32_t room = XKV_XSK_FRAME_SIZE - s->reply_hdr;
+	struct xkv_xsk *s = (struct xkv_xsk *)to->tx;
+	uint32_t hdr = route_of(to)->hdr_len, room = XKV_XSK_FRAME_SIZE - hdr;
 
 	/* a large reply can use every frame: wait for them to come back */
 	if (!tx_wait(s, tx_has_frame))
 		return NULL;
 	/* the IP packet must fit a 1500-byte MTU */
-	*cap = room < 1500 + 14 - s->reply_hdr ? room : 1500 + 14 - s->reply_hdr;
-	return s->q->area + s->cache[--s->ncache] + s->reply_hdr;
+	*cap = room < 1500 + 14 - hdr ? room : 1500 + 14 - hdr;
+	return s->q->area + s->cache[--s->ncache] + hdr;
 }
 
-static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+static void tx_send(const struct xkv_origin *to, void *buf, size_t len)
 {
-	struct xkv_xsk *s = (struct xkv_xsk *)tx;
-	uint8_t *frame = (uint8_t *)buf - s->reply_hdr;
+	struct xkv_xsk *s = (struct xkv_xsk *)to->tx;
+	const struct xsk_route *r = route_of(to);
+	uint8_t *frame = (uint8_t *)buf - r->hdr_len;
 	uint64_t addr = (uint64_t)(frame - s->q->area);
 	struct xdp_desc *desc;
 	uint32_t idx, frame_len;
 
-	(void)peer; /* the reply goes back the way its request came: s->route */
-	frame_len = xkv_reply_write_hdr(frame, &s->route, (uint32_t)len);
+	/* the reply goes back the way its request came: addresses swapped */
+	frame_len = xkv_reply_write_hdr(frame, &r->route, (uint32_t)len);
 	if (!frame_len) {
 		s->tx_to_group++;
 		s->cache[s->ncache++] = addr;
@@ -292,26 +304,19 @@ static void tx_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, s
 		xkv_xsk_flush(s);
 }
 
-static void tx_release(struct xkv_tx *tx, void *buf)
+static void tx_release(const struct xkv_origin *to, void *buf)
 {
-	struct xkv_xsk *s = (struct xkv_xsk *)tx;
+	struct xkv_xsk *s = (struct xkv_xsk *)to->tx;
 
-	s->cache[s->ncache++] = (uint64_t)((uint8_t *)buf - s->reply_hdr - s->q->area);
+	s->cache[s->ncache++] = (uint64_t)((uint8_t *)buf - route_of(to)->hdr_len - s->q->area);
 }
 
-_Static_assert(sizeof(struct xkv_route) <= sizeof(struct xkv_reply_route), "a route fits");
-
-static void tx_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
+void xkv_xsk_origin(struct xkv_xsk *s, const struct xkv_route *route, struct xkv_origin *out)
 {
-	memcpy(route->bytes, &((const struct xkv_xsk *)tx)->route, sizeof(struct xkv_route));
-}
-
-static void tx_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
-{
-	struct xkv_xsk *s = (struct xkv_xsk *)tx;
-
-	memcpy(&s->route, route->bytes, sizeof(s->route));
-	s->reply_hdr = xkv_reply_hdr_len(&s->route);
+	*out = (struct xkv_origin){.tx = &s->tx, .queue = s->q->id};
+	*(struct xsk_route *)out->route.bytes =
+		(struct xsk_route){.route = *route, .hdr_len = xkv_reply_hdr_len(route)};
+	xkv_route_peer(route, &out->peer);
 }
 
 /* Parses each frame of the batch once, into s->parsed; hands the payloads to look_ahead. */
@@ -321,9 +326,17 @@ static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 		const uint8_t *frame = s->q->area + desc->addr;
 		struct xkv_parsed_frame *p = &s->parsed[i];
+		struct xkv_route route;
 
-		p->ok = xkv_frame_parse(frame, desc->len, &p->route, &p->off, &p->len) == 0;
-		p->mc = p->ok && rx->mc_port && p->route.port_dst == htons(rx->mc_port);
+		p->ok = xkv_frame_parse(frame, desc->len, &route, &p->off, &p->len) == 0;
+		p->mc = p->ok && rx->mc_port && route.port_dst == htons(rx->mc_port);
+		if (p->ok) {
+			p->from.tx = &s->tx;
+			p->from.queue = s->q->id;
+			*(struct xsk_route *)p->from.route.bytes =
+				(struct xsk_route){.route = route, .hdr_len = xkv_reply_hdr_len(&route)};
+			xkv_route_peer(&route, &p->from.peer);
+		}
 		if (p->mc)
 			rx->mc_look_ahead(rx->ctx, frame + p->off, p->len);
 		else if (p->ok && rx->look_ahead)
@@ -357,15 +370,11 @@ unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 	batch_parse(s, rx, idx, n);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
-		const struct xkv_parsed_frame *p = &s->parsed[i];
-		struct xkv_peer peer;
+		struct xkv_parsed_frame *p = &s->parsed[i];
 
 		if (p->ok) {
-			s->route = p->route;
-			s->reply_hdr = xkv_reply_hdr_len(&s->route);
-			xkv_route_peer(&s->route, &peer);
-			peer.arrival_ns = frame_arrival(s, desc->addr);
-			(p->mc ? rx->mc_datagram : rx->datagram)(rx->ctx, &peer,
+			p->from.peer.arrival_ns = frame_arrival(s, desc->addr);
+			(p->mc ? rx->mc_datagram : rx->datagram)(rx->ctx, &p->from,
 								   s->q->area + desc->addr + p->off,
 								   p->len);
 		} else {

@@ -66,8 +66,8 @@ struct xkv_xsk_frames {
 
 /* A received frame, parsed once for the two passes over its batch. */
 struct xkv_parsed_frame {
-	struct xkv_route route;
-	uint32_t off, len; /* of the UDP payload */
+	struct xkv_origin from; /* its route, the reply header's length beside it */
+	uint32_t off, len;	/* of the UDP payload */
 	bool ok;	   /* a well-formed UDP datagram */
 	bool mc;	   /* ... sent to the memcached port (struct xkv_rx's mc_port) */
 };
@@ -83,9 +83,7 @@ struct xkv_xsk {
 	uint32_t ncache;
 	uint32_t cache_max; /* its share of the caches' quarter; a trip to the pool leaves half */
 	uint32_t tx_unsent; /* descriptors written, not yet submitted */
-	struct xkv_route route; /* the request being answered */
 	struct xkv_parsed_frame parsed[XKV_XSK_BATCH]; /* the batch being handled */
-	uint32_t reply_hdr;	/* xkv_reply_hdr_len(&route) */
 	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, tx_to_group, kicks,
 		tx_waits;
 	uint64_t kernel_drops_seen; /* xkv_xsk_kernel_drops' last total */
@@ -110,6 +108,12 @@ void xkv_xsk_close(struct xkv_xsk *s);
  * if it has one), sends the replies, recycles frames. Returns the frames received.
  */
 unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx);
+
+/*
+ * An origin that sends through s along route (the way back a reply would take): for
+ * a client, whose requests retrace the route of the server's replies.
+ */
+void xkv_xsk_origin(struct xkv_xsk *s, const struct xkv_route *route, struct xkv_origin *out);
 
 /*
  * Submits the replies tx has written, and kicks while the TX ring holds any the kernel

@@ -10,8 +10,33 @@
 #define XKV_TRANSPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto/peer.h"
+
+struct xkv_tx;
+
+/*
+ * The way back to a request's sender, as the transport that received it needs it
+ * (for AF_XDP: addresses, ports, VLAN, the reply header's length): opaque above it.
+ */
+struct xkv_reply_route {
+	_Alignas(8) unsigned char bytes[64];
+};
+
+/*
+ * Where a request came from, and so how its replies go back: the socket that
+ * received it, which sends them; the rx queue it came on; its sender; the transport's
+ * route. It comes with every datagram, whatever keeps a request keeps its origin (a
+ * compaction window, a hand-off to another worker, which answers through its own
+ * socket of the same queue), and every reply is sent to one.
+ */
+struct xkv_origin {
+	struct xkv_tx *tx;
+	uint32_t queue;
+	struct xkv_peer peer;
+	struct xkv_reply_route route;
+};
 
 /* What a transport hands the UDP payloads of each batch it receives to. */
 struct xkv_rx {
@@ -20,38 +45,28 @@ struct xkv_rx {
 	 * loading what each will touch, so that the batch's cache misses overlap.
 	 */
 	void (*look_ahead)(void *ctx, const void *data, size_t len);
-	/* Then each datagram in the same order, with who sent it. */
-	void (*datagram)(void *ctx, const struct xkv_peer *peer, const void *data, size_t len);
+	/* Then each datagram in the same order, with where it came from. */
+	void (*datagram)(void *ctx, const struct xkv_origin *from, const void *data, size_t len);
 	/*
 	 * memcached over UDP: datagrams sent to mc_port (host order; 0: none) go to these
 	 * two instead, since a memcached frame cannot be told from an xkv header by its
 	 * bytes. Only the AF_XDP transport looks at it.
 	 */
 	void (*mc_look_ahead)(void *ctx, const void *data, size_t len);
-	void (*mc_datagram)(void *ctx, const struct xkv_peer *peer, const void *data, size_t len);
+	void (*mc_datagram)(void *ctx, const struct xkv_origin *from, const void *data,
+			    size_t len);
 	uint16_t mc_port;
 	void *ctx;
 };
 
-/*
- * The way back to a request's sender, as the transport that received it needs it
- * (for AF_XDP: addresses, ports, VLAN): kept so that another worker can answer it.
- */
-struct xkv_reply_route {
-	_Alignas(8) unsigned char bytes[64];
-};
-
-/* A transport's reply path, one per worker. */
+/* A transport's reply path, one per socket; to->tx is the one that sends to `to`. */
 struct xkv_tx {
-	/* A buffer for one reply's UDP payload, *cap bytes (at least a header), or NULL. */
-	void *(*reserve)(struct xkv_tx *tx, size_t *cap);
-	/* Sends len bytes of the buffer reserve returned to peer. */
-	void (*send)(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len);
-	/* Gives back a buffer reserve returned, unsent. */
-	void (*release)(struct xkv_tx *tx, void *buf);
-	/* The route of the request being handled, and sending along a saved one from now on. */
-	void (*route_save)(const struct xkv_tx *tx, struct xkv_reply_route *route);
-	void (*route_use)(struct xkv_tx *tx, const struct xkv_reply_route *route);
+	/* A buffer for one reply's UDP payload to `to`, *cap bytes (at least a header), or NULL. */
+	void *(*reserve)(const struct xkv_origin *to, size_t *cap);
+	/* Sends len bytes of the buffer reserve returned for `to`. */
+	void (*send)(const struct xkv_origin *to, void *buf, size_t len);
+	/* Gives back a buffer reserve returned for `to`, unsent. */
+	void (*release)(const struct xkv_origin *to, void *buf);
 };
 
 #endif /* XKV_TRANSPORT_H */

@@ -278,9 +278,9 @@ static void mc_answered(void *ctx, size_t bytes)
 {
 	struct mc_conn *mc = ctx;
 	static const struct xkv_msg mc_request = {.mc.dialect = XKV_DIALECT_MC_ASCII};
-	struct xkv_peer from = mc->c->peer;
+	struct xkv_origin from = {.peer = mc->c->peer}; /* its reply went on the connection */
 
-	from.arrival_ns = mc->arrival_ns;
+	from.peer.arrival_ns = mc->arrival_ns;
 	xkv_exec_done(&mc->mw->w->proto.exec, &from, &mc_request,
 		      bytes < UINT32_MAX ? (uint32_t)bytes : UINT32_MAX);
 }

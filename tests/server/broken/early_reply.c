@@ -12,62 +12,50 @@
 #include "engine/compact.h"
 
 bool __real_xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-			     const struct xkv_peer *peer, struct xkv_tx *tx,
-			     const struct xkv_reply_route *route, uint64_t now_ns);
+			     const struct xkv_origin *from, uint64_t now_ns);
 bool __wrap_xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-			     const struct xkv_peer *peer, struct xkv_tx *tx,
-			     const struct xkv_reply_route *route, uint64_t now_ns);
+			     const struct xkv_origin *from, uint64_t now_ns);
 
 static unsigned char discarded[XKV_DGRAM_MAX];
 
-static void *discard_reserve(struct xkv_tx *tx, size_t *cap)
+static void *discard_reserve(const struct xkv_origin *to, size_t *cap)
 {
-	(void)tx;
+	(void)to;
 	*cap = sizeof(discarded);
 	return discarded;
 }
 
-static void discard_send(struct xkv_tx *tx, const struct xkv_peer *peer, void *buf, size_t len)
+static void discard_send(const struct xkv_origin *to, void *buf, size_t len)
 {
-	(void)tx, (void)peer, (void)buf, (void)len;
+	(void)to, (void)buf, (void)len;
 }
 
-static void discard_release(struct xkv_tx *tx, void *buf)
+static void discard_release(const struct xkv_origin *to, void *buf)
 {
-	(void)tx, (void)buf;
-}
-
-static void discard_route_save(const struct xkv_tx *tx, struct xkv_reply_route *route)
-{
-	(void)tx, (void)route;
-}
-
-static void discard_route_use(struct xkv_tx *tx, const struct xkv_reply_route *route)
-{
-	(void)tx, (void)route;
+	(void)to, (void)buf;
 }
 
 /* Where the window's own replies go: nowhere, the client has had its answer. */
-static struct xkv_tx discard = {.reserve = discard_reserve, .send = discard_send,
-				.release = discard_release, .route_save = discard_route_save,
-				.route_use = discard_route_use};
+static struct xkv_tx discard = {
+	.reserve = discard_reserve, .send = discard_send, .release = discard_release};
 
 bool __wrap_xkv_compact_hold(struct xkv_compact_window *win, const struct xkv_msg *req,
-			     const struct xkv_peer *peer, struct xkv_tx *tx,
-			     const struct xkv_reply_route *route, uint64_t now_ns)
+			     const struct xkv_origin *from, uint64_t now_ns)
 {
 	const struct xkv_msg reply = {.op = req->op | XKV_OP_REPLY, .status = XKV_S_OK,
 				      .request_id = req->request_id, .timestamp = req->timestamp};
+	struct xkv_origin nowhere = *from;
 	size_t cap;
-	void *buf = tx->reserve(tx, &cap);
+	void *buf = from->tx->reserve(from, &cap);
 	int len;
 
 	if (buf) {
 		len = xkv_encode_hdr(buf, &reply);
 		if (len > 0)
-			tx->send(tx, peer, buf, (size_t)len);
+			from->tx->send(from, buf, (size_t)len);
 		else
-			tx->release(tx, buf);
+			from->tx->release(from, buf);
 	}
-	return __real_xkv_compact_hold(win, req, peer, &discard, route, now_ns);
+	nowhere.tx = &discard;
+	return __real_xkv_compact_hold(win, req, &nowhere, now_ns);
 }

@@ -13,15 +13,15 @@ static uint32_t minos_writer(const struct xkv_worker *w, uint64_t hash)
 	return xkv_roles_owner(&w->roles, xkv_partition(hash));
 }
 
-static int minos_foreign(struct xkv_worker *w, const struct xkv_peer *peer,
+static int minos_foreign(struct xkv_worker *w, const struct xkv_origin *from,
 			 const struct xkv_msg *m, uint64_t hash, uint32_t writer)
 {
 	/* a memcached SET (one datagram, and meta the item does not carry) goes whole */
 	if (m->op == XKV_OP_PUT && m->mc.dialect == XKV_DIALECT_XKV &&
 	    xkv_roles_is_large(&w->roles, xkv_size_class(m->value_len)))
-		xkv_handoff_send_item(w, peer, m, hash, writer);
+		xkv_handoff_send_item(w, from, m, hash, writer);
 	else
-		xkv_handoff_send(w, XKV_HANDOFF_WRITE, writer, peer, m, hash, NULL);
+		xkv_handoff_send(w, XKV_HANDOFF_WRITE, writer, from, m, hash, NULL);
 	return -1; /* the writer replies; or a hand-off failed here, and a resend should retry */
 }
 
