@@ -3,20 +3,14 @@
  * A memcached write as the text session hands it to the partition's writer, and its
  * result (docs/MEMCACHED.md). It lives here, below both, so that the session
  * (proto/mc_text.h) builds writes without knowing who runs them, and the engine
- * (engine/mc_exec.h) runs them without knowing the protocol's text. The store keeps
- * struct xkv_item_meta beside each value.
+ * (engine/mc_exec.h) runs them without knowing the protocol's text.
  */
 #ifndef XKV_MC_CMD_H
 #define XKV_MC_CMD_H
 
 #include <stdint.h>
 
-/* What memcached clients keep beside a value. */
-struct xkv_item_meta {
-	uint32_t flags;	  /* the client's, opaque to the store */
-	uint32_t exptime; /* absolute time (xkv_store_now seconds) it expires at; 0: never */
-	uint64_t cas;	  /* unique per stored version of an item, never 0; set by the store */
-};
+#include <xkv/item.h>
 
 enum xkv_mc_op {
 	XKV_MC_SET,

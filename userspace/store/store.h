@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/mc_cmd.h" /* struct xkv_item_meta */
+#include <xkv/item.h>
 
 enum xkv_store_mode {
 	XKV_MODE_STORE, /* full: a write that needs memory fails with -ENOMEM */

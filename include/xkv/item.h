@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What memcached clients keep beside a value: the store keeps it with each item
+ * (userspace/store/store.h), the protocols read and write it (the text session, the
+ * memcached executor, memcached over UDP). Defined once, below all of them.
+ */
+#ifndef XKV_ITEM_H
+#define XKV_ITEM_H
+
+#include <stdint.h>
+
+struct xkv_item_meta {
+	uint32_t flags;	  /* the client's, opaque to the store */
+	uint32_t exptime; /* absolute time (xkv_store_now seconds) it expires at; 0: never */
+	uint64_t cas;	  /* unique per stored version of an item, never 0; set by the store */
+};
+
+#endif /* XKV_ITEM_H */
