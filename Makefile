@@ -39,7 +39,7 @@ BENCHES	:=
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
 .PHONY: all deps test check test-asan asan-suites test-tsan tsan-suites bench bench-minos \
-	bench-dcrew bench-compaction bench-memcached demo clean
+	bench-dcrew bench-compaction bench-order bench-memcached demo clean
 
 include userspace/userspace.mk
 include tests/tests.mk
@@ -136,6 +136,12 @@ bench-dcrew: deps
 bench-compaction: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/bench-compaction.sh $(BUILD)
+
+# A worker's local order, fifo against rml, under crew on the bimodal load, 2 workers,
+# ~2 minutes (tools/bench/bench-order.sh; docs/BENCH.md). Run it on an idle machine.
+bench-order: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/bench-order.sh $(BUILD)
 
 # xkv speaking memcached against memcached, one worker/thread each: UDP GETs through XDP
 # (AF_XDP client, SLO search) and TCP (memcaslap), ~2 minutes

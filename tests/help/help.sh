@@ -45,7 +45,7 @@ expect() {
 
 expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -M,--memcached-port -m,--memory \
 	--mode -P,--policy --minos-percentile --minos-epoch-ms -a,--allow -l,--listen --trust \
-	--skb --echo --compaction --compact-slo --latency -h,--help
+	--skb --echo --compaction --compact-slo --latency --local-order -h,--help
 expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -M,--memcached-port -w,--workers \
 	-P,--policy -a,--allow -l,--listen -f,--force -v,--verbose -h,--help
 expect "xkv-loader detach" -i,--iface -f,--force -v,--verbose -h,--help

@@ -1162,6 +1162,97 @@ Test(execute, compaction_answers_each_put_on_the_socket_it_came_on)
 	free(other);
 }
 
+/*
+ * The worker's local order (engine/order.h), through xkv_worker_batch as a transport
+ * calls it: a batch of a GET for a 40 KB value, then 8 GETs for 64 B ones. In
+ * arrival order (fifo) the large one is always answered first; under rml, smaller
+ * values first, it is almost never (P = 10 / 10010 a batch). Whatever the order, each
+ * reply goes to its own request's origin, and every request is answered once.
+ */
+static unsigned large_first(const char *order, unsigned batches)
+{
+	static uint8_t value[40000], frames[9][FRAME];
+	const struct xkv_msg put_big = request(XKV_OP_PUT, "big", value, sizeof(value));
+	const struct xkv_msg put_small = request(XKV_OP_PUT, "small", "v", 1);
+	struct xkv_reasm_config reasm = {.memory_limit = 1 << 20, .max_messages = 4};
+	struct xkv_origin from[9];
+	struct xkv_dgram d[9];
+	struct xkv_msg req[9], reply;
+	/* the large value's reply: as many datagrams as hold 40 KB after a header and "big" */
+	const unsigned pieces = (sizeof(value) + FRAME - HDR - 3 - 1) / (FRAME - HDR - 3);
+	unsigned first = 0;
+	struct xkv_worker w;
+
+	run(&put_big, 1);
+	run(&put_small, 1);
+	cr_assert_eq(xkv_worker_init(&w, &(struct xkv_worker_config){
+					     .nworkers = 1, .policy = XKV_POLICY_CREW,
+					     .store = store, .tx = &cap->tx,
+					     .validate = &unbounded, .reasm = reasm,
+					     .order = order}),
+		     0);
+	for (unsigned b = 0; b < batches; b++) {
+		cap->reserved = cap->sent = 0;
+		for (unsigned i = 0; i < 9; i++) {
+			req[i] = request(XKV_OP_GET, i ? "small" : "big", NULL, 0);
+			from[i] = origin;
+			from[i].route.bytes[0] = (uint8_t)(100 + i);
+			d[i] = (struct xkv_dgram){.from = &from[i], .data = frames[i],
+						  .len = (uint32_t)encode(frames[i], FRAME, &req[i])};
+		}
+		xkv_worker_tick(&w, xkv_now_ns());
+		xkv_worker_batch(&w, d, 9);
+		cr_assert_eq(cap->sent, 8 + pieces, "8 small replies and the large one's pieces: %u",
+			     cap->sent);
+		for (unsigned k = 0; k < cap->sent; k++) {
+			cr_assert_eq(xkv_decode(cap->frames[k], cap->lens[k], &reply), XKV_R_OK);
+			cr_assert_geq(reply.request_id, req[0].request_id);
+			cr_assert_eq(cap->routes[k], 100 + reply.request_id - req[0].request_id,
+				     "a reply goes to its own request's origin");
+		}
+		cr_assert_eq(xkv_decode(cap->frames[0], cap->lens[0], &reply), XKV_R_OK);
+		first += reply.request_id == req[0].request_id;
+	}
+	cr_assert_eq(w.exec.stats.requests[XKV_OP_GET], 9 * batches, "each served once");
+	xkv_worker_fini(&w);
+	return first;
+}
+
+Test(execute, rml_serves_smaller_values_first_each_reply_to_its_origin)
+{
+	cr_assert_eq(large_first("fifo", 20), 20, "fifo: in arrival order");
+	cr_assert_leq(large_first("rml", 20), 1, "rml: the small ones first");
+	cr_assert_eq(xkv_worker_init(&(struct xkv_worker){0}, &(struct xkv_worker_config){
+					     .nworkers = 1, .store = store, .tx = &cap->tx,
+					     .validate = &unbounded, .order = "lifo"}),
+		     -EINVAL, "an order nobody registered");
+}
+
+/*
+ * Hector's weights: a level q of n is drawn in proportion to alpha^(n - q + 1), here
+ * 10^4 for a value in one datagram against 10^3 for one in a few: the smaller first
+ * 10 times in 11, the larger never starved (first 1 time in 11).
+ */
+Test(execute, rml_draws_levels_in_proportion_to_their_weights)
+{
+	const struct xkv_order_ops *rml = xkv_order_find("rml");
+	struct xkv_worker w = {.rng = 7};
+	const unsigned n = 11000;
+	unsigned small_first = 0;
+	uint8_t out[2];
+
+	cr_assert_not_null(rml);
+	w.ahead[0] = (struct xkv_ahead){.valid = true, .op = XKV_OP_PUT, .value_len = 5000};
+	w.ahead[1] = (struct xkv_ahead){.valid = true, .op = XKV_OP_PUT, .value_len = 100};
+	for (unsigned i = 0; i < n; i++) {
+		rml->order(&w, 2, out);
+		cr_assert(out[0] != out[1] && out[0] < 2 && out[1] < 2, "a permutation");
+		small_first += out[0] == 1;
+	}
+	cr_assert(small_first > 9800 && small_first < 10200, "the smaller first %u times of %u",
+		  small_first, n);
+}
+
 /* A key whose partition is worker `owner`'s when two small workers share them. */
 static const char *key_of_owner(uint32_t owner)
 {

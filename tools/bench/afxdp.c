@@ -327,16 +327,19 @@ void afxdp_client_info(const struct afxdp_client *c, struct afxdp_info *info)
 }
 
 /* xkv_xsk_poll's receiver: the frame is recycled after this returns, so the reply is copied. */
-static void stash(void *ctx, const struct xkv_origin *from, const void *data, size_t len)
+static void stash(void *ctx, const struct xkv_dgram *d, unsigned n)
 {
 	struct afxdp_transport *t = ctx;
-	uint32_t at = t->tail++ % STASH;
 
-	(void)from; /* the XDP program lets only the server's datagrams through */
-	if (len > STASH_BYTES)
-		len = 0; /* as struct transport_ops promises */
-	memcpy(t->stash + (size_t)at * STASH_BYTES, data, len);
-	t->stash_len[at] = (uint32_t)len;
+	/* the XDP program lets only the server's datagrams through: their origin is known */
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t at = t->tail++ % STASH, len = d[i].len;
+
+		if (len > STASH_BYTES)
+			len = 0; /* as struct transport_ops promises */
+		memcpy(t->stash + (size_t)at * STASH_BYTES, d[i].data, len);
+		t->stash_len[at] = len;
+	}
 }
 
 /*
@@ -345,7 +348,7 @@ static void stash(void *ctx, const struct xkv_origin *from, const void *data, si
  */
 static void collect(struct afxdp_transport *t)
 {
-	const struct xkv_rx rx = {.datagram = stash, .ctx = t};
+	const struct xkv_rx rx = {.batch = stash, .ctx = t};
 	struct xkv_xsk *s = &t->sock;
 
 	while (STASH - (t->tail - t->out) >= XKV_XSK_BATCH && xkv_xsk_poll(s, &rx) == XKV_XSK_BATCH)

@@ -14,40 +14,59 @@ static bool ahead_decode(const struct xkv_ahead *a, struct xkv_msg *m)
 		     : xkv_decode(a->data, a->len, m) == XKV_R_OK;
 }
 
+void xkv_ahead_begin(struct xkv_worker *w)
+{
+	w->nahead = w->next_ahead = 0;
+	w->serving = false;
+}
+
 void xkv_ahead_look(struct xkv_worker *w, const void *data, size_t len, bool mc)
 {
-	struct xkv_ahead a = {.data = data, .len = len, .mc = mc};
+	struct xkv_ahead *a;
 	struct xkv_msg m;
 
 	/* the first look after a datagram was served starts a batch: its frames are new */
-	if (w->serving) {
-		w->nahead = w->next_ahead = 0;
-		w->serving = false;
-	}
-	if (w->nahead == XKV_WORKER_AHEAD || !ahead_decode(&a, &m))
+	if (w->serving)
+		xkv_ahead_begin(w);
+	if (w->nahead == XKV_WORKER_AHEAD)
 		return;
-	a.hash = xkv_hash(m.key, m.key_len);
+	a = &w->ahead[w->nahead++];
+	*a = (struct xkv_ahead){.data = data, .len = len, .mc = mc};
+	if (!ahead_decode(a, &m))
+		return;
+	*a = (struct xkv_ahead){.data = data, .len = len, .mc = mc, .valid = true,
+				.hash = xkv_hash(m.key, m.key_len), .key = m.key,
+				.key_len = m.key_len, .op = m.op, .value_len = m.value_len};
 	if (!w->exec.echo)
-		xkv_store_prefetch(w->exec.store, a.hash);
-	w->ahead[w->nahead++] = a;
+		xkv_store_prefetch(w->exec.store, a->hash);
 }
 
-uint64_t xkv_ahead_hash(struct xkv_worker *w, const void *data, const struct xkv_msg *m)
+struct xkv_ahead *xkv_ahead_next(struct xkv_worker *w, const void *data)
 {
-	if (w->next_ahead < w->nahead && w->ahead[w->next_ahead].data == data)
-		return w->ahead[w->next_ahead++].hash;
-	return xkv_hash(m->key, m->key_len);
+	struct xkv_ahead *a;
+
+	if (w->next_ahead == w->nahead || w->ahead[w->next_ahead].data != data)
+		return NULL;
+	a = &w->ahead[w->next_ahead++];
+	a->served = true;
+	return a;
 }
 
 bool xkv_ahead_put(const struct xkv_worker *w, uint64_t hash, const struct xkv_msg *m)
 {
-	uint32_t end = w->next_ahead + XKV_COMPACT_AHEAD;
+	unsigned looked = 0;
 	struct xkv_msg next;
 
-	for (uint32_t i = w->next_ahead; i < end && i < w->nahead; i++)
-		if (w->ahead[i].hash == hash && ahead_decode(&w->ahead[i], &next) &&
+	for (uint32_t i = 0; i < w->nahead && looked < XKV_COMPACT_AHEAD; i++) {
+		const struct xkv_ahead *a = &w->ahead[i];
+
+		if (a->served)
+			continue;
+		looked++;
+		if (a->valid && a->hash == hash && ahead_decode(a, &next) &&
 		    xkv_compact_fits(&next) && next.key_len == m->key_len &&
 		    !memcmp(next.key, m->key, m->key_len))
 			return true;
+	}
 	return false;
 }

@@ -29,8 +29,10 @@ int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 
 	*w = (struct xkv_worker){.id = cfg->id, .nworkers = cfg->nworkers,
 				 .service_ns = XKV_WORKER_SERVICE_NS,
-				 .policy = xkv_policy_ops(cfg->policy)};
-	if (!w->policy)
+				 .policy = xkv_policy_ops(cfg->policy),
+				 .order = cfg->order ? xkv_order_find(cfg->order) : xkv_order_default,
+				 .rng = cfg->id};
+	if (!w->policy || !w->order)
 		return -EINVAL;
 	w->tx = cfg->tx;
 	err = xkv_exec_init(&w->exec, cfg->store, cfg->validate);
@@ -208,8 +210,14 @@ static void serve(struct xkv_worker *w, const struct xkv_origin *from, const str
 	}
 }
 
+/* The key's hash: look-ahead's, if it kept this request, else computed now. */
+static uint64_t key_hash(const struct xkv_ahead *a, const struct xkv_msg *m)
+{
+	return a && a->valid ? a->hash : xkv_hash(m->key, m->key_len);
+}
+
 static void handle_datagram(struct xkv_worker *w, const struct xkv_origin *from,
-			    const void *data, size_t len)
+			    const void *data, size_t len, const struct xkv_ahead *a)
 {
 	enum xkv_reason reason;
 	struct xkv_msg m;
@@ -220,7 +228,7 @@ static void handle_datagram(struct xkv_worker *w, const struct xkv_origin *from,
 		w->exec.stats.dropped[reason]++;
 		return;
 	}
-	hash = xkv_ahead_hash(w, data, &m); /* every datagram look-ahead kept is taken, in order */
+	hash = key_hash(a, &m);
 	if (m.op & XKV_OP_REPLY) {
 		w->exec.stats.replies_to_server++;
 		return;
@@ -229,7 +237,7 @@ static void handle_datagram(struct xkv_worker *w, const struct xkv_origin *from,
 }
 
 static void handle_mc(struct xkv_worker *w, const struct xkv_origin *from, const void *data,
-		      size_t len)
+		      size_t len, const struct xkv_ahead *a)
 {
 	enum xkv_mc_verdict verdict;
 	struct xkv_msg m;
@@ -237,7 +245,7 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_origin *from, const
 
 	verdict = xkv_mc_decode(data, len, &m);
 	if (verdict == XKV_MC_UDP_OK) {
-		serve(w, from, &m, xkv_ahead_hash(w, data, &m));
+		serve(w, from, &m, key_hash(a, &m));
 		return;
 	}
 	if (verdict == XKV_MC_UDP_DROP)
@@ -252,8 +260,9 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_origin *from, const
 	}
 }
 
+/* A datagram from `from`; a: what look-ahead kept of it, or NULL. */
 static void datagram(struct xkv_worker *w, const struct xkv_origin *from, const void *data,
-		     size_t len, bool mc)
+		     size_t len, bool mc, const struct xkv_ahead *a)
 {
 	w->exec.stats.datagrams++;
 	/* the first of a batch starts after look-ahead: the clock then, not the round's */
@@ -262,9 +271,9 @@ static void datagram(struct xkv_worker *w, const struct xkv_origin *from, const 
 	w->serving = true;
 	w->round_served++;
 	if (mc)
-		handle_mc(w, from, data, len);
+		handle_mc(w, from, data, len, a);
 	else
-		handle_datagram(w, from, data, len);
+		handle_datagram(w, from, data, len, a);
 	/* C-4 looks at the clock as each request completes while a window is open */
 	if (w->compact && w->compact->nopen)
 		xkv_windows_close_due(w, xkv_now_ns());
@@ -274,10 +283,33 @@ static void datagram(struct xkv_worker *w, const struct xkv_origin *from, const 
 
 void xkv_worker_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len)
 {
-	datagram(w, from, data, len, false);
+	datagram(w, from, data, len, false, xkv_ahead_next(w, data));
 }
 
 void xkv_worker_mc_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len)
 {
-	datagram(w, from, data, len, true);
+	datagram(w, from, data, len, true, xkv_ahead_next(w, data));
+}
+
+void xkv_worker_batch(void *ctx, const struct xkv_dgram *d, unsigned n)
+{
+	uint8_t order[XKV_WORKER_AHEAD];
+	struct xkv_worker *w = ctx;
+
+	while (n) {
+		unsigned m = n < XKV_WORKER_AHEAD ? n : XKV_WORKER_AHEAD;
+
+		xkv_ahead_begin(w);
+		for (unsigned i = 0; i < m; i++)
+			xkv_ahead_look(w, d[i].data, d[i].len, d[i].mc);
+		w->order->order(w, m, order);
+		for (unsigned k = 0; k < m; k++) {
+			const struct xkv_dgram *g = &d[order[k]];
+
+			w->ahead[order[k]].served = true;
+			datagram(w, g->from, g->data, g->len, g->mc, &w->ahead[order[k]]);
+		}
+		d += m;
+		n -= m;
+	}
 }

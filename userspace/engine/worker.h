@@ -16,17 +16,27 @@
 #include "engine/ewt.h"
 #include "engine/handoff.h"
 #include "engine/holds.h"
+#include "engine/order.h"
 #include "engine/policy.h"
 #include "engine/roles_adopt.h"
 
 #define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
 
-/* A request seen by look-ahead: its payload, and its key's hash for when it is served. */
+/*
+ * A request seen by look-ahead: its payload, and what serving and ordering it needs
+ * (its key's hash, its op and size) without decoding it again.
+ */
 struct xkv_ahead {
 	const void *data;
 	size_t len;
 	uint64_t hash;
-	bool mc; /* sent to the memcached port: memcached's frame and dialects */
+	const uint8_t *key;
+	uint16_t key_len;
+	uint8_t op;	    /* enum xkv_op */
+	uint32_t value_len; /* a PUT's */
+	bool mc;	    /* sent to the memcached port: memcached's frame and dialects */
+	bool valid;	    /* decoded: the fields above are set */
+	bool served;
 };
 
 /*
@@ -44,7 +54,9 @@ struct xkv_worker {
 	const struct xkv_policy_ops *policy; /* who writes what (engine/policy.h) */
 	struct xkv_reasm *reasm;
 	struct xkv_ahead ahead[XKV_WORKER_AHEAD]; /* this batch's, in arrival order */
-	uint32_t nahead, next_ahead;		  /* kept; the next one to be served */
+	uint32_t nahead, next_ahead;		  /* kept; the next in arrival order */
+	const struct xkv_order_ops *order;	  /* in which order a batch is served */
+	uint64_t rng;				  /* the order's random stream, if it draws */
 	bool serving; /* a datagram was handled since the last look-ahead */
 	uint64_t now_ns;	/* the time of the batch being handled */
 	uint64_t round_start;	/* when this round of polling began (xkv_worker_tick) */
@@ -79,9 +91,10 @@ struct xkv_worker_config {
 	struct xkv_tx *tx;	/* its socket, answering hand-offs on queues not registered */
 	const struct xkv_validate *validate; /* the anti-amplification bound, every worker's */
 	struct xkv_reasm_config reasm;	     /* its reassembly's budget */
+	const char *order; /* its local order's name (engine/order.h); NULL: the default */
 };
 
-/* 0; -EINVAL for a policy nobody registered, or no bound; -ENOMEM. */
+/* 0; -EINVAL for a policy or an order nobody registered, or no bound; -ENOMEM. */
 int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg);
 void xkv_worker_fini(struct xkv_worker *w);
 
@@ -160,35 +173,30 @@ void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns);
 void xkv_worker_round_end(struct xkv_worker *w, bool dry);
 
 /*
- * Look-ahead over a batch (struct xkv_rx's, with w as its context): hashes each
- * request's key, starts loading its bucket (MICA's prefetch), keeps the hash.
+ * A batch (struct xkv_rx's, with w as its context): look-ahead over all of it (each
+ * request decoded once, its key hashed, its bucket loading: MICA's prefetch), then
+ * each datagram served in the worker's local order (engine/order.h). Steering counted
+ * each in *depth; a datagram takes it off once it is handled, so that a worker busy
+ * with a large request looks busy to steering. A datagram sent to the memcached port
+ * (proto/mc_udp.h) is served as xkv's are and answered in its own dialect; what is
+ * malformed is answered memcached's error or dropped (mc_errors, mc_dropped).
+ */
+void xkv_worker_batch(void *w, const struct xkv_dgram *d, unsigned n);
+
+/*
+ * A batch taken one step at a time, in arrival order (what xkv_worker_batch does
+ * under the fifo order), for a caller that looks between steps: every datagram to
+ * look_ahead first, then each to datagram; mc_: sent to the memcached port.
  */
 void xkv_worker_look_ahead(void *w, const void *data, size_t len);
-
-/*
- * One datagram from `from` (struct xkv_rx's, with w as its context). Steering
- * counted it in *depth; this takes it off once it is handled, so that a worker busy
- * with a large request looks busy to steering.
- */
-void xkv_worker_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len);
-
-/*
- * The same two for a datagram sent to the memcached port (proto/mc_udp.h): a request
- * is served as xkv's are and answered in its own dialect; what is malformed is
- * answered memcached's error or dropped (mc_errors, mc_dropped).
- */
 void xkv_worker_mc_look_ahead(void *w, const void *data, size_t len);
+void xkv_worker_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len);
 void xkv_worker_mc_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len);
 
 /* How a transport hands its batches to worker w; mc_port is memcached's (0: none). */
 static inline struct xkv_rx xkv_worker_rx(struct xkv_worker *w, uint16_t mc_port)
 {
-	return (struct xkv_rx){.look_ahead = xkv_worker_look_ahead,
-			       .datagram = xkv_worker_datagram,
-			       .mc_look_ahead = xkv_worker_mc_look_ahead,
-			       .mc_datagram = xkv_worker_mc_datagram,
-			       .mc_port = mc_port,
-			       .ctx = w};
+	return (struct xkv_rx){.batch = xkv_worker_batch, .mc_port = mc_port, .ctx = w};
 }
 
 #endif /* XKV_WORKER_H */

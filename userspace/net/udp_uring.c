@@ -253,33 +253,36 @@ void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counter
 unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx)
 {
 	struct io_uring_cqe *cqe;
-	unsigned head, n = 0;
+	unsigned head, n = 0, nd = 0;
+	uint32_t done[XKV_URING_RX_DEPTH];
 	uint64_t realtime_ahead = 0;
-	struct xkv_origin from = {.tx = &u->tx}; /* one socket, one queue, no route: a peer */
 
 	if (io_uring_cq_ready(&u->rx_ring))
 		realtime_ahead = xkv_clock_ns(CLOCK_REALTIME) - xkv_clock_ns(CLOCK_MONOTONIC);
-	if (rx->look_ahead) {
-		io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
-			uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
-
-			if (cqe->res >= 0 && cqe->res <= XKV_URING_RX_BUF)
-				rx->look_ahead(rx->ctx, u->rx[i].iov.iov_base, (size_t)cqe->res);
-		}
-	}
+	/* one completion a posted receive: the batch is at most their number */
 	io_uring_for_each_cqe(&u->rx_ring, head, cqe) {
 		uint32_t i = (uint32_t)io_uring_cqe_get_data64(cqe);
 		struct xkv_uring_slot *s = &u->rx[i];
 
+		if (n == XKV_URING_RX_DEPTH)
+			break;
+		done[n++] = i;
 		if (cqe->res > XKV_URING_RX_BUF) {
 			u->rx_truncated++;
 		} else if (cqe->res >= 0) {
-			peer_from(&from.peer, s, realtime_ahead);
-			rx->datagram(rx->ctx, &from, s->iov.iov_base, (size_t)cqe->res);
+			/* one socket, one queue, no route: the sender is the way back */
+			u->from[nd] = (struct xkv_origin){.tx = &u->tx};
+			peer_from(&u->from[nd].peer, s, realtime_ahead);
+			u->batch[nd] = (struct xkv_dgram){.from = &u->from[nd],
+							  .data = s->iov.iov_base,
+							  .len = (uint32_t)cqe->res};
+			nd++;
 		}
-		rx_post(u, i);
-		n++;
 	}
+	if (nd)
+		rx->batch(rx->ctx, u->batch, nd);
+	for (unsigned k = 0; k < n; k++)
+		rx_post(u, done[k]);
 	io_uring_cq_advance(&u->rx_ring, n);
 	/* one submit for every reply this batch queued, then take back finished buffers */
 	tx_reap(u, false);

@@ -41,6 +41,8 @@ struct xkv_uring {
 	struct io_uring rx_ring, tx_ring;
 	uint8_t *rx_bufs, *tx_bufs;
 	struct xkv_uring_slot rx[XKV_URING_RX_DEPTH], txs[XKV_URING_TX_DEPTH];
+	struct xkv_origin from[XKV_URING_RX_DEPTH]; /* the batch being handled */
+	struct xkv_dgram batch[XKV_URING_RX_DEPTH];
 	uint32_t tx_free[XKV_URING_TX_DEPTH]; /* indices of idle reply buffers */
 	uint32_t ntx_free;
 	uint32_t tx_unsubmitted;
@@ -77,8 +79,8 @@ int xkv_uring_wait(struct xkv_uring *u, const int *fds, unsigned nfds, int timeo
 void xkv_uring_add_counters(const struct xkv_uring *u, struct xkv_socket_counters *c);
 
 /*
- * Hands each received request to rx (all to look_ahead first, if it has one), sends
- * the replies it queued; returns how many.
+ * Hands the requests received to rx as one batch, then posts their receives again and
+ * sends the replies it queued; returns how many completions it took.
  */
 unsigned xkv_uring_drain(struct xkv_uring *u, const struct xkv_rx *rx);
 

@@ -319,31 +319,6 @@ void xkv_xsk_origin(struct xkv_xsk *s, const struct xkv_route *route, struct xkv
 	xkv_route_peer(route, &out->peer);
 }
 
-/* Parses each frame of the batch once, into s->parsed; hands the payloads to look_ahead. */
-static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
-		const uint8_t *frame = s->q->area + desc->addr;
-		struct xkv_parsed_frame *p = &s->parsed[i];
-		struct xkv_route route;
-
-		p->ok = xkv_frame_parse(frame, desc->len, &route, &p->off, &p->len) == 0;
-		p->mc = p->ok && rx->mc_port && route.port_dst == htons(rx->mc_port);
-		if (p->ok) {
-			p->from.tx = &s->tx;
-			p->from.queue = s->q->id;
-			*(struct xsk_route *)p->from.route.bytes =
-				(struct xsk_route){.route = route, .hdr_len = xkv_reply_hdr_len(&route)};
-			xkv_route_peer(&route, &p->from.peer);
-		}
-		if (p->mc)
-			rx->mc_look_ahead(rx->ctx, frame + p->off, p->len);
-		else if (p->ok && rx->look_ahead)
-			rx->look_ahead(rx->ctx, frame + p->off, p->len);
-	}
-}
-
 /*
  * When the kernel received the frame at addr: XDP's stamp in the metadata before it,
  * cleared once read, since the frame comes back with whatever it held; 0: none.
@@ -363,24 +338,46 @@ static uint64_t frame_arrival(struct xkv_xsk *s, uint64_t addr)
 	return ns;
 }
 
+/* Parses each frame of the batch once, into s->parsed; the well-formed ones into s->batch. */
+static void batch_parse(struct xkv_xsk *s, const struct xkv_rx *rx, uint32_t idx, uint32_t n,
+			uint32_t *nd)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
+		const uint8_t *frame = s->q->area + desc->addr;
+		struct xkv_parsed_frame *p = &s->parsed[i];
+		struct xkv_route route;
+
+		p->ok = xkv_frame_parse(frame, desc->len, &route, &p->off, &p->len) == 0;
+		p->mc = p->ok && rx->mc_port && route.port_dst == htons(rx->mc_port);
+		if (!p->ok) {
+			s->rx_unparsable++;
+			continue;
+		}
+		p->from.tx = &s->tx;
+		p->from.queue = s->q->id;
+		*(struct xsk_route *)p->from.route.bytes =
+			(struct xsk_route){.route = route, .hdr_len = xkv_reply_hdr_len(&route)};
+		xkv_route_peer(&route, &p->from.peer);
+		p->from.peer.arrival_ns = frame_arrival(s, desc->addr);
+		s->batch[(*nd)++] = (struct xkv_dgram){.from = &p->from, .data = frame + p->off,
+						       .len = p->len, .mc = p->mc};
+	}
+}
+
 unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx)
 {
 	uint32_t idx = 0, n = xsk_ring_cons__peek(&s->rx, XKV_XSK_BATCH, &idx); /* idx: set if n */
 
-	batch_parse(s, rx, idx, n);
+	uint32_t nd = 0;
+
+	batch_parse(s, rx, idx, n, &nd);
+	if (nd)
+		rx->batch(rx->ctx, s->batch, nd);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&s->rx, idx + i);
-		struct xkv_parsed_frame *p = &s->parsed[i];
 
-		if (p->ok) {
-			p->from.peer.arrival_ns = frame_arrival(s, desc->addr);
-			(p->mc ? rx->mc_datagram : rx->datagram)(rx->ctx, &p->from,
-								   s->q->area + desc->addr + p->off,
-								   p->len);
-		} else {
-			s->rx_unparsable++;
-		}
-		/* replies went out in frames of their own: this one is free again */
+		/* replies went out in frames of their own: the batch's are free again */
 		s->cache[s->ncache++] = frame_of(desc->addr);
 		if (s->ncache == s->cache_max)
 			cache_refit(s);

@@ -84,6 +84,7 @@ struct xkv_xsk {
 	uint32_t cache_max; /* its share of the caches' quarter; a trip to the pool leaves half */
 	uint32_t tx_unsent; /* descriptors written, not yet submitted */
 	struct xkv_parsed_frame parsed[XKV_XSK_BATCH]; /* the batch being handled */
+	struct xkv_dgram batch[XKV_XSK_BATCH];	       /* ... as the receiver takes it */
 	uint64_t rx_packets, rx_unparsable, tx_packets, tx_ring_full, tx_to_group, kicks,
 		tx_waits;
 	uint64_t kernel_drops_seen; /* xkv_xsk_kernel_drops' last total */
@@ -104,8 +105,8 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 void xkv_xsk_close(struct xkv_xsk *s);
 
 /*
- * Receives a batch, hands each request's UDP payload to rx (all to look_ahead first,
- * if it has one), sends the replies, recycles frames. Returns the frames received.
+ * Receives a batch, hands its requests' UDP payloads to rx at once (their frames kept
+ * until it returns), sends the replies, recycles frames. Returns the frames received.
  */
 unsigned xkv_xsk_poll(struct xkv_xsk *s, const struct xkv_rx *rx);
 

@@ -38,24 +38,27 @@ struct xkv_origin {
 	struct xkv_reply_route route;
 };
 
-/* What a transport hands the UDP payloads of each batch it receives to. */
+/* One datagram of a batch: its UDP payload, and where it came from. */
+struct xkv_dgram {
+	const struct xkv_origin *from;
+	const void *data;
+	uint32_t len;
+	/*
+	 * Sent to struct xkv_rx's mc_port: memcached over UDP, whose frame cannot be told
+	 * from an xkv header by its bytes. Only the AF_XDP transport sets it.
+	 */
+	bool mc;
+};
+
+/* What a transport hands each batch it receives to. */
 struct xkv_rx {
 	/*
-	 * Every datagram of a batch before any is handled, or NULL: the engine starts
-	 * loading what each will touch, so that the batch's cache misses overlap.
+	 * The batch, whole and in arrival order: the receiver may look at every datagram
+	 * before it handles any (its cache misses overlap) and handle them in an order of
+	 * its own. The datagrams and their origins stay where they are until it returns.
 	 */
-	void (*look_ahead)(void *ctx, const void *data, size_t len);
-	/* Then each datagram in the same order, with where it came from. */
-	void (*datagram)(void *ctx, const struct xkv_origin *from, const void *data, size_t len);
-	/*
-	 * memcached over UDP: datagrams sent to mc_port (host order; 0: none) go to these
-	 * two instead, since a memcached frame cannot be told from an xkv header by its
-	 * bytes. Only the AF_XDP transport looks at it.
-	 */
-	void (*mc_look_ahead)(void *ctx, const void *data, size_t len);
-	void (*mc_datagram)(void *ctx, const struct xkv_origin *from, const void *data,
-			    size_t len);
-	uint16_t mc_port;
+	void (*batch)(void *ctx, const struct xkv_dgram *d, unsigned n);
+	uint16_t mc_port; /* memcached over UDP's port, host order; 0: none */
 	void *ctx;
 };
 

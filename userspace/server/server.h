@@ -45,6 +45,7 @@ struct server_opts {
 	bool compaction_given;		/* --compaction; else on under xkv only */
 	uint32_t compact_slo;		/* compaction: the SLO in mean service times */
 	bool latency;			/* every request timed (include/xkv/latency.h) */
+	const char *local_order;	/* the workers' (engine/order.h); NULL: the default */
 	struct xkv_allow_key allow[XKV_ALLOW_MAX]; /* as xkv-loader attach takes */
 	size_t n_allow;
 	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */
