@@ -16,7 +16,7 @@
 # Everything (JSON, logs, sides.png) in BUILD_DIR/bench-order; everything it makes
 # (namespaces, links, pins, processes) goes on every way out.
 #   tools/bench/bench-order.sh BUILD_DIR
-# Environment: ROUNDS, SECONDS_EACH, THREADS, DEPTH; XKV_BENCH_SMOKE=1, the smoke mode
+# Environment: ROUNDS, SECONDS_EACH, THREADS, DEPTH, LARGE_PCT (0.5); XKV_BENCH_SMOKE=1, the smoke mode
 # (bench-lib.sh): one round of SMOKE_S seconds each
 set -euo pipefail
 
@@ -26,6 +26,7 @@ here=$(dirname "$0")
 . "$here/server-host.sh"
 . "$here/bench-lib.sh"
 rounds=${ROUNDS:-3} seconds=${SECONDS_EACH:-5} threads=${THREADS:-2} depth=${DEPTH:-32} warm=1
+large_pct=${LARGE_PCT:-0.5}
 if bench_smoke; then
 	rounds=1 seconds=$SMOKE_S warm=$SMOKE_S
 fi
@@ -41,7 +42,7 @@ progress() { printf '[bench-order %4ds] %s\n' "$SECONDS" "$*" >&2; }
 
 client_cpu=$(($(nproc) - 1))
 load=(--transport xdp --iface "$if_c" --threads "$threads" --depth "$depth" --keys 2000
-      --value-profile bimodal --large-pct 0.5 --large-size 500000 --large-keys 20
+      --value-profile bimodal --large-pct "$large_pct" --large-size 500000 --large-keys 20
       --get-ratio 0.95)
 netns_pair_up
 runs=()
@@ -69,13 +70,13 @@ import statistics, sys
 import sides
 
 out, runs = sys.argv[1], sys.argv[2:]
-print(f"{'run':<8}{'small total':>16}{'small queued':>16}{'large total':>20}  busy, stalls (us)")
+print(f"{'run':<8}{'small total':>20}{'small queued':>20}{'large total':>20}  busy, stalls (us)")
 p99 = {}
 for name in runs:
     st = sides.load(out, name)
     row = [sides.percentiles(st, small=s, interval=i) for s, i in
            ((True, "total"), (True, "queued"), (False, "total"))]
-    print(f"{name:<8}{sides.fmt(row[0]):>16}{sides.fmt(row[1]):>16}{sides.fmt(row[2]):>20}  "
+    print(f"{name:<8}{sides.fmt(row[0]):>20}{sides.fmt(row[1]):>20}{sides.fmt(row[2]):>20}  "
           f"{sides.describe(out, name, st)}")
     order = name.split("-")[0]
     p99.setdefault(order, []).append((row[0][0.99], row[2][0.99]))
