@@ -179,16 +179,38 @@ void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req)
 		xkv_exec_count_size(x, req->value_len);
 }
 
-/* A memcached SET: its flags and expiry go in beside the value, its new CAS in x->cas. */
-static int put_meta(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
+/*
+ * A memcached SET or DELETE over UDP: run by memcached's executor (engine/mc_exec.h),
+ * as one over TCP is; the SET's new CAS in x->cas, for a binary reply.
+ */
+static enum xkv_status apply_mc(struct xkv_exec *x, const struct xkv_msg *req, uint8_t op,
+				uint64_t hash)
 {
-	struct xkv_item_meta meta = {.flags = req->mc.flags,
-				     .exptime = xkv_mc_exptime(x->store, req->mc.exptime)};
-	int err = xkv_store_put_meta(x->store, req->key, req->key_len, hash, req->frag,
-				     req->value_len, &meta);
+	const struct xkv_mc_write w = {
+		.op = op == XKV_OP_PUT ? XKV_MC_SET : XKV_MC_DELETE,
+		.key = req->key,
+		.key_len = req->key_len,
+		.hash = hash,
+		.value = req->frag,
+		.value_len = req->value_len,
+		.flags = req->mc.flags,
+		.exptime = xkv_mc_exptime(x->store, req->mc.exptime),
+	};
+	struct xkv_mc_result r;
 
-	x->cas = err ? 0 : meta.cas;
-	return err;
+	xkv_mc_apply(x->store, &w, x->scratch, &r);
+	x->cas = r.status == XKV_MC_STORED ? r.cas : 0;
+	switch (r.status) {
+	case XKV_MC_STORED:
+	case XKV_MC_DELETED:
+		return XKV_S_OK;
+	case XKV_MC_NOT_FOUND:
+		return XKV_S_NOT_FOUND;
+	case XKV_MC_TOO_LARGE:
+		return XKV_S_TOO_LARGE;
+	default:
+		return XKV_S_NO_MEMORY;
+	}
 }
 
 enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
@@ -199,12 +221,12 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 	if (x->echo)
 		return XKV_S_OK;
 	x->stats.store_writes++;
+	if (req->mc.dialect != XKV_DIALECT_XKV && (op == XKV_OP_PUT || op == XKV_OP_DELETE))
+		return apply_mc(x, req, op, hash);
 	switch (op) {
 	case XKV_OP_PUT:
-		err = req->mc.dialect == XKV_DIALECT_XKV ? xkv_store_put(x->store, req->key,
-									 req->key_len, hash,
-									 req->frag, req->value_len)
-							 : put_meta(x, req, hash);
+		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,
+				    req->value_len);
 		break;
 	case XKV_OP_DELETE:
 		err = xkv_store_delete(x->store, req->key, req->key_len, hash);
