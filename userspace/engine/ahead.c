@@ -7,11 +7,11 @@
 #include "engine/ahead.h"
 #include "engine/worker.h"
 
-/* Decodes a request look-ahead saw, in its protocol; false if it is not one. */
-static bool ahead_decode(const struct xkv_ahead *a, struct xkv_msg *m)
+/* Decodes a request in its protocol (mc: memcached's over UDP); false if it is not one. */
+static bool decode(const void *data, size_t len, bool mc, struct xkv_msg *m)
 {
-	return a->mc ? xkv_mc_decode(a->data, a->len, m) == XKV_MC_UDP_OK
-		     : xkv_decode(a->data, a->len, m) == XKV_R_OK;
+	return mc ? xkv_mc_decode(data, len, m) == XKV_MC_UDP_OK
+		  : xkv_decode(data, len, m) == XKV_R_OK;
 }
 
 void xkv_ahead_begin(struct xkv_worker *w)
@@ -31,9 +31,10 @@ void xkv_ahead_look(struct xkv_worker *w, const void *data, size_t len, bool mc)
 	if (w->nahead == XKV_WORKER_AHEAD)
 		return;
 	a = &w->ahead[w->nahead++];
-	*a = (struct xkv_ahead){.data = data, .len = len, .mc = mc};
-	if (!ahead_decode(a, &m))
+	if (!decode(data, len, mc, &m)) {
+		*a = (struct xkv_ahead){.data = data, .len = len, .mc = mc};
 		return;
+	}
 	*a = (struct xkv_ahead){.data = data, .len = len, .mc = mc, .valid = true,
 				.hash = xkv_hash(m.key, m.key_len), .key = m.key,
 				.key_len = m.key_len, .op = m.op, .value_len = m.value_len};
@@ -63,7 +64,7 @@ bool xkv_ahead_put(const struct xkv_worker *w, uint64_t hash, const struct xkv_m
 		if (a->served)
 			continue;
 		looked++;
-		if (a->valid && a->hash == hash && ahead_decode(a, &next) &&
+		if (a->valid && a->hash == hash && decode(a->data, a->len, a->mc, &next) &&
 		    xkv_compact_fits(&next) && next.key_len == m->key_len &&
 		    !memcmp(next.key, m->key, m->key_len))
 			return true;
