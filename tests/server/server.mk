@@ -62,7 +62,8 @@ ASAN_TESTS += $(SERVER_RUNS)
 # objects unchanged, one call of theirs wrapped (-Wl,--wrap) by a file in
 # tests/server/broken/. early-reply answers compacted PUTs when they are held, before
 # their window's write (test_linearizable); early-release lets each write's EWT hold
-# go as it claims it (test_server_dcrew, whose checked build must abort).
+# go as it claims it and dawdles in each write, so that two writers meet on 2 cores
+# too (test_server_dcrew, whose checked build must abort).
 BROKEN_SERVER_LIBS := $(SERVER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
 		      $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 
@@ -72,10 +73,10 @@ $(BUILD)/tests/broken/%.o: tests/server/broken/%.c
 	$(Q)$(CC) $(XKV_CFLAGS) -c $< -o $@
 
 $(BUILD)/tests/xkv-server-early-reply: WRAP := xkv_compact_hold
-$(BUILD)/tests/xkv-server-early-release: WRAP := xkv_holds_claim
+$(BUILD)/tests/xkv-server-early-release: WRAP := xkv_holds_claim xkv_apply_write
 $(BUILD)/tests/xkv-server-early-%: $(BUILD)/tests/broken/early_%.o $(BROKEN_SERVER_LIBS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -Wl,--wrap=$(WRAP) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring \
+	$(Q)$(CC) $(LDFLAGS) $(foreach f,$(WRAP),-Wl,--wrap=$(f)) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring \
 		-lxdp $(BPF_LDLIBS)
 
 $(BUILD)/tests/test_server_dcrew: | $(BUILD)/tests/xkv-server-early-release
