@@ -35,30 +35,34 @@ static void teardown(void)
 
 TestSuite(mc_exec, .init = setup, .fini = teardown);
 
-static struct xkv_mc_write cmd(enum xkv_mc_op op, const char *key, const char *value)
+/* A write as a TCP session makes it; times as the client sent them. */
+static struct xkv_msg cmd(enum xkv_mc_op op, const char *key, const char *value)
 {
-	return (struct xkv_mc_write){
-		.op = op,
+	uint32_t len = value ? (uint32_t)strlen(value) : 0;
+
+	return (struct xkv_msg){
+		.op = op == XKV_MC_DELETE ? XKV_OP_DELETE : XKV_OP_PUT,
 		.key = key,
 		.key_len = (uint16_t)strlen(key),
-		.hash = xkv_hash(key, strlen(key)),
-		.value = value,
-		.value_len = value ? (uint32_t)strlen(value) : 0,
+		.frag = value,
+		.frag_len = len,
+		.value_len = len,
+		.mc = {.dialect = XKV_DIALECT_MC_TCP, .cmd = {.op = op}},
 	};
 }
 
-static struct xkv_mc_result apply(const struct xkv_mc_write *w)
+static struct xkv_mc_result apply(const struct xkv_msg *w)
 {
 	struct xkv_mc_result r;
 
-	xkv_mc_apply(s, w, scratch, &r);
+	xkv_mc_apply(s, w, xkv_hash(w->key, w->key_len), scratch, &r);
 	return r;
 }
 
 /* One command with just op, key and value; its status. */
 static enum xkv_mc_status run(enum xkv_mc_op op, const char *key, const char *value)
 {
-	struct xkv_mc_write w = cmd(op, key, value);
+	struct xkv_msg w = cmd(op, key, value);
 
 	return apply(&w).status;
 }
@@ -66,10 +70,10 @@ static enum xkv_mc_status run(enum xkv_mc_op op, const char *key, const char *va
 static enum xkv_mc_status arith(enum xkv_mc_op op, const char *key, uint64_t delta,
 				uint64_t *number)
 {
-	struct xkv_mc_write w = cmd(op, key, NULL);
+	struct xkv_msg w = cmd(op, key, NULL);
 	struct xkv_mc_result r;
 
-	w.delta = delta;
+	w.mc.cmd.delta = delta;
 	r = apply(&w);
 	*number = r.number;
 	return r.status;
@@ -100,10 +104,10 @@ static bool absent(const char *key)
 
 Test(mc_exec, set_keeps_flags_and_gives_a_cas)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_SET, "k", "v");
+	struct xkv_msg w = cmd(XKV_MC_SET, "k", "v");
 	struct xkv_mc_result r;
 
-	w.flags = 0xffffffff;
+	w.mc.cmd.flags = 0xffffffff;
 	r = apply(&w);
 	cr_assert_eq(r.status, XKV_MC_STORED);
 	cr_assert_neq(r.cas, 0);
@@ -113,7 +117,7 @@ Test(mc_exec, set_keeps_flags_and_gives_a_cas)
 
 Test(mc_exec, add_only_when_absent_replace_only_when_present)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_SET, "gone", "old");
+	struct xkv_msg w = cmd(XKV_MC_SET, "gone", "old");
 
 	cr_assert_eq(run(XKV_MC_REPLACE, "k", "r"), XKV_MC_NOT_STORED);
 	cr_assert(absent("k"));
@@ -123,7 +127,7 @@ Test(mc_exec, add_only_when_absent_replace_only_when_present)
 	cr_assert_eq(run(XKV_MC_REPLACE, "k", "r"), XKV_MC_STORED);
 	assert_value("k", "r");
 	/* an expired item is absent for add and replace alike */
-	w.exptime = xkv_mc_exptime(s, 5);
+	w.mc.cmd.exptime = 5;
 	cr_assert_eq(apply(&w).status, XKV_MC_STORED);
 	xkv_store_clock_shift(s, 5);
 	cr_assert_eq(run(XKV_MC_REPLACE, "gone", "r"), XKV_MC_NOT_STORED);
@@ -134,22 +138,22 @@ Test(mc_exec, add_only_when_absent_replace_only_when_present)
 /* append and prepend keep the item's flags and exptime, ignoring the command's. */
 Test(mc_exec, append_and_prepend_keep_flags_and_exptime)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_SET, "k", "mid");
+	struct xkv_msg w = cmd(XKV_MC_SET, "k", "mid");
 	struct xkv_item_meta before, after;
-	uint32_t exptime = xkv_mc_exptime(s, 100);
+	uint32_t exptime = xkv_mc_exptime(s, 100); /* where 100 s from now is */
 
 	cr_assert_eq(run(XKV_MC_APPEND, "k", "x"), XKV_MC_NOT_STORED);
 	cr_assert_eq(run(XKV_MC_PREPEND, "k", "x"), XKV_MC_NOT_STORED);
 	cr_assert(absent("k"));
-	w.flags = 7;
-	w.exptime = exptime;
+	w.mc.cmd.flags = 7;
+	w.mc.cmd.exptime = 100;
 	cr_assert_eq(apply(&w).status, XKV_MC_STORED);
 	before = assert_value("k", "mid");
 	w = cmd(XKV_MC_APPEND, "k", "-end");
-	w.flags = 99;
+	w.mc.cmd.flags = 99;
 	cr_assert_eq(apply(&w).status, XKV_MC_STORED);
 	w = cmd(XKV_MC_PREPEND, "k", "start-");
-	w.flags = 99;
+	w.mc.cmd.flags = 99;
 	cr_assert_eq(apply(&w).status, XKV_MC_STORED);
 	after = assert_value("k", "start-mid-end");
 	cr_assert_eq(after.flags, 7);
@@ -170,40 +174,40 @@ Test(mc_exec, append_past_the_largest_value_is_too_large)
 
 Test(mc_exec, cas_matches_only_the_current_version)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_CAS, "k", "new");
+	struct xkv_msg w = cmd(XKV_MC_CAS, "k", "new");
 	struct xkv_mc_result set, r;
-	struct xkv_mc_write s1 = cmd(XKV_MC_SET, "k", "one");
+	struct xkv_msg s1 = cmd(XKV_MC_SET, "k", "one");
 
-	w.cas = 12345;
+	w.mc.cmd.cas = 12345;
 	cr_assert_eq(apply(&w).status, XKV_MC_NOT_FOUND);
 	cr_assert(absent("k"));
 	set = apply(&s1);
-	w.cas = set.cas + XKV_PARTITIONS;
+	w.mc.cmd.cas = set.cas + XKV_PARTITIONS;
 	cr_assert_eq(apply(&w).status, XKV_MC_EXISTS);
-	w.cas = 0;
+	w.mc.cmd.cas = 0;
 	cr_assert_eq(apply(&w).status, XKV_MC_EXISTS, "no item has CAS 0");
 	assert_value("k", "one");
-	w.cas = set.cas;
+	w.mc.cmd.cas = set.cas;
 	r = apply(&w);
 	cr_assert_eq(r.status, XKV_MC_STORED);
 	assert_value("k", "new");
 	cr_assert_eq(apply(&w).status, XKV_MC_EXISTS, "the CAS moved on");
-	w.cas = r.cas;
+	w.mc.cmd.cas = r.cas;
 	cr_assert_eq(apply(&w).status, XKV_MC_STORED);
 }
 
 Test(mc_exec, delete_and_delete_with_cas)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_DELETE, "k", NULL);
+	struct xkv_msg w = cmd(XKV_MC_DELETE, "k", NULL);
 	struct xkv_mc_result set;
-	struct xkv_mc_write s1 = cmd(XKV_MC_SET, "k", "v");
+	struct xkv_msg s1 = cmd(XKV_MC_SET, "k", "v");
 
 	cr_assert_eq(run(XKV_MC_DELETE, "k", NULL), XKV_MC_NOT_FOUND);
 	set = apply(&s1);
-	w.cas = set.cas + XKV_PARTITIONS;
+	w.mc.cmd.cas = set.cas + XKV_PARTITIONS;
 	cr_assert_eq(apply(&w).status, XKV_MC_EXISTS);
 	assert_value("k", "v");
-	w.cas = set.cas;
+	w.mc.cmd.cas = set.cas;
 	cr_assert_eq(apply(&w).status, XKV_MC_DELETED);
 	cr_assert(absent("k"));
 	cr_assert_eq(apply(&w).status, XKV_MC_NOT_FOUND);
@@ -232,18 +236,18 @@ Test(mc_exec, incr_decr_need_a_decimal_value)
 /* incr wraps at 2^64, decr stops at 0; a shorter result keeps the length, space-padded. */
 Test(mc_exec, incr_wraps_decr_floors_and_lengths_follow_memcached)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_SET, "k", "9");
+	struct xkv_msg w = cmd(XKV_MC_SET, "k", "9");
 	struct xkv_item_meta meta;
 	uint64_t n;
 
-	w.flags = 5;
-	w.exptime = xkv_mc_exptime(s, 1000);
+	w.mc.cmd.flags = 5;
+	w.mc.cmd.exptime = 1000;
 	cr_assert_eq(apply(&w).status, XKV_MC_STORED);
 	cr_assert_eq(arith(XKV_MC_INCR, "k", 1, &n), XKV_MC_NUMBER);
 	cr_assert_eq(n, 10);
 	meta = assert_value("k", "10");
 	cr_assert_eq(meta.flags, 5, "incr keeps the flags");
-	cr_assert_eq(meta.exptime, w.exptime, "and the exptime");
+	cr_assert_eq(meta.exptime, xkv_mc_exptime(s, 1000), "and the exptime");
 	cr_assert_eq(arith(XKV_MC_DECR, "k", 1, &n), XKV_MC_NUMBER);
 	cr_assert_eq(n, 9);
 	assert_value("k", "9 ");
@@ -261,29 +265,29 @@ Test(mc_exec, incr_wraps_decr_floors_and_lengths_follow_memcached)
 /* ma's N and J: a miss creates the counter at its initial value, with the N exptime. */
 Test(mc_exec, arithmetic_vivifies_a_missing_counter)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_INCR, "k", NULL);
+	struct xkv_msg w = cmd(XKV_MC_INCR, "k", NULL);
 	struct xkv_mc_result r;
 
-	w.delta = 5;
-	w.opts = XKV_MC_VIVIFY;
-	w.initial = 13;
-	w.vivify_exptime = xkv_mc_exptime(s, 60);
+	w.mc.cmd.delta = 5;
+	w.mc.cmd.opts = XKV_MC_VIVIFY;
+	w.mc.cmd.initial = 13;
+	w.mc.cmd.vivify_exptime = 60;
 	r = apply(&w);
 	cr_assert_eq(r.status, XKV_MC_NUMBER);
 	cr_assert_eq(r.number, 13, "the initial value, not incremented");
-	cr_assert_eq(assert_value("k", "13").exptime, w.vivify_exptime);
+	cr_assert_eq(assert_value("k", "13").exptime, xkv_mc_exptime(s, 60));
 	r = apply(&w);
 	cr_assert_eq(r.number, 18);
-	cr_assert_eq(assert_value("k", "18").exptime, w.vivify_exptime, "a hit keeps it");
+	cr_assert_eq(assert_value("k", "18").exptime, xkv_mc_exptime(s, 60), "a hit keeps it");
 }
 
 Test(mc_exec, touch_sets_the_exptime_of_a_present_item)
 {
-	struct xkv_mc_write w = cmd(XKV_MC_TOUCH, "k", NULL);
+	struct xkv_msg w = cmd(XKV_MC_TOUCH, "k", NULL);
 	struct xkv_mc_result set, r;
-	struct xkv_mc_write s1 = cmd(XKV_MC_SET, "k", "v");
+	struct xkv_msg s1 = cmd(XKV_MC_SET, "k", "v");
 
-	w.exptime = xkv_mc_exptime(s, 10);
+	w.mc.cmd.exptime = 10;
 	cr_assert_eq(apply(&w).status, XKV_MC_NOT_FOUND);
 	set = apply(&s1);
 	r = apply(&w);

@@ -23,7 +23,8 @@ static uint8_t scratch[XKV_VALUE_MAX];
 /* A write handed over: copies of its key and value, as a hand-off message keeps them. */
 static struct pending {
 	bool busy;
-	struct xkv_mc_write w;
+	struct xkv_msg w;
+	uint64_t hash;
 	char key[XKV_KEY_MAX];
 	uint8_t *value;
 } pending;
@@ -38,7 +39,7 @@ static int read_store(void *ctx, const void *key, uint16_t key_len, uint64_t has
 	return xkv_store_get_meta(store, key, key_len, hash, buf, cap, value_len, meta);
 }
 
-static int write_store(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_result *r)
+static int write_store(void *ctx, const struct xkv_msg *w, uint64_t hash, struct xkv_mc_result *r)
 {
 	(void)ctx;
 	if (refuse && !defer) {
@@ -46,19 +47,20 @@ static int write_store(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_re
 		return 0;
 	}
 	if (!defer) {
-		xkv_mc_apply(store, w, scratch, r);
+		xkv_mc_apply(store, w, hash, scratch, r);
 		return 0;
 	}
 	cr_assert(!pending.busy, "a second write while one is in progress");
 	pending.busy = true;
 	pending.w = *w;
+	pending.hash = hash;
 	memcpy(pending.key, w->key, w->key_len);
 	pending.w.key = pending.key;
 	pending.value = malloc(w->value_len + 1);
 	cr_assert_not_null(pending.value);
 	if (w->value_len) /* a delete or a touch has no value, not even a pointer */
-		memcpy(pending.value, w->value, w->value_len);
-	pending.w.value = pending.value;
+		memcpy(pending.value, w->frag, w->value_len);
+	pending.w.frag = pending.value;
 	deferred++;
 	return -EINPROGRESS;
 }
@@ -72,7 +74,7 @@ static void complete(struct xkv_mc_session *s, struct xkv_mc_buf *out)
 	if (refuse) /* its writer did not hold the slot: nothing written */
 		r = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
 	else
-		xkv_mc_apply(store, &pending.w, scratch, &r);
+		xkv_mc_apply(store, &pending.w, pending.hash, scratch, &r);
 	free(pending.value);
 	pending.busy = false;
 	xkv_mc_session_resume(s, &r, out);

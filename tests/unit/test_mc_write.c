@@ -88,36 +88,50 @@ TestSuite(mc_write, .init = setup, .fini = teardown);
  * A SET of value to the first key from "key:n" on whose partition's static owner
  * among 2 workers is owner; the key is written into buf.
  */
-static struct xkv_mc_write set_owned_by(uint32_t owner, char *buf, uint32_t n, const char *value)
+static struct xkv_msg set_owned_by(uint32_t owner, char *buf, uint32_t n, const char *value)
 {
 	for (;; n++) {
 		int len = sprintf(buf, "key:%u", n);
 		uint64_t hash = xkv_hash(buf, (uint32_t)len);
+		uint32_t value_len = (uint32_t)strlen(value);
 
 		if (xkv_partition_owner(xkv_partition(hash), 2) == owner)
-			return (struct xkv_mc_write){.op = XKV_MC_SET, .key = buf,
-						     .key_len = (uint16_t)len, .hash = hash,
-						     .value = value,
-						     .value_len = (uint32_t)strlen(value)};
+			return (struct xkv_msg){.op = XKV_OP_PUT, .key = buf,
+						.key_len = (uint16_t)len, .frag = value,
+						.frag_len = value_len, .value_len = value_len,
+						.mc = {.dialect = XKV_DIALECT_MC_TCP,
+						       .cmd = {.op = XKV_MC_SET}}};
 	}
 }
 
-static bool stored(const struct xkv_mc_write *mw, const char *value)
+static uint64_t hash_of(const struct xkv_msg *mw)
+{
+	return xkv_hash(mw->key, mw->key_len);
+}
+
+/* xkv_worker_mc_write with the hash a session passes */
+static int mc_write(struct xkv_worker *wk, const struct xkv_msg *mw, struct xkv_mc_result *r,
+		    uint64_t tag)
+{
+	return xkv_worker_mc_write(wk, mw, hash_of(mw), r, tag);
+}
+
+static bool stored(const struct xkv_msg *mw, const char *value)
 {
 	char buf[64];
 	uint32_t len;
 
-	return xkv_store_get(store, mw->key, mw->key_len, mw->hash, buf, sizeof(buf), &len) == 0 &&
+	return xkv_store_get(store, mw->key, mw->key_len, hash_of(mw), buf, sizeof(buf), &len) == 0 &&
 	       len == strlen(value) && !memcmp(buf, value, len);
 }
 
 Test(mc_write, the_writer_applies_it_at_once)
 {
 	char key[32];
-	struct xkv_mc_write mw = set_owned_by(0, key, 0, "v");
+	struct xkv_msg mw = set_owned_by(0, key, 0, "v");
 	struct xkv_mc_result r;
 
-	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 7), 0);
+	cr_assert_eq(mc_write(&w[0], &mw, &r, 7), 0);
 	cr_expect_eq(r.status, XKV_MC_STORED);
 	cr_expect(r.cas != 0);
 	cr_expect(stored(&mw, "v"));
@@ -129,10 +143,10 @@ Test(mc_write, the_writer_applies_it_at_once)
 Test(mc_write, another_worker_hands_it_over_and_gets_its_result_back)
 {
 	char key[32], value[] = "handed";
-	struct xkv_mc_write mw = set_owned_by(1, key, 0, value);
+	struct xkv_msg mw = set_owned_by(1, key, 0, value);
 	struct xkv_mc_result r;
 
-	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 42), -EINPROGRESS);
+	cr_assert_eq(mc_write(&w[0], &mw, &r, 42), -EINPROGRESS);
 	memset(value, 'x', 6); /* the hand-off carries its own copy */
 	memset(key, 'x', 4);
 	mw = set_owned_by(1, key, 0, "handed");
@@ -153,15 +167,15 @@ Test(mc_write, another_worker_hands_it_over_and_gets_its_result_back)
 Test(mc_write, a_full_ring_answers_no_memory_and_writes_nothing)
 {
 	char key[32];
-	struct xkv_mc_write mw;
+	struct xkv_msg mw;
 	struct xkv_mc_result r;
 
 	for (uint32_t i = 0; i < XKV_HANDOFF_RING; i++) {
 		mw = set_owned_by(1, key, i * 1000, "v");
-		cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, i), -EINPROGRESS);
+		cr_assert_eq(mc_write(&w[0], &mw, &r, i), -EINPROGRESS);
 	}
 	mw = set_owned_by(1, key, 999999, "v");
-	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 9), 0);
+	cr_assert_eq(mc_write(&w[0], &mw, &r, 9), 0);
 	cr_expect_eq(r.status, XKV_MC_NO_MEMORY);
 	cr_expect_eq(w[0].exec.stats.handoffs_refused, 1);
 	xkv_worker_handoffs(&w[1]);
@@ -172,7 +186,7 @@ Test(mc_write, results_wait_for_room_in_a_full_ring_back)
 {
 	const uint32_t n = XKV_HANDOFF_RING + 10;
 	char key[32];
-	struct xkv_mc_write mw;
+	struct xkv_msg mw;
 	struct xkv_mc_result r;
 
 	/* the writer answers more than the ring back holds before the origin looks */
@@ -180,7 +194,7 @@ Test(mc_write, results_wait_for_room_in_a_full_ring_back)
 		if (i == XKV_HANDOFF_RING)
 			cr_assert_eq(xkv_worker_handoffs(&w[1]), XKV_HANDOFF_RING);
 		mw = set_owned_by(1, key, i * 1000, "v");
-		cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, i), -EINPROGRESS);
+		cr_assert_eq(mc_write(&w[0], &mw, &r, i), -EINPROGRESS);
 	}
 	cr_assert_eq(xkv_worker_handoffs(&w[1]), 10);
 	cr_assert_eq(xkv_worker_handoffs(&w[0]), XKV_HANDOFF_RING);
@@ -195,8 +209,8 @@ Test(mc_write, under_dcrew_the_slot_holder_is_the_writer)
 {
 	struct xkv_ewt_slot *ewt = calloc(XKV_EWT_SLOTS, sizeof(*ewt));
 	char key[32];
-	struct xkv_mc_write mw = set_owned_by(1, key, 0, "v");
-	uint32_t partition = xkv_partition(mw.hash);
+	struct xkv_msg mw = set_owned_by(1, key, 0, "v");
+	uint32_t partition = xkv_partition(hash_of(&mw));
 	struct xkv_mc_result r;
 
 	cr_assert_not_null(ewt);
@@ -205,15 +219,16 @@ Test(mc_write, under_dcrew_the_slot_holder_is_the_writer)
 	for (uint32_t i = 0; i < 2; i++)
 		xkv_worker_dcrew(&w[i], ewt, NULL, NULL, NULL);
 	/* a free slot: the worker takes it and writes, even though 1 is the static owner */
-	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 1), 0);
+	cr_assert_eq(mc_write(&w[0], &mw, &r, 1), 0);
 	cr_expect_eq(r.status, XKV_MC_STORED);
 	cr_expect_eq(w[0].exec.stats.store_writes, 1);
 	cr_expect_eq(*xkv_ewt_word_of(ewt, partition), 0, "the slot is let go after");
 
 	/* held by worker 1 (XDP steered a write there): worker 0 hands it to the holder */
 	cr_assert_eq(xkv_ewt_join(ewt, partition, 1, XKV_EWT_TRIES), 1);
-	mw.op = XKV_MC_DELETE;
-	cr_assert_eq(xkv_worker_mc_write(&w[0], &mw, &r, 2), -EINPROGRESS);
+	mw.op = XKV_OP_DELETE;
+	mw.mc.cmd.op = XKV_MC_DELETE;
+	cr_assert_eq(mc_write(&w[0], &mw, &r, 2), -EINPROGRESS);
 	cr_expect(stored(&mw, "v"), "applied beside the holder");
 	cr_expect_eq(xkv_worker_handoffs(&w[1]), 1);
 	cr_expect_not(stored(&mw, "v"), "the holder deleted it");

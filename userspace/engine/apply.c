@@ -111,22 +111,23 @@ static bool mc_changed(enum xkv_mc_status status)
 	       status == XKV_MC_NUMBER;
 }
 
-void xkv_apply_mc(struct xkv_worker *w, const struct xkv_mc_write *mw, struct xkv_mc_result *r)
+void xkv_apply_mc(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash,
+		  struct xkv_mc_result *r)
 {
 	bool keep = keeps_large_keys(w), large = false;
 	uint32_t len;
 
-	partition_write_begin(w, mw->hash);
+	partition_write_begin(w, hash);
 	if (keep)
-		large = was_large(w, mw->key, mw->key_len, mw->hash);
-	xkv_mc_apply(w->exec.store, mw, w->exec.scratch, r);
+		large = was_large(w, m->key, m->key_len, hash);
+	xkv_mc_apply(w->exec.store, m, hash, w->exec.scratch, r);
 	if (mc_changed(r->status)) {
 		w->exec.stats.store_writes++;
 		if (keep)
-			large_keys_note(w, mw->hash,
-					xkv_store_value_len(w->exec.store, mw->key, mw->key_len,
-							    mw->hash, &len) ? -1 : (int64_t)len,
+			large_keys_note(w, hash,
+					xkv_store_value_len(w->exec.store, m->key, m->key_len, hash,
+							    &len) ? -1 : (int64_t)len,
 					large);
 	}
-	partition_write_end(mw->hash);
+	partition_write_end(hash);
 }

@@ -25,6 +25,7 @@ int xkv_apply_item(struct xkv_worker *w, struct xkv_item *item, uint64_t hash,
 		   uint32_t value_len);
 
 /* A memcached write; its result in *r. */
-void xkv_apply_mc(struct xkv_worker *w, const struct xkv_mc_write *mw, struct xkv_mc_result *r);
+void xkv_apply_mc(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash,
+		  struct xkv_mc_result *r);
 
 #endif /* XKV_ENGINE_APPLY_H */

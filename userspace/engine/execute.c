@@ -183,22 +183,11 @@ void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req)
  * A memcached SET or DELETE over UDP: run by memcached's executor (engine/mc_exec.h),
  * as one over TCP is; the SET's new CAS in x->cas, for a binary reply.
  */
-static enum xkv_status apply_mc(struct xkv_exec *x, const struct xkv_msg *req, uint8_t op,
-				uint64_t hash)
+static enum xkv_status apply_mc(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
 {
-	const struct xkv_mc_write w = {
-		.op = op == XKV_OP_PUT ? XKV_MC_SET : XKV_MC_DELETE,
-		.key = req->key,
-		.key_len = req->key_len,
-		.hash = hash,
-		.value = req->frag,
-		.value_len = req->value_len,
-		.flags = req->mc.flags,
-		.exptime = xkv_mc_exptime(x->store, req->mc.exptime),
-	};
 	struct xkv_mc_result r;
 
-	xkv_mc_apply(x->store, &w, x->scratch, &r);
+	xkv_mc_apply(x->store, req, hash, x->scratch, &r);
 	x->cas = r.status == XKV_MC_STORED ? r.cas : 0;
 	switch (r.status) {
 	case XKV_MC_STORED:
@@ -222,7 +211,7 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 		return XKV_S_OK;
 	x->stats.store_writes++;
 	if (req->mc.dialect != XKV_DIALECT_XKV && (op == XKV_OP_PUT || op == XKV_OP_DELETE))
-		return apply_mc(x, req, op, hash);
+		return apply_mc(x, req, hash);
 	switch (op) {
 	case XKV_OP_PUT:
 		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,

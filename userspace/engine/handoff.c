@@ -97,12 +97,15 @@ void xkv_handoffs_wake(struct xkv_handoffs *h, uint32_t id)
 struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_origin *from,
 				    const struct xkv_msg *req, uint64_t hash)
 {
-	uint32_t value = kind == XKV_HANDOFF_WRITE ? req->frag_len : 0;
+	bool write = kind == XKV_HANDOFF_WRITE || kind == XKV_HANDOFF_MC_WRITE;
+	uint32_t value = write ? req->frag_len : 0;
 	struct xkv_handoff *m = malloc(sizeof(*m) + req->key_len + value);
 
 	if (!m)
 		return NULL;
-	*m = (struct xkv_handoff){.kind = kind, .from = *from, .req = *req, .hash = hash};
+	*m = (struct xkv_handoff){.kind = kind, .req = *req, .hash = hash};
+	if (from)
+		m->from = *from;
 	memcpy(m->data, req->key, req->key_len);
 	m->req.key = m->data;
 	if (value)
@@ -110,23 +113,6 @@ struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv
 	m->req.frag = value ? m->data + req->key_len : NULL;
 	if (!value)
 		m->req.frag_len = 0;
-	return m;
-}
-
-struct xkv_handoff *xkv_handoff_mc_new(const struct xkv_mc_write *mw, uint32_t origin,
-				       uint64_t tag)
-{
-	struct xkv_handoff *m = malloc(sizeof(*m) + mw->key_len + mw->value_len);
-
-	if (!m)
-		return NULL;
-	*m = (struct xkv_handoff){.kind = XKV_HANDOFF_MC_WRITE, .mc = *mw, .hash = mw->hash,
-				  .origin = origin, .tag = tag};
-	memcpy(m->data, mw->key, mw->key_len);
-	if (mw->value_len)
-		memcpy(m->data + mw->key_len, mw->value, mw->value_len);
-	m->mc.key = m->data;
-	m->mc.value = m->data + mw->key_len;
 	return m;
 }
 

@@ -33,12 +33,11 @@ enum xkv_handoff_kind {
 
 struct xkv_handoff {
 	enum xkv_handoff_kind kind;
-	struct xkv_origin from; /* the answer goes back the way the request came */
-	struct xkv_msg req;	      /* its key, and a WRITE's value, point into data */
+	struct xkv_origin from; /* a datagram's: the answer goes back the way it came */
+	struct xkv_msg req;	/* its key, and a write's value, point into data */
 	uint64_t hash;
 	struct xkv_item *item; /* INSTALL: built, not yet linked */
-	/* MC_WRITE, MC_DONE: the write (key and value in data), its result, who waits */
-	struct xkv_mc_write mc;
+	/* MC_WRITE, MC_DONE: a TCP session's write's result, and who waits for it */
 	struct xkv_mc_result mc_result;
 	uint32_t origin;
 	uint64_t tag;		    /* the origin's, to find the waiting connection again */
@@ -65,14 +64,12 @@ int xkv_handoffs_init(struct xkv_handoffs *h, uint32_t n);
 void xkv_handoffs_fini(struct xkv_handoffs *h);
 
 /*
- * A message for req, answered to where it came from; a WRITE carries the request's
- * value with it. NULL when memory is short.
+ * A message for req, answered to where it came from (a datagram's origin; NULL for a
+ * TCP session's write, whose sender sets origin and tag); a WRITE or MC_WRITE carries
+ * the request's value with it. NULL when memory is short.
  */
 struct xkv_handoff *xkv_handoff_new(enum xkv_handoff_kind kind, const struct xkv_origin *from,
 				    const struct xkv_msg *req, uint64_t hash);
-/* A memcached write for its partition's writer, from worker origin; NULL: no memory. */
-struct xkv_handoff *xkv_handoff_mc_new(const struct xkv_mc_write *mw, uint32_t origin,
-				       uint64_t tag);
 /* Frees a message, and its item if it still holds one. */
 void xkv_handoff_free(struct xkv_handoff *m);
 

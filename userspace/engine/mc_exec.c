@@ -15,11 +15,20 @@ uint32_t xkv_mc_exptime(const struct xkv_store *s, int64_t exptime)
 	return xkv_mc_exptime_at(xkv_store_now(s), exptime);
 }
 
+/* A write on its way through the store: the request, its key's hash, its exptime read. */
+struct mc_run {
+	struct xkv_store *s;
+	const struct xkv_msg *m;
+	const struct xkv_mc_cmd *cmd;
+	uint64_t hash;
+	uint32_t exptime; /* absolute, the store's clock */
+};
+
 /* The item's meta, its value into buf when cap allows: 0, -ENOENT or -ENOBUFS. */
-static int item_read(struct xkv_store *s, const struct xkv_mc_write *w, void *buf, size_t cap,
-		     uint32_t *len, struct xkv_item_meta *meta)
+static int item_read(const struct mc_run *w, void *buf, size_t cap, uint32_t *len,
+		     struct xkv_item_meta *meta)
 {
-	return xkv_store_get_meta(s, w->key, w->key_len, w->hash, buf, cap, len, meta);
+	return xkv_store_get_meta(w->s, w->m->key, w->m->key_len, w->hash, buf, cap, len, meta);
 }
 
 static enum xkv_mc_status store_error(int err)
@@ -28,11 +37,11 @@ static enum xkv_mc_status store_error(int err)
 }
 
 /* Stores value under w's key with flags and exptime; r says how it went. */
-static void store(struct xkv_store *s, const struct xkv_mc_write *w, const void *value,
-		  uint32_t len, uint32_t flags, uint32_t exptime, struct xkv_mc_result *r)
+static void store(const struct mc_run *w, const void *value, uint32_t len, uint32_t flags,
+		  uint32_t exptime, struct xkv_mc_result *r)
 {
 	struct xkv_item_meta meta = {.flags = flags, .exptime = exptime};
-	int err = xkv_store_put_meta(s, w->key, w->key_len, w->hash, value, len, &meta);
+	int err = xkv_store_put_meta(w->s, w->m->key, w->m->key_len, w->hash, value, len, &meta);
 
 	if (err) {
 		r->status = store_error(err);
@@ -70,22 +79,22 @@ static bool value_number(char *text, uint32_t len, uint64_t *out)
  * is padded with spaces to its length (memcached rewrites it in place), a longer one
  * is a new value; flags and exptime stay. A miss vivifies with opts XKV_MC_VIVIFY.
  */
-static void arithmetic(struct xkv_store *s, const struct xkv_mc_write *w, char *scratch,
-		       struct xkv_mc_result *r)
+static void arithmetic(const struct mc_run *w, char *scratch, struct xkv_mc_result *r)
 {
+	const struct xkv_mc_cmd *cmd = w->cmd;
 	struct xkv_item_meta meta;
 	uint32_t len, new_len, exptime;
 	uint64_t n;
 	int err;
 
 	/* room for the "\r\n" and the NUL that value_number adds */
-	err = item_read(s, w, scratch, XKV_VALUE_MAX - 3, &len, &meta);
-	if (err == -ENOENT && (w->opts & XKV_MC_VIVIFY)) {
-		len = (uint32_t)sprintf(scratch, "%" PRIu64, w->initial);
-		store(s, w, scratch, len, 0, w->vivify_exptime, r);
+	err = item_read(w, scratch, XKV_VALUE_MAX - 3, &len, &meta);
+	if (err == -ENOENT && (cmd->opts & XKV_MC_VIVIFY)) {
+		len = (uint32_t)sprintf(scratch, "%" PRIu64, cmd->initial);
+		store(w, scratch, len, 0, xkv_mc_exptime(w->s, cmd->vivify_exptime), r);
 		if (r->status == XKV_MC_STORED) {
 			r->status = XKV_MC_NUMBER;
-			r->number = w->initial;
+			r->number = cmd->initial;
 		}
 		return;
 	}
@@ -93,7 +102,7 @@ static void arithmetic(struct xkv_store *s, const struct xkv_mc_write *w, char *
 		r->status = XKV_MC_NOT_FOUND;
 		return;
 	}
-	if (w->cas && meta.cas != w->cas) {
+	if (cmd->cas && meta.cas != cmd->cas) {
 		r->status = XKV_MC_EXISTS;
 		return;
 	}
@@ -101,17 +110,17 @@ static void arithmetic(struct xkv_store *s, const struct xkv_mc_write *w, char *
 		r->status = XKV_MC_NON_NUMERIC;
 		return;
 	}
-	if (w->op == XKV_MC_INCR)
-		n += w->delta;
+	if (cmd->op == XKV_MC_INCR)
+		n += cmd->delta;
 	else
-		n = w->delta > n ? 0 : n - w->delta;
+		n = cmd->delta > n ? 0 : n - cmd->delta;
 	new_len = (uint32_t)sprintf(scratch, "%" PRIu64, n);
 	if (new_len < len) {
 		memset(scratch + new_len, ' ', len - new_len);
 		new_len = len;
 	}
-	exptime = w->opts & XKV_MC_NEW_TTL ? w->exptime : meta.exptime;
-	store(s, w, scratch, new_len, meta.flags, exptime, r);
+	exptime = cmd->opts & XKV_MC_NEW_TTL ? w->exptime : meta.exptime;
+	store(w, scratch, new_len, meta.flags, exptime, r);
 	if (r->status == XKV_MC_STORED) {
 		r->status = XKV_MC_NUMBER;
 		r->number = n;
@@ -119,21 +128,20 @@ static void arithmetic(struct xkv_store *s, const struct xkv_mc_write *w, char *
 }
 
 /* append and prepend: the old value and the new in scratch, under the old flags and exptime. */
-static void concatenate(struct xkv_store *s, const struct xkv_mc_write *w, uint8_t *scratch,
-			struct xkv_mc_result *r)
+static void concatenate(const struct mc_run *w, uint8_t *scratch, struct xkv_mc_result *r)
 {
-	bool append = w->op == XKV_MC_APPEND;
+	bool append = w->cmd->op == XKV_MC_APPEND;
+	uint32_t value_len = w->m->value_len, len;
 	struct xkv_item_meta meta;
-	uint32_t len;
 	int err;
 
-	err = item_read(s, w, scratch + (append ? 0 : w->value_len), XKV_VALUE_MAX - w->value_len,
-			&len, &meta);
+	err = item_read(w, scratch + (append ? 0 : value_len), XKV_VALUE_MAX - value_len, &len,
+			&meta);
 	if (err == -ENOENT) {
 		r->status = XKV_MC_NOT_STORED;
 		return;
 	}
-	if (w->cas && meta.cas != w->cas) {
+	if (w->cmd->cas && meta.cas != w->cmd->cas) {
 		r->status = XKV_MC_EXISTS;
 		return;
 	}
@@ -141,33 +149,36 @@ static void concatenate(struct xkv_store *s, const struct xkv_mc_write *w, uint8
 		r->status = XKV_MC_TOO_LARGE;
 		return;
 	}
-	memcpy(scratch + (append ? len : 0), w->value, w->value_len);
-	store(s, w, scratch, len + w->value_len, meta.flags, meta.exptime, r);
+	memcpy(scratch + (append ? len : 0), w->m->frag, value_len);
+	store(w, scratch, len + value_len, meta.flags, meta.exptime, r);
 }
 
-void xkv_mc_apply(struct xkv_store *s, const struct xkv_mc_write *w, void *scratch,
+void xkv_mc_apply(struct xkv_store *s, const struct xkv_msg *m, uint64_t hash, void *scratch,
 		  struct xkv_mc_result *r)
 {
+	const struct xkv_mc_cmd *cmd = &m->mc.cmd;
+	const struct mc_run w = {.s = s, .m = m, .cmd = cmd, .hash = hash,
+				 .exptime = xkv_mc_exptime(s, cmd->exptime)};
 	struct xkv_item_meta meta;
 	uint32_t len;
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	switch (w->op) {
+	switch (cmd->op) {
 	case XKV_MC_APPEND:
 	case XKV_MC_PREPEND:
-		if (w->value_len > XKV_VALUE_MAX) {
+		if (m->value_len > XKV_VALUE_MAX) {
 			r->status = XKV_MC_TOO_LARGE;
 			return;
 		}
-		concatenate(s, w, scratch, r);
+		concatenate(&w, scratch, r);
 		return;
 	case XKV_MC_INCR:
 	case XKV_MC_DECR:
-		arithmetic(s, w, scratch, r);
+		arithmetic(&w, scratch, r);
 		return;
 	case XKV_MC_TOUCH:
-		if (xkv_store_touch(s, w->key, w->key_len, w->hash, w->exptime, &meta)) {
+		if (xkv_store_touch(s, m->key, m->key_len, hash, w.exptime, &meta)) {
 			r->status = XKV_MC_NOT_FOUND;
 			return;
 		}
@@ -181,30 +192,30 @@ void xkv_mc_apply(struct xkv_store *s, const struct xkv_mc_write *w, void *scrat
 	}
 
 	/* the others ask only whether the key is there, and at which CAS */
-	err = item_read(s, w, scratch, 0, &len, &meta);
+	err = item_read(&w, scratch, 0, &len, &meta);
 	if (err == -ENOENT) {
-		if (w->op == XKV_MC_DELETE || w->op == XKV_MC_CAS || w->cas) {
+		if (cmd->op == XKV_MC_DELETE || cmd->op == XKV_MC_CAS || cmd->cas) {
 			r->status = XKV_MC_NOT_FOUND;
 			return;
 		}
-		if (w->op == XKV_MC_REPLACE) {
+		if (cmd->op == XKV_MC_REPLACE) {
 			r->status = XKV_MC_NOT_STORED;
 			return;
 		}
 	} else {
-		if ((w->op == XKV_MC_CAS || w->cas) && meta.cas != w->cas) {
+		if ((cmd->op == XKV_MC_CAS || cmd->cas) && meta.cas != cmd->cas) {
 			r->status = XKV_MC_EXISTS;
 			return;
 		}
-		if (w->op == XKV_MC_ADD) {
+		if (cmd->op == XKV_MC_ADD) {
 			r->status = XKV_MC_NOT_STORED;
 			return;
 		}
 	}
-	if (w->op == XKV_MC_DELETE) {
-		xkv_store_delete(s, w->key, w->key_len, w->hash);
+	if (cmd->op == XKV_MC_DELETE) {
+		xkv_store_delete(s, m->key, m->key_len, hash);
 		r->status = XKV_MC_DELETED;
 		return;
 	}
-	store(s, w, w->value, w->value_len, w->flags, w->exptime, r);
+	store(&w, m->frag, m->value_len, cmd->flags, w.exptime, r);
 }

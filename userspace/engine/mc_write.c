@@ -12,25 +12,26 @@
  * A memcached write on its partition's writer: after any window open on its key,
  * counted, applied; then its EWT hold, if any, is let go.
  */
-static void mc_apply(struct xkv_worker *w, const struct xkv_mc_write *mw, struct xkv_mc_result *r)
+static void mc_apply(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash,
+		     struct xkv_mc_result *r)
 {
-	const struct xkv_msg key = {.op = mw->op == XKV_MC_DELETE ? XKV_OP_DELETE : XKV_OP_PUT,
-				    .key = mw->key, .key_len = mw->key_len};
-
-	xkv_windows_close_key(w, mw->hash, &key);
-	w->exec.stats.requests[key.op]++;
-	xkv_apply_mc(w, mw, r);
-	xkv_holds_let_go(&w->holds, xkv_partition(mw->hash), 1);
+	xkv_windows_close_key(w, hash, m);
+	w->exec.stats.requests[m->op]++;
+	xkv_apply_mc(w, m, hash, r);
+	xkv_holds_let_go(&w->holds, xkv_partition(hash), 1);
 }
 
 /* Hands a memcached write to worker `to`; false when it could not (counted). */
-static bool mc_hand(struct xkv_worker *w, uint32_t to, const struct xkv_mc_write *mw,
-		    uint32_t origin, uint64_t tag)
+static bool mc_hand(struct xkv_worker *w, uint32_t to, const struct xkv_msg *req,
+		    uint64_t hash, uint32_t origin, uint64_t tag)
 {
-	struct xkv_handoff *m = xkv_handoff_mc_new(mw, origin, tag);
+	struct xkv_handoff *m = xkv_handoff_new(XKV_HANDOFF_MC_WRITE, NULL, req, hash);
 
-	if (m)
+	if (m) {
+		m->origin = origin;
+		m->tag = tag;
 		m->started_ns = w->exec.start_ns;
+	}
 	if (m && xkv_handoffs_push(w->handoffs, w->id, to, m)) {
 		w->exec.stats.handoffs_sent++;
 		return true;
@@ -83,16 +84,12 @@ static void mc_answer(struct xkv_worker *w, struct xkv_handoff *m)
 /* A memcached write another worker handed over: this worker should be its writer. */
 static void take_write(struct xkv_worker *w, struct xkv_handoff *m)
 {
-	uint32_t partition = xkv_partition(m->hash), writer;
+	int to = xkv_write_taken(w, m->hash);
 
 	m->mc_result = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
-	if (xkv_policy_ewt(w->policy->id)) {
-		/* the sender joined the slot for w: the claim orders w after its last holder */
-		if (xkv_holds_claim(&w->holds, partition))
-			mc_apply(w, &m->mc, &m->mc_result);
-	} else if ((writer = w->policy->writer(w, m->hash)) == w->id) {
-		mc_apply(w, &m->mc, &m->mc_result);
-	} else if (mc_hand(w, writer, &m->mc, m->origin, m->tag)) {
+	if (to >= 0 && (uint32_t)to == w->id) {
+		mc_apply(w, &m->req, m->hash, &m->mc_result);
+	} else if (to >= 0 && mc_hand(w, (uint32_t)to, &m->req, m->hash, m->origin, m->tag)) {
 		/* the roles moved the partition since it was sent: its writer answers */
 		xkv_handoff_free(m);
 		return;
@@ -110,32 +107,23 @@ void xkv_mc_write_take(struct xkv_worker *w, struct xkv_handoff *m)
 	xkv_handoff_free(m);
 }
 
-int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
+int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash,
 			struct xkv_mc_result *r, uint64_t tag)
 {
-	uint32_t partition = xkv_partition(mw->hash), writer;
-	bool ewt = xkv_policy_ewt(w->policy->id);
-	int holder;
+	int to;
 
 	*r = (struct xkv_mc_result){.status = XKV_MC_NO_MEMORY};
 	xkv_worker_roles_check(w);
-	if (ewt) {
-		holder = xkv_write_join(w, mw->hash);
-		if (holder < 0)
-			return 0;
-		writer = (uint32_t)holder;
-	} else {
-		writer = w->policy->writer(w, mw->hash);
-	}
-	if (writer == w->id) {
-		mc_apply(w, mw, r);
+	to = xkv_write_route(w, hash);
+	if (to < 0)
+		return 0;
+	if ((uint32_t)to == w->id) {
+		mc_apply(w, m, hash, r);
 		return 0;
 	}
-	if (mc_hand(w, writer, mw, w->id, tag))
+	if (mc_hand(w, (uint32_t)to, m, hash, w->id, tag))
 		return -EINPROGRESS;
-	/* nothing was written: the write the join counted for the holder goes back */
-	if (ewt)
-		xkv_holds_give_back(&w->holds, partition, writer);
+	xkv_write_unroute(w, hash, (uint32_t)to);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "proto/codec.h"
 #include "proto/mc_cmd.h"
 #include "engine/handoff.h"
 
@@ -24,13 +25,14 @@ void xkv_worker_mc(struct xkv_worker *w,
 		   void (*done)(void *ctx, uint64_t tag, const struct xkv_mc_result *r), void *ctx);
 
 /*
- * A memcached write (invariant 1): applied here when this worker is its partition's
+ * A memcached write m of hash (XKV_DIALECT_MC_TCP, its command in m->mc.cmd), under
+ * invariant 1: applied here when this worker is its partition's
  * writer (under dcrew and xkv the EWT's holder, which it joins as XDP would), else
  * handed to the writer. Returns 0 with *r filled (XKV_MC_NO_MEMORY when no hand-off
  * was possible: counted, the client may retry), or -EINPROGRESS: the result comes to
  * done with tag.
  */
-int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_mc_write *mw,
+int xkv_worker_mc_write(struct xkv_worker *w, const struct xkv_msg *m, uint64_t hash,
 			struct xkv_mc_result *r, uint64_t tag);
 
 /* A memcached hand-off taken: a write to apply, or the result of one handed over. */

@@ -20,7 +20,7 @@ static enum xkv_status write_here(struct xkv_worker *w, const struct xkv_origin 
 	return status;
 }
 
-/* A write whose hold is in w's hand: applied, answered, and its hold let go. */
+/* A write on its writer: applied, answered, and its EWT hold, if w has one, let go. */
 static enum xkv_status write_held(struct xkv_worker *w, const struct xkv_origin *from,
 				  const struct xkv_msg *m, uint64_t hash)
 {
@@ -30,7 +30,8 @@ static enum xkv_status write_held(struct xkv_worker *w, const struct xkv_origin 
 	return status;
 }
 
-int xkv_write_join(struct xkv_worker *w, uint64_t hash)
+/* A write no XDP claimed joins its slot as XDP would, the policy's writer the candidate. */
+static int write_join(struct xkv_worker *w, uint64_t hash)
 {
 	uint64_t t0 = w->exec.lat ? xkv_fast_clock_now(&w->exec.clock) : 0;
 	int holder = xkv_holds_join(&w->holds, xkv_partition(hash), w->policy->writer(w, hash));
@@ -40,42 +41,35 @@ int xkv_write_join(struct xkv_worker *w, uint64_t hash)
 	return holder;
 }
 
-/*
- * Under the EWT, a PUT no XDP claimed (xkv: one whole from its pieces) claims its slot
- * here. The holder applies it and lets go the write the join counted for it; if that
- * is another worker, the item is built here and handed to it.
- */
-static int write_joined(struct xkv_worker *w, const struct xkv_origin *from,
-			const struct xkv_msg *m, uint64_t hash)
+int xkv_write_route(struct xkv_worker *w, uint64_t hash)
 {
-	int holder = xkv_write_join(w, hash);
+	return xkv_policy_ewt(w->policy->id) ? write_join(w, hash) : (int)w->policy->writer(w, hash);
+}
 
-	if (holder < 0) {
-		xkv_reply_status(&w->exec, from, m, XKV_S_BUSY);
-		return XKV_S_BUSY;
-	}
-	if ((uint32_t)holder == w->id)
-		return (int)write_held(w, from, m, hash);
-	/* answered here: nothing was written, so the write counted for the holder goes back */
-	if (!xkv_handoff_send_item(w, from, m, hash, (uint32_t)holder))
-		xkv_holds_give_back(&w->holds, xkv_partition(hash), (uint32_t)holder);
-	return -1;
+void xkv_write_unroute(struct xkv_worker *w, uint64_t hash, uint32_t to)
+{
+	if (xkv_policy_ewt(w->policy->id))
+		xkv_holds_give_back(&w->holds, xkv_partition(hash), to);
 }
 
 int xkv_write(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
 	      uint64_t hash, bool held)
 {
-	uint32_t writer;
+	int to = held ? (int)w->id : xkv_write_route(w, hash);
 
-	if (held)
+	if (to < 0) {
+		xkv_reply_status(&w->exec, from, m, XKV_S_BUSY);
+		return XKV_S_BUSY;
+	}
+	if ((uint32_t)to == w->id)
 		return (int)write_held(w, from, m, hash);
-	if (xkv_policy_ewt(w->policy->id))
-		return write_joined(w, from, m, hash);
-	writer = w->policy->writer(w, hash);
-	if (writer == w->id)
-		return (int)write_here(w, from, m, hash);
 	/* invariant 1 (docs/DESIGN.md): a write is executed by its partition's writer only */
-	return w->policy->foreign(w, from, m, hash, writer);
+	if (!xkv_policy_ewt(w->policy->id))
+		return w->policy->foreign(w, from, m, hash, (uint32_t)to);
+	/* a PUT no XDP claimed (xkv: one whole from its pieces): its item built here */
+	if (!xkv_handoff_send_item(w, from, m, hash, (uint32_t)to))
+		xkv_write_unroute(w, hash, (uint32_t)to);
+	return -1;
 }
 
 int xkv_write_refuse(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m,
@@ -139,20 +133,26 @@ void xkv_write_piece(struct xkv_worker *w, const struct xkv_origin *from, const 
 	xkv_write_pieces_done(w, hash, 1);
 }
 
+int xkv_write_taken(struct xkv_worker *w, uint64_t hash)
+{
+	if (xkv_policy_ewt(w->policy->id))
+		/* the sender joined the slot for w: the claim orders w after its last holder */
+		return xkv_holds_claim(&w->holds, xkv_partition(hash)) ? (int)w->id : -1;
+	/* the roles may have moved the partition since it was sent */
+	return (int)w->policy->writer(w, hash);
+}
+
 void xkv_write_install(struct xkv_worker *w, struct xkv_handoff *m)
 {
-	uint32_t partition = xkv_partition(m->hash), writer;
+	int to = xkv_write_taken(w, m->hash);
 	int err;
 
-	if (xkv_policy_ewt(w->policy->id)) {
-		/* the sender joined the slot for w: the claim orders w after its last holder */
-		if (!xkv_holds_claim(&w->holds, partition)) {
-			xkv_reply_status(&w->exec, &m->from, &m->req, XKV_S_BUSY);
-			return;
-		}
-	} else if ((writer = w->policy->writer(w, m->hash)) != w->id) {
-		/* the roles moved the partition since it was sent: on to its writer now */
-		xkv_handoff_send(w, XKV_HANDOFF_INSTALL, writer, &m->from, &m->req, m->hash,
+	if (to < 0) {
+		xkv_reply_status(&w->exec, &m->from, &m->req, XKV_S_BUSY);
+		return;
+	}
+	if ((uint32_t)to != w->id) {
+		xkv_handoff_send(w, XKV_HANDOFF_INSTALL, (uint32_t)to, &m->from, &m->req, m->hash,
 				 m->item);
 		m->item = NULL;
 		return;
@@ -162,5 +162,5 @@ void xkv_write_install(struct xkv_worker *w, struct xkv_handoff *m)
 	err = xkv_apply_item(w, m->item, m->hash, m->req.value_len);
 	m->item = NULL; /* the store's now, or freed */
 	xkv_reply_status(&w->exec, &m->from, &m->req, xkv_status_from_errno(err));
-	xkv_holds_let_go(&w->holds, partition, 1);
+	xkv_holds_let_go(&w->holds, xkv_partition(m->hash), 1);
 }

@@ -39,10 +39,22 @@ void xkv_write_pieces_done(struct xkv_worker *w, uint64_t hash, uint32_t n);
 void xkv_write_install(struct xkv_worker *w, struct xkv_handoff *m);
 
 /*
- * A write no XDP claimed joins its slot as XDP would, the policy's writer the
- * candidate (engine/holds.h); its time counted in ewt_wait_ns for timed requests.
+ * Who applies a write of hash that came without its EWT hold, from either request
+ * model: under the EWT the slot's holder, which w joins for it as XDP would (the
+ * policy's writer the candidate; a hold in w's hand if the holder is w; the wait in
+ * ewt_wait_ns for timed requests); else the policy's writer. -1: the slot stayed busy.
  */
-int xkv_write_join(struct xkv_worker *w, uint64_t hash);
+int xkv_write_route(struct xkv_worker *w, uint64_t hash);
+
+/* A write routed to `to` (not w) never reached it: under the EWT its count goes back. */
+void xkv_write_unroute(struct xkv_worker *w, uint64_t hash, uint32_t to);
+
+/*
+ * Who applies a write of hash another worker routed to w, now: under the EWT w itself,
+ * once it claims the slot the sender joined for it (-1: the claim was refused); else
+ * the policy's writer, another worker if the roles moved the partition meanwhile.
+ */
+int xkv_write_taken(struct xkv_worker *w, uint64_t hash);
 
 /*
  * A policy's foreign (engine/policy.h) that refuses: a write for another's partition

@@ -9,11 +9,14 @@
 #include <xkv/maps.h> /* xkv_reason_name() for every reason */
 #include <xkv/proto.h>
 
+#include "proto/mc_cmd.h"
+
 /* The protocol a request came in; xkv's own is 0, what xkv_decode leaves. */
 enum xkv_dialect {
 	XKV_DIALECT_XKV,
 	XKV_DIALECT_MC_ASCII,  /* memcached's text protocol over UDP (proto/mc_udp.h) */
 	XKV_DIALECT_MC_BINARY, /* memcached's binary protocol over UDP */
+	XKV_DIALECT_MC_TCP,    /* a write from a TCP session (proto/mc_text.h), which answers it */
 };
 
 /* What a memcached request carries beside xkv's fields, for its execution and its reply. */
@@ -25,13 +28,15 @@ struct xkv_mc_req {
 	bool with_key;	    /* binary GETK, GETKQ: the reply carries the key */
 	uint16_t size;	    /* the request datagram's bytes, frame included: amplification */
 	uint32_t opaque;    /* binary: echoed in its reply */
-	uint32_t flags;	    /* SET: the client's, stored beside the value */
-	int64_t exptime;    /* SET: as the client sent it (xkv_mc_exptime reads it) */
+	struct xkv_mc_cmd cmd; /* a write's */
 	const char *keys;   /* ASCII get: the keys after the first, in the datagram */
 	uint16_t keys_len;
 };
 
-/* One datagram in host byte order; key and frag point into the datagram. */
+/*
+ * One request in host byte order: a datagram's, or a write a memcached session made
+ * (XKV_DIALECT_MC_TCP); key and frag point into what it came in.
+ */
 struct xkv_msg {
 	uint8_t op;	     /* enum xkv_op, XKV_OP_REPLY set in replies */
 	uint8_t status;	     /* enum xkv_status; 0 in requests */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A memcached write as the text session hands it to the partition's writer, and its
- * result (docs/MEMCACHED.md). It lives here, below both, so that the session
- * (proto/mc_text.h) builds writes without knowing who runs them, and the engine
- * (engine/mc_exec.h) runs them without knowing the protocol's text.
+ * A memcached write's command, as a session (TCP) or a datagram (UDP) hands it to the
+ * partition's writer in an xkv_msg, and its result (docs/MEMCACHED.md). It lives here,
+ * below both, so that the sessions build writes without knowing who runs them, and the
+ * engine (engine/mc_exec.h) runs them without knowing the protocol's text.
  */
 #ifndef XKV_MC_CMD_H
 #define XKV_MC_CMD_H
@@ -38,25 +38,24 @@ enum xkv_mc_status {
 	XKV_MC_TOO_LARGE, /* append or prepend past XKV_VALUE_MAX */
 };
 
-/* xkv_mc_write.opts */
+/* xkv_mc_cmd.opts */
 #define XKV_MC_VIVIFY 1u /* ma N: create a missing counter (below) */
 #define XKV_MC_NEW_TTL 2u /* ma T: a hit also takes exptime */
 
-/* One write command; key and value point into the request, or a copy a hand-off made. */
-struct xkv_mc_write {
-	enum xkv_mc_op op;
-	const void *key;
-	uint16_t key_len;
-	uint64_t hash; /* xkv_hash(key, key_len) */
-	const void *value;
-	uint32_t value_len;
-	uint32_t flags;
-	uint32_t exptime; /* absolute, the store's clock (xkv_mc_exptime_at) */
-	uint64_t cas;	  /* to match: XKV_MC_CAS always, any other op when not 0 (meta C) */
-	uint64_t delta;	  /* incr, decr */
-	uint32_t opts;	  /* XKV_MC_VIVIFY, XKV_MC_NEW_TTL */
-	uint64_t initial; /* ma J: a vivified counter's value */
-	uint32_t vivify_exptime; /* ma N: a vivified counter's exptime */
+/*
+ * A memcached write's command and arguments, beside its key and value: in the request's
+ * xkv_msg (mc.cmd), whichever transport brought it. Times are as the client sent them:
+ * the writer reads them on the store's clock (engine/mc_exec.h) when it applies them.
+ */
+struct xkv_mc_cmd {
+	enum xkv_mc_op op;	/* over UDP, SET or DELETE */
+	uint32_t flags;		/* stored beside the value */
+	int64_t exptime;	/* memcached's rule: xkv_mc_exptime_at */
+	uint64_t cas;		/* to match: XKV_MC_CAS always, any other op when not 0 (meta C) */
+	uint64_t delta;		/* incr, decr */
+	uint32_t opts;		/* XKV_MC_VIVIFY, XKV_MC_NEW_TTL */
+	uint64_t initial;	/* ma J: a vivified counter's value */
+	int64_t vivify_exptime; /* ma N: a vivified counter's exptime */
 };
 
 /* What a write did; flags and exptime are the item's after it, for meta replies. */

@@ -165,16 +165,6 @@ static void meta_status(struct mc_ctx *c, const char *code, const char *kinds,
 	xkv_mc_buf_append(c->out, line, (size_t)n + 2);
 }
 
-static struct xkv_mc_write meta_write(enum xkv_mc_op op, const struct mc_line *l)
-{
-	return (struct xkv_mc_write){
-		.op = op,
-		.key = l->tok[1].p,
-		.key_len = (uint16_t)l->tok[1].len,
-		.hash = xkv_hash(l->tok[1].p, l->tok[1].len),
-	};
-}
-
 static const char *failure_text(enum xkv_mc_status status)
 {
 	switch (status) {
@@ -216,9 +206,9 @@ static int cmd_mg(struct mc_ctx *c, const struct meta *m)
 	int n;
 
 	if (m->has_ttl && !c->done) {
-		struct xkv_mc_write w = meta_write(XKV_MC_TOUCH, l);
+		struct xkv_msg w = mc_write_msg(XKV_MC_TOUCH, &l->tok[1]);
 
-		w.exptime = mc_exptime(c, m->ttl);
+		w.mc.cmd.exptime = m->ttl;
 		if (!mc_write(c, &w, &r))
 			return 0;
 		touched = &r;
@@ -279,7 +269,7 @@ static void meta_reply(struct mc_ctx *c, const struct meta *m, const struct xkv_
 static int cmd_ms(struct mc_ctx *c)
 {
 	const struct mc_line *l = c->line;
-	struct xkv_mc_write w = meta_write(XKV_MC_SET, l);
+	struct xkv_msg w = mc_write_msg(XKV_MC_SET, &l->tok[1]);
 	struct xkv_mc_result r;
 	const char *err;
 	struct meta m;
@@ -290,7 +280,7 @@ static int cmd_ms(struct mc_ctx *c)
 		return 0;
 	}
 	err = meta_parse(l, 3, &ms_spec, &m);
-	if (!err && !ms_op(m.mode, &w.op))
+	if (!err && !ms_op(m.mode, &w.mc.cmd.op))
 		err = "CLIENT_ERROR invalid mode for ms M token";
 	if (c->done) {
 		meta_reply(c, &m, c->done, "Okc");
@@ -300,7 +290,7 @@ static int cmd_ms(struct mc_ctx *c)
 		mc_reply(c->out, err ? err : "SERVER_ERROR object too large for cache");
 		c->s->swallow = (uint64_t)vlen + 2;
 		if (!err) { /* as memcached, drop the old value rather than keep it stale */
-			struct xkv_mc_write del = meta_write(XKV_MC_DELETE, l);
+			struct xkv_msg del = mc_write_msg(XKV_MC_DELETE, &l->tok[1]);
 
 			c->line = NULL;
 			mc_write(c, &del, &r);
@@ -314,14 +304,13 @@ static int cmd_ms(struct mc_ctx *c)
 		return vlen + 2;
 	}
 	if (m.has_cas) {
-		if (w.op == XKV_MC_SET)
-			w.op = XKV_MC_CAS;
-		w.cas = m.cas;
+		if (w.mc.cmd.op == XKV_MC_SET)
+			w.mc.cmd.op = XKV_MC_CAS;
+		w.mc.cmd.cas = m.cas;
 	}
-	w.flags = m.flags;
-	w.exptime = m.has_ttl ? mc_exptime(c, m.ttl) : 0;
-	w.value = c->data;
-	w.value_len = (uint32_t)vlen;
+	w.mc.cmd.flags = m.flags;
+	w.mc.cmd.exptime = m.has_ttl ? m.ttl : 0;
+	mc_write_value(&w, c->data, (uint32_t)vlen);
 	if (mc_write(c, &w, &r))
 		meta_reply(c, &m, &r, "Okc");
 	return vlen + 2;
@@ -330,12 +319,12 @@ static int cmd_ms(struct mc_ctx *c)
 /* "md <key> <flags>*" */
 static int cmd_md(struct mc_ctx *c, const struct meta *m)
 {
-	struct xkv_mc_write w = meta_write(XKV_MC_DELETE, c->line);
+	struct xkv_msg w = mc_write_msg(XKV_MC_DELETE, &c->line->tok[1]);
 	const struct xkv_mc_result *res = c->done;
 	struct xkv_mc_result r;
 	const char *failure;
 
-	w.cas = m->cas;
+	w.mc.cmd.cas = m->cas;
 	if (!res) {
 		if (!mc_write(c, &w, &r))
 			return 0;
@@ -353,7 +342,7 @@ static int cmd_md(struct mc_ctx *c, const struct meta *m)
 /* "ma <key> <flags>*": incr or decr, N and J to create a missing counter. */
 static int cmd_ma(struct mc_ctx *c, const struct meta *m)
 {
-	struct xkv_mc_write w = meta_write(XKV_MC_INCR, c->line);
+	struct xkv_msg w = mc_write_msg(XKV_MC_INCR, &c->line->tok[1]);
 	const struct xkv_mc_result *res = c->done;
 	const char *failure;
 	struct xkv_mc_result r;
@@ -361,22 +350,22 @@ static int cmd_ma(struct mc_ctx *c, const struct meta *m)
 	int n, len;
 
 	if (m->mode == 'D' || m->mode == '-')
-		w.op = XKV_MC_DECR;
+		w.mc.cmd.op = XKV_MC_DECR;
 	else if (m->mode && m->mode != 'I' && m->mode != '+') {
 		mc_reply(c->out, "CLIENT_ERROR invalid mode for ma M token");
 		return 0;
 	}
 	if (!res) {
-		w.delta = m->delta;
-		w.cas = m->cas;
+		w.mc.cmd.delta = m->delta;
+		w.mc.cmd.cas = m->cas;
 		if (m->has_vivify) {
-			w.opts |= XKV_MC_VIVIFY;
-			w.initial = m->initial;
-			w.vivify_exptime = mc_exptime(c, m->vivify_ttl);
+			w.mc.cmd.opts |= XKV_MC_VIVIFY;
+			w.mc.cmd.initial = m->initial;
+			w.mc.cmd.vivify_exptime = m->vivify_ttl;
 		}
 		if (m->has_ttl) {
-			w.opts |= XKV_MC_NEW_TTL;
-			w.exptime = mc_exptime(c, m->ttl);
+			w.mc.cmd.opts |= XKV_MC_NEW_TTL;
+			w.mc.cmd.exptime = m->ttl;
 		}
 		if (!mc_write(c, &w, &r))
 			return 0;

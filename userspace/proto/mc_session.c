@@ -48,11 +48,21 @@ bool mc_tok_is(const struct mc_tok *t, const char *word)
 	return t->len == strlen(word) && memcmp(t->p, word, t->len) == 0;
 }
 
-uint32_t mc_exptime(struct mc_ctx *c, int64_t exptime)
+struct xkv_msg mc_write_msg(enum xkv_mc_op op, const struct mc_tok *key)
 {
-	const struct xkv_mc_backend *b = c->s->backend;
+	return (struct xkv_msg){
+		.op = op == XKV_MC_DELETE ? XKV_OP_DELETE : XKV_OP_PUT,
+		.key = key->p,
+		.key_len = (uint16_t)key->len,
+		.mc = {.dialect = XKV_DIALECT_MC_TCP, .cmd = {.op = op}},
+	};
+}
 
-	return xkv_mc_exptime_at(b->now(b->ctx), exptime);
+void mc_write_value(struct xkv_msg *w, const void *value, uint32_t len)
+{
+	w->frag = value;
+	w->frag_len = len;
+	w->value_len = len;
 }
 
 int64_t mc_ttl(struct mc_ctx *c, uint32_t exptime)
@@ -95,11 +105,11 @@ void mc_put_value(struct xkv_mc_buf *out, const char *hdr, size_t hdr_len, size_
 	out->len += hdr_len + value_len + 2;
 }
 
-bool mc_write(struct mc_ctx *c, const struct xkv_mc_write *w, struct xkv_mc_result *r)
+bool mc_write(struct mc_ctx *c, const struct xkv_msg *w, struct xkv_mc_result *r)
 {
 	struct xkv_mc_session *s = c->s;
 	const struct mc_line *l = c->line;
-	int err = s->backend->write(s->backend->ctx, w, r);
+	int err = s->backend->write(s->backend->ctx, w, xkv_hash(w->key, w->key_len), r);
 
 	if (err != -EINPROGRESS) {
 		if (err) /* a backend that could not take it: as memcached out of memory */

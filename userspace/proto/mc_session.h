@@ -80,13 +80,17 @@ int mc_read(struct mc_ctx *c, const char *key, uint32_t key_len, size_t room, ui
 void mc_put_value(struct xkv_mc_buf *out, const char *hdr, size_t hdr_len, size_t room,
 		  uint32_t value_len);
 
+/* A write command on key, its arguments in .mc.cmd still to fill (times as sent). */
+struct xkv_msg mc_write_msg(enum xkv_mc_op op, const struct mc_tok *key);
+/* Its value, whole. */
+void mc_write_value(struct xkv_msg *w, const void *value, uint32_t len);
+
 /*
  * Hands w to the backend: true with *r filled, or false when the write is in
  * progress (the line is kept for resume and the session waits).
  */
-bool mc_write(struct mc_ctx *c, const struct xkv_mc_write *w, struct xkv_mc_result *r);
+bool mc_write(struct mc_ctx *c, const struct xkv_msg *w, struct xkv_mc_result *r);
 
-uint32_t mc_exptime(struct mc_ctx *c, int64_t exptime);
 /* What meta's t flag shows: the seconds left, or -1 for never. */
 int64_t mc_ttl(struct mc_ctx *c, uint32_t exptime);
 

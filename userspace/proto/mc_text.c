@@ -57,22 +57,12 @@ static void reply_result(struct mc_ctx *c, bool quiet, const struct xkv_mc_resul
 }
 
 /* Runs w and replies now, or when it completes (resume calls the command again). */
-static void write_and_reply(struct mc_ctx *c, bool quiet, const struct xkv_mc_write *w)
+static void write_and_reply(struct mc_ctx *c, bool quiet, const struct xkv_msg *w)
 {
 	struct xkv_mc_result r;
 
 	if (mc_write(c, w, &r))
 		reply_result(c, quiet, &r);
-}
-
-static struct xkv_mc_write key_write(enum xkv_mc_op op, const struct mc_tok *key)
-{
-	return (struct xkv_mc_write){
-		.op = op,
-		.key = key->p,
-		.key_len = (uint16_t)key->len,
-		.hash = xkv_hash(key->p, key->len),
-	};
 }
 
 /*
@@ -108,7 +98,7 @@ static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 	const struct mc_line *l = c->line;
 	bool is_cas = op == XKV_MC_CAS, quiet = noreply(l);
 	uint32_t base = is_cas ? 6 : 5;
-	struct xkv_mc_write w;
+	struct xkv_msg w;
 	int32_t exptime, vlen;
 
 	if (l->ntok != base && l->ntok != base + 1) {
@@ -119,10 +109,10 @@ static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 		reply_result(c, quiet, c->done);
 		return 0;
 	}
-	w = key_write(op, &l->tok[1]);
-	if (l->tok[1].len > MC_KEY_MAX || !mc_tok_u32(&l->tok[2], &w.flags) ||
+	w = mc_write_msg(op, &l->tok[1]);
+	if (l->tok[1].len > MC_KEY_MAX || !mc_tok_u32(&l->tok[2], &w.mc.cmd.flags) ||
 	    !mc_tok_i32(&l->tok[3], &exptime) || !mc_tok_i32(&l->tok[4], &vlen) ||
-	    (is_cas && !mc_tok_u64(&l->tok[5], &w.cas)) || vlen < 0) {
+	    (is_cas && !mc_tok_u64(&l->tok[5], &w.mc.cmd.cas)) || vlen < 0) {
 		reply_unless(c, quiet, "CLIENT_ERROR bad command line format");
 		return 0;
 	}
@@ -130,7 +120,7 @@ static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 		reply_unless(c, quiet, "SERVER_ERROR object too large for cache");
 		/* memcached unlinks the old value rather than leave it stale */
 		if (op == XKV_MC_SET) {
-			struct xkv_mc_write del = key_write(XKV_MC_DELETE, &l->tok[1]);
+			struct xkv_msg del = mc_write_msg(XKV_MC_DELETE, &l->tok[1]);
 			struct xkv_mc_result r;
 
 			/* its reply is the error above: resume has nothing to add */
@@ -145,9 +135,8 @@ static int cmd_update(struct mc_ctx *c, enum xkv_mc_op op)
 		reply_unless(c, quiet, "CLIENT_ERROR bad data chunk");
 		return vlen + 2;
 	}
-	w.exptime = mc_exptime(c, exptime < 0 ? -1 : exptime);
-	w.value = c->data;
-	w.value_len = (uint32_t)vlen;
+	w.mc.cmd.exptime = exptime;
+	mc_write_value(&w, c->data, (uint32_t)vlen);
 	write_and_reply(c, quiet, &w);
 	return vlen + 2;
 }
@@ -157,7 +146,7 @@ static int cmd_delete(struct mc_ctx *c)
 {
 	const struct mc_line *l = c->line;
 	bool quiet = noreply(l);
-	struct xkv_mc_write w;
+	struct xkv_msg w;
 
 	if (l->ntok < 2 || l->ntok > 4) {
 		mc_reply(c->out, "ERROR");
@@ -174,7 +163,7 @@ static int cmd_delete(struct mc_ctx *c)
 	}
 	if (!write_start(c, quiet))
 		return 0;
-	w = key_write(XKV_MC_DELETE, &l->tok[1]);
+	w = mc_write_msg(XKV_MC_DELETE, &l->tok[1]);
 	write_and_reply(c, quiet, &w);
 	return 0;
 }
@@ -184,7 +173,7 @@ static int cmd_key_arg(struct mc_ctx *c, enum xkv_mc_op op)
 {
 	const struct mc_line *l = c->line;
 	bool quiet = noreply(l);
-	struct xkv_mc_write w;
+	struct xkv_msg w;
 	int32_t exptime;
 
 	if (l->ntok != 3 && l->ntok != 4) {
@@ -193,14 +182,14 @@ static int cmd_key_arg(struct mc_ctx *c, enum xkv_mc_op op)
 	}
 	if (!write_start(c, quiet))
 		return 0;
-	w = key_write(op, &l->tok[1]);
+	w = mc_write_msg(op, &l->tok[1]);
 	if (op == XKV_MC_TOUCH) {
 		if (!mc_tok_i32(&l->tok[2], &exptime)) {
 			reply_unless(c, quiet, "CLIENT_ERROR invalid exptime argument");
 			return 0;
 		}
-		w.exptime = mc_exptime(c, exptime);
-	} else if (!mc_tok_u64(&l->tok[2], &w.delta)) {
+		w.mc.cmd.exptime = exptime;
+	} else if (!mc_tok_u64(&l->tok[2], &w.mc.cmd.delta)) {
 		reply_unless(c, quiet, "CLIENT_ERROR invalid numeric delta argument");
 		return 0;
 	}
@@ -236,9 +225,9 @@ static int cmd_get(struct mc_ctx *c, bool cas, bool touch)
 	struct xkv_mc_session *s = c->s;
 	const struct mc_line *l = c->line;
 	const char *keys = l->ntok > 1 ? l->tok[1].p : NULL, *p, *end = l->p + l->len;
-	uint32_t exptime = 0, index = 0;
+	uint32_t index = 0;
 	struct mc_tok key;
-	int32_t e;
+	int32_t exptime = 0;
 
 	if (l->ntok < 2) {
 		mc_reply(c->out, "ERROR");
@@ -246,11 +235,10 @@ static int cmd_get(struct mc_ctx *c, bool cas, bool touch)
 	}
 	if (touch) {
 		/* there is one: ntok counted it */
-		if (!mc_next_token(&keys, end, &key) || !mc_tok_i32(&key, &e)) {
+		if (!mc_next_token(&keys, end, &key) || !mc_tok_i32(&key, &exptime)) {
 			mc_reply(c->out, "CLIENT_ERROR invalid exptime argument");
 			return 0;
 		}
-		exptime = mc_exptime(c, e);
 	}
 	/* memcached answers a key too long with the error alone: check them all first */
 	for (p = keys; mc_next_token(&p, end, &key);) {
@@ -266,9 +254,9 @@ static int cmd_get(struct mc_ctx *c, bool cas, bool touch)
 		if (c->done && index < s->key_index)
 			continue;
 		if (touch && !(c->done && index == s->key_index)) {
-			struct xkv_mc_write w = key_write(XKV_MC_TOUCH, &key);
+			struct xkv_msg w = mc_write_msg(XKV_MC_TOUCH, &key);
 
-			w.exptime = exptime;
+			w.mc.cmd.exptime = exptime;
 			if (!mc_write(c, &w, &r)) {
 				s->key_index = index;
 				return 0;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "proto/mc_buf.h"
+#include "proto/codec.h"
 #include "proto/mc_cmd.h"
 
 /* "version" and stats' version: the memcached it answers like, for clients that check */
@@ -27,11 +28,12 @@ struct xkv_mc_backend {
 	int (*read)(void *ctx, const void *key, uint16_t key_len, uint64_t hash, void *buf,
 		    size_t cap, uint32_t *value_len, struct xkv_item_meta *meta);
 	/*
-	 * A write for the partition's writer: 0 with *r filled, or -EINPROGRESS: its result
+	 * A write for the partition's writer (XKV_DIALECT_MC_TCP, its command in
+	 * w->mc.cmd; hash is its key's): 0 with *r filled, or -EINPROGRESS: its result
 	 * comes later through xkv_mc_session_resume. w and what it points to are valid
 	 * during the call only: a write handed over copies them.
 	 */
-	int (*write)(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_result *r);
+	int (*write)(void *ctx, const struct xkv_msg *w, uint64_t hash, struct xkv_mc_result *r);
 	/* "stats": appends STAT lines (the session adds END); NULL: none */
 	void (*stats)(void *ctx, struct xkv_mc_buf *out);
 	/* "flush_all": the session calls it with delay 0 only (a delay is refused) */

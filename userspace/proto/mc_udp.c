@@ -52,6 +52,7 @@ static bool key_ok(const struct span *k)
 static void write_key(struct xkv_msg *msg, uint8_t op, const void *key, size_t key_len)
 {
 	msg->op = op;
+	msg->mc.cmd.op = op == XKV_OP_DELETE ? XKV_MC_DELETE : XKV_MC_SET;
 	msg->key = key;
 	msg->key_len = (uint16_t)key_len;
 }
@@ -115,8 +116,8 @@ static enum xkv_mc_verdict ascii_set(struct span rest, const char *data, size_t 
 		return XKV_MC_UDP_BAD_CHUNK;
 	msg->frag = data;
 	msg->value_len = msg->frag_len = (uint32_t)bytes;
-	msg->mc.flags = flags;
-	msg->mc.exptime = exptime;
+	msg->mc.cmd.flags = flags;
+	msg->mc.cmd.exptime = exptime;
 	return XKV_MC_UDP_OK;
 }
 
@@ -220,8 +221,8 @@ static enum xkv_mc_verdict binary_decode(const uint8_t *p, size_t len, struct xk
 		msg->mc.with_key = h.opcode == XKV_MC_BIN_GETK || h.opcode == XKV_MC_BIN_GETKQ;
 	} else if (set) {
 		memcpy(extras, body, sizeof(extras)); /* flags, expiration; any alignment */
-		msg->mc.flags = ntohl(extras[0]);
-		msg->mc.exptime = (int32_t)ntohl(extras[1]);
+		msg->mc.cmd.flags = ntohl(extras[0]);
+		msg->mc.cmd.exptime = (int32_t)ntohl(extras[1]);
 		msg->frag = body + h.extras_len + key_len;
 		msg->value_len = msg->frag_len = value_len;
 	}

@@ -113,16 +113,16 @@ static void count_write(struct xkv_mc_counters *c, enum xkv_mc_op op, enum xkv_m
 	}
 }
 
-static int mc_write(void *ctx, const struct xkv_mc_write *w, struct xkv_mc_result *r)
+static int mc_write(void *ctx, const struct xkv_msg *w, uint64_t hash, struct xkv_mc_result *r)
 {
 	struct mc_conn *mc = ctx;
-	int err = xkv_worker_mc_write(&mc->mw->w->proto, w, r, conn_tag(mc->c));
+	int err = xkv_worker_mc_write(&mc->mw->w->proto, w, hash, r, conn_tag(mc->c));
 
 	if (err == -EINPROGRESS) {
-		mc->op = w->op;
+		mc->op = w->mc.cmd.op;
 		xkv_tcp_pause(mc->c);
 	} else {
-		count_write(&mc->mw->counters, w->op, r->status);
+		count_write(&mc->mw->counters, w->mc.cmd.op, r->status);
 	}
 	return err;
 }
