@@ -3,14 +3,14 @@
 # when everything is already there, so `make test` can always call it.
 set -euo pipefail
 
-# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes, for make fuzz; memcached,
-# python3-pymemcache, libmemcached-tools and nutcracker: the memcached interop tests
-# (tests/interop), which start their own daemons on their own ports: a system service
-# these packages may start is never used
+# libmd-dev: the client's ketama (md5); libclang-rt-dev: clang's libFuzzer and sanitizer
+# runtimes, for make fuzz; memcached, python3-pymemcache, libmemcached-tools and
+# nutcracker: the memcached interop tests (tests/interop), which start their own daemons
+# on their own ports: a system service these packages may start is never used
 packages=(
 	make gcc libc6-dev clang llvm libclang-rt-dev pkg-config bpftool libbpf-dev libxdp-dev
 	xdp-tools liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind libtsan2
-	libxxhash-dev libsodium-dev python3-matplotlib tcpreplay tcpdump memcached
+	libxxhash-dev libsodium-dev libmd-dev python3-matplotlib tcpreplay tcpdump memcached
 	python3-pymemcache libmemcached-tools nutcracker
 )
 

@@ -22,6 +22,8 @@ $(eval $(call layer_library,engine,ENGINE))
 LIBXKV_EXEC := $(LIBXKV_ENGINE) $(LIBXKV_STORE) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 # the engine's validation tokens are SipHash-2-4 (crypto_shorthash)
 ENGINE_LDLIBS := -lsodium
+# the client's ketama hashes with md5 (libmd) and counts points as twemproxy, in float
+CLIENT_LDLIBS := -lmd -lm
 
 BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
@@ -41,7 +43,7 @@ $(BUILD)/xkv-server: $(SERVER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STO
 
 $(BUILD)/xkv-cli: $(BUILD)/tools/cli/xkv-cli.o $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(CLIENT_LDLIBS)
 
 # The store microbenchmark: ops/s per thread and instructions per operation.
 $(BUILD)/xkv-storebench: $(BUILD)/tools/storebench/storebench.o $(LIBXKV_STORE) $(LIBXKV_UTIL)

@@ -12,10 +12,9 @@ build=$(cd "${1:?usage: clients.sh BUILD_DIR [xkv|memcached]}" && pwd)
 under_test=${2:-xkv}
 dir=$(dirname "$0")
 . "$dir/../skip.sh"
-need_commands memccp memccat memcrm memcstat
-/usr/bin/python3 -c 'import pymemcache' 2>/dev/null ||
-	skip "python3-pymemcache is not installed (make deps installs it)"
 . "$dir/lib.sh"
+need_commands memccp memccat memcrm memcstat
+need_pymemcache
 interop_begin clients
 
 server_start one

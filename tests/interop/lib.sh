@@ -17,6 +17,11 @@ interop_cleanup() {
 	[ -z "$out" ] || rm -rf "$out"
 }
 
+need_pymemcache() {
+	/usr/bin/python3 -c 'import pymemcache' 2>/dev/null ||
+		skip "python3-pymemcache is not installed (make deps installs it)"
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1

@@ -15,10 +15,9 @@ build=$(cd "${1:?usage: twemproxy.sh BUILD_DIR [xkv|memcached]}" && pwd)
 under_test=${2:-xkv}
 dir=$(dirname "$0")
 . "$dir/../skip.sh"
-need_commands nutcracker
-/usr/bin/python3 -c 'import pymemcache' 2>/dev/null ||
-	skip "python3-pymemcache is not installed (make deps installs it)"
 . "$dir/lib.sh"
+need_commands nutcracker
+need_pymemcache
 interop_begin twemproxy
 
 server_start one

@@ -21,7 +21,8 @@ $(SERVER_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/server/%.o $(BUILD)/tests/serv
 		 $(BUILD)/tests/server/workloads.o \
 		 $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL) | $(BUILD)/xkv-server $(BUILD)/xkv-loader
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(CLIENT_LDLIBS) \
+		$(BPF_LDLIBS)
 
 # it skips whole where its servers cannot load their SK_REUSEPORT program (tests/skip.h)
 $(BUILD)/tests/test_server_uring: $(SKIP_MAIN_OBJS) $(SKIP_OBJS)

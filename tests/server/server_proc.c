@@ -87,7 +87,8 @@ int server_start(struct server_proc *s, const char *const *args)
 	snprintf(port, sizeof(port), "%u", s->port);
 	/* written once here: client threads read it while the test starts more of them */
 	snprintf(s->addr, sizeof(s->addr), "%s:%u", s->host ? s->host : "127.0.0.1", s->port);
-	snprintf(s->out_path, sizeof(s->out_path), "/tmp/xkv-test-server-%d.out", getpid());
+	snprintf(s->out_path, sizeof(s->out_path), "/tmp/xkv-test-server-%d-%u.out", getpid(),
+		 s->port);
 	while (args && *args && n < 28)
 		argv[n++] = *args++;
 	argv[n++] = "--port";

@@ -24,7 +24,7 @@
 #include "skip.h"
 #include "workloads.h"
 
-static struct server_proc srv;
+static struct server_proc srv, srv2;
 static struct xkv_client *cli;
 
 static void stop_all(void)
@@ -32,8 +32,11 @@ static void stop_all(void)
 	xkv_client_close(cli);
 	cli = NULL;
 	server_stop(&srv);
-	if (!getenv("XKV_KEEP_OUTPUT"))
+	server_stop(&srv2);
+	if (!getenv("XKV_KEEP_OUTPUT")) {
 		unlink(srv.out_path);
+		unlink(srv2.out_path);
+	}
 }
 
 static void start(const char *const *args)
@@ -65,6 +68,50 @@ Test(server_uring, ten_thousand_keys_byte_for_byte)
 }
 
 /* The engine's bound holds on this backend too: 3x the bytes of a GET without a token. */
+/*
+ * A client given two servers spreads the keys by ketama: each key is on the server
+ * xkv_client_place names, and only there; both hold some.
+ */
+Test(server_uring, a_server_list_places_each_key_on_its_ketama_server)
+{
+	static const char *const args[] = {"--workers", "1", NULL};
+	struct xkv_client *one[2], *pool;
+	uint32_t held[2] = {0};
+	char list[160];
+	int err;
+
+	cr_assert_eq(server_start(&srv, args), 0);
+	srv2.port = srv.port + 1; /* its own, however soon after the first */
+	cr_assert_eq(server_start(&srv2, args), 0);
+	snprintf(list, sizeof(list), "%s,%s:1 second", server_addr(&srv), server_addr(&srv2));
+	pool = xkv_client_open(list, NULL);
+	one[0] = xkv_client_open(server_addr(&srv), NULL);
+	one[1] = xkv_client_open(server_addr(&srv2), NULL);
+	cr_assert(pool && one[0] && one[1]);
+	cr_assert_eq(xkv_client_servers(pool), 2);
+	cr_assert_str_eq(xkv_client_server_name(pool, 1), "second");
+	for (int i = 0; i < 400; i++) {
+		char key[32];
+		int len = snprintf(key, sizeof(key), "pool:%d", i);
+		uint32_t at = xkv_client_place(pool, key, (size_t)len), value_len;
+		void *value = NULL;
+
+		cr_assert_eq(xkv_client_put(pool, key, (size_t)len, key, (size_t)len), 0);
+		err = xkv_client_get(one[at], key, (size_t)len, &value, &value_len);
+		cr_assert_eq(err, 0, "%s not on server %u, where ketama puts it", key, at);
+		cr_assert(value_len == (uint32_t)len && !memcmp(value, key, value_len));
+		free(value);
+		err = xkv_client_get(one[!at], key, (size_t)len, &value, &value_len);
+		cr_assert_eq(err, -ENOENT, "%s on server %u too", key, !at);
+		cr_assert_eq(xkv_client_get(pool, key, (size_t)len, &value, &value_len), 0);
+		free(value);
+		held[at]++;
+	}
+	cr_expect(held[0] > 100 && held[1] > 100, "held %u and %u of 400", held[0], held[1]);
+	for (int i = 0; i < 3; i++)
+		xkv_client_close(i < 2 ? one[i] : pool);
+}
+
 Test(server_uring, unvalidated_source_is_not_amplified)
 {
 	static const char *const args[] = {"--workers", "1", NULL};

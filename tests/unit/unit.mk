@@ -12,7 +12,7 @@ $(filter-out $(TSAN_UNIT_TESTS),$(UNIT_TESTS)): $(BUILD)/tests/%: $(BUILD)/tests
 						       $(LIBXKV_CLIENT) $(LIBXKV_EXEC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $(UNIT_WRAP) $(filter %.o,$^) $(filter %.a,$^) -o $@ -lcriterion \
-		$(XKV_LDLIBS) $(ENGINE_LDLIBS) $(BPF_LDLIBS) -lxxhash
+		$(XKV_LDLIBS) $(ENGINE_LDLIBS) $(CLIENT_LDLIBS) $(BPF_LDLIBS) -lxxhash
 
 # Under ThreadSanitizer (TSAN=1) Criterion cannot run (Snaipe/Criterion#274): those
 # suites compile against tests/unit/tsan/criterion/criterion.h and link its runner.

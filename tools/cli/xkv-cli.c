@@ -2,8 +2,11 @@
 /*
  * xkv-cli: one request from the command line.
  *
- *   xkv-cli [--server HOST[:PORT]] [--timeout MS] [--retries N] get KEY
- *   xkv-cli ... put KEY VALUE | put KEY @FILE | del KEY
+ *   xkv-cli [--server SERVERS] [--timeout MS] [--retries N] get KEY
+ *   xkv-cli ... put KEY VALUE | put KEY @FILE | del KEY | where KEY...
+ *
+ * SERVERS is one server or a list that keys are spread over by ketama, as twemproxy
+ * spreads them (userspace/client/client.h); `where` names the server of each key.
  *
  * Exit codes: 0 done (or found), 1 not found, 2 any error (on stderr).
  */
@@ -21,8 +24,9 @@ enum { EXIT_FOUND = 0, EXIT_NOT_FOUND = 1, EXIT_ERROR = 2 };
 enum { OPT_SERVER, OPT_TIMEOUT, OPT_RETRIES, OPT_HELP };
 
 static const struct xkv_opt options[] = {
-	[OPT_SERVER] = {"server", 's', "HOST[:PORT]",
-			"server address (default 127.0.0.1:" XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
+	[OPT_SERVER] = {"server", 's', "SERVERS",
+			"HOST[:PORT], or a list: HOST:PORT[:WEIGHT][ NAME],... spread by ketama "
+			"(default 127.0.0.1:" XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
 	[OPT_TIMEOUT] = {"timeout", 't', "MS", "per attempt (default 500)"},
 	[OPT_RETRIES] = {"retries", 'r', "N", "attempts after the first (default 2)"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
@@ -34,6 +38,7 @@ static void usage(FILE *f)
 	      "       xkv-cli [options] put KEY VALUE\n"
 	      "       xkv-cli [options] put KEY @FILE\n"
 	      "       xkv-cli [options] del KEY\n"
+	      "       xkv-cli [options] where KEY...   (each key's server, by its name)\n"
 	      "options:\n",
 	      f);
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
@@ -87,6 +92,13 @@ static int run(struct xkv_client *c, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "del") && argc == 2)
 		return xkv_client_delete(c, key, key_len);
+	if (!strcmp(cmd, "where")) {
+		for (int i = 1; i < argc; i++)
+			printf("%s\t%s\n", argv[i],
+			       xkv_client_server_name(c, xkv_client_place(c, argv[i],
+									strlen(argv[i]))));
+		return 0;
+	}
 	if (!strcmp(cmd, "put") && argc == 3) {
 		const char *arg = argv[2];
 		char *data = NULL;
@@ -153,7 +165,8 @@ int main(int argc, char **argv)
 
 	c = xkv_client_open(server, &copts);
 	if (!c) {
-		fprintf(stderr, "xkv-cli: cannot reach %s: %s\n", server, strerror(errno));
+		fprintf(stderr, "xkv-cli: cannot reach %s: %s\n", server,
+			errno == EINVAL ? "not a server or a list of them" : strerror(errno));
 		return EXIT_ERROR;
 	}
 	err = run(c, argc, argv);

@@ -23,7 +23,7 @@ TESTS += $(BUILD)/tests/run-lincheck-go
 $(BUILD)/xkv-linload: $(BUILD)/tools/lincheck/linload/linload.o $(HISTORY_OBJS) $(COMMON_OBJS) \
 		      $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) -lxxhash -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(CLIENT_LDLIBS) -lxxhash
 
 BINS += $(BUILD)/xkv-linload
 
@@ -48,7 +48,8 @@ $(BUILD)/tests/test_linearizable: $(BUILD)/tests/server/test_linearizable.o \
 		$(BUILD)/xkv-lincheck $(BUILD)/xkv-bench $(BUILD)/tests/xkv-server-early-reply \
 		$(BUILD)/tests/xkv-broken-server
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(BPF_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ -lcriterion $(XKV_LDLIBS) $(CLIENT_LDLIBS) \
+		$(BPF_LDLIBS)
 
 $(BUILD)/tests/run-linearizable: tests/server/run-in-netns.sh $(BUILD)/tests/test_linearizable
 	$(call script_launcher,$(abspath $(BUILD))/tests/test_linearizable)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "client/client.h"
+#include "client/servers.h"
 #include "proto/codec.h"
 #include "proto/reassembly.h"
 
@@ -21,13 +22,21 @@
 #define RECV_MAX	   65536
 #define SOCKET_BUF	   (8 << 20)
 
-struct xkv_client {
+/* One server of the list: its socket, connected, and what it told us. */
+struct server {
 	int fd;
+	uint64_t token; /* its last validation token; 0: none yet */
+};
+
+struct xkv_client {
+	struct server *servers;
+	uint32_t nservers;
+	struct xkv_ketama ring;	 /* with more than one server: which holds a key */
+	struct xkv_server_addr *addrs;
 	int timeout_ms;
 	int attempts;
 	uint32_t max_payload;
 	uint32_t next_id;
-	uint64_t token;		 /* the server's last validation token; 0: none yet */
 	uint8_t *dgram;		 /* one outgoing datagram */
 	uint8_t *rx;		 /* one incoming datagram */
 	struct xkv_reasm *reasm; /* GET replies in pieces */
@@ -48,50 +57,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Splits HOST[:PORT], [V6]:PORT or a bare IPv6 address into host and port strings. */
-static int split_server(const char *server, char *host, size_t host_cap, char *port,
-			size_t port_cap)
-{
-	const char *colon = strrchr(server, ':');
-	size_t host_len;
-
-	snprintf(port, port_cap, "%d", XKV_DEFAULT_PORT);
-	if (server[0] == '[') {
-		const char *end = strchr(server, ']');
-
-		if (!end || (end[1] && end[1] != ':'))
-			return -EINVAL;
-		host_len = end - server - 1;
-		server++;
-		colon = end[1] ? end + 1 : NULL;
-	} else if (colon && strchr(server, ':') != colon) {
-		colon = NULL; /* several colons: an IPv6 address with no port */
-		host_len = strlen(server);
-	} else {
-		host_len = colon ? (size_t)(colon - server) : strlen(server);
-	}
-	if (!host_len || host_len >= host_cap)
-		return -EINVAL;
-	memcpy(host, server, host_len);
-	host[host_len] = '\0';
-	if (colon) {
-		if (!colon[1] || strlen(colon + 1) >= port_cap)
-			return -EINVAL;
-		snprintf(port, port_cap, "%s", colon + 1);
-	}
-	return 0;
-}
-
-static int connect_server(const char *server)
+static int connect_server(const struct xkv_server_addr *a)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res, *ai;
-	char host[256], port[16];
 	int fd = -1, err;
 
-	err = split_server(server, host, sizeof(host), port, sizeof(port));
-	if (err)
-		return err;
-	err = getaddrinfo(host, port, &hints, &res);
+	err = getaddrinfo(a->host, a->port, &hints, &res);
 	if (err)
 		return err == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -113,7 +84,30 @@ static int connect_server(const char *server)
 	return err;
 }
 
-struct xkv_client *xkv_client_open(const char *server, const struct xkv_client_opts *opts)
+/* Every server of the list, connected; with several, their ketama continuum. */
+static int connect_all(struct xkv_client *c, const char *list)
+{
+	uint32_t bad;
+	int err = xkv_servers_parse(list, XKV_DEFAULT_PORT, &c->addrs, &c->nservers, &bad);
+
+	if (err)
+		return err;
+	c->servers = calloc(c->nservers, sizeof(*c->servers));
+	if (!c->servers)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->nservers; i++)
+		c->servers[i].fd = -1;
+	for (uint32_t i = 0; i < c->nservers; i++) {
+		int fd = connect_server(&c->addrs[i]);
+
+		if (fd < 0)
+			return fd;
+		c->servers[i].fd = fd;
+	}
+	return c->nservers > 1 ? xkv_servers_ketama(c->addrs, c->nservers, &c->ring) : 0;
+}
+
+struct xkv_client *xkv_client_open(const char *servers, const struct xkv_client_opts *opts)
 {
 	struct xkv_reasm_config reasm = {
 		.memory_limit = XKV_VALUE_MAX,
@@ -121,7 +115,7 @@ struct xkv_client *xkv_client_open(const char *server, const struct xkv_client_o
 		.timeout_ns = 0, /* each request's leftovers go when it ends */
 	};
 	struct xkv_client *c = calloc(1, sizeof(*c));
-	int fd;
+	int err;
 
 	if (!c)
 		return NULL;
@@ -137,13 +131,12 @@ struct xkv_client *xkv_client_open(const char *server, const struct xkv_client_o
 	if (getrandom(&c->next_id, sizeof(c->next_id), 0) != sizeof(c->next_id))
 		c->next_id = (uint32_t)now_ns();
 
-	fd = connect_server(server);
-	if (fd < 0) {
-		free(c);
-		errno = -fd;
+	err = connect_all(c, servers);
+	if (err) {
+		xkv_client_close(c);
+		errno = -err;
 		return NULL;
 	}
-	c->fd = fd;
 	c->dgram = malloc(c->max_payload);
 	c->rx = malloc(RECV_MAX);
 	c->reasm = xkv_reasm_create(&reasm);
@@ -159,7 +152,12 @@ void xkv_client_close(struct xkv_client *c)
 {
 	if (!c)
 		return;
-	close(c->fd);
+	for (uint32_t i = 0; c->servers && i < c->nservers; i++)
+		if (c->servers[i].fd >= 0)
+			close(c->servers[i].fd);
+	free(c->servers);
+	free(c->addrs);
+	xkv_ketama_fini(&c->ring);
 	free(c->dgram);
 	free(c->rx);
 	xkv_reasm_destroy(c->reasm);
@@ -167,7 +165,8 @@ void xkv_client_close(struct xkv_client *c)
 }
 
 /* Sends every datagram of one request: one, or one per piece of a large value. */
-static int send_request(struct xkv_client *c, struct xkv_msg *req, const uint8_t *value)
+static int send_request(struct xkv_client *c, struct server *to, struct xkv_msg *req,
+			const uint8_t *value)
 {
 	uint32_t room = c->max_payload - sizeof(struct xkv_hdr) - req->key_len;
 	uint32_t off = 0;
@@ -179,11 +178,11 @@ static int send_request(struct xkv_client *c, struct xkv_msg *req, const uint8_t
 		req->frag_len = req->value_len - off < room ? req->value_len - off : room;
 		req->frag = value + off;
 		req->timestamp = now_ns();
-		req->token = c->token;
+		req->token = to->token;
 		len = xkv_encode(c->dgram, c->max_payload, req);
 		if (len < 0)
 			return len;
-		if (send(c->fd, c->dgram, len, 0) < 0)
+		if (send(to->fd, c->dgram, len, 0) < 0)
 			return -errno;
 		off += req->frag_len;
 	} while (off < req->value_len);
@@ -191,8 +190,8 @@ static int send_request(struct xkv_client *c, struct xkv_msg *req, const uint8_t
 }
 
 /* Takes one datagram; returns 1 when it completes the reply to req, 0 to keep waiting. */
-static int take_datagram(struct xkv_client *c, const struct xkv_msg *req, size_t len,
-			 struct reply *out)
+static int take_datagram(struct xkv_client *c, struct server *from, const struct xkv_msg *req,
+			 size_t len, struct reply *out)
 {
 	static const struct xkv_peer server;
 	struct xkv_reasm_msg *whole;
@@ -202,7 +201,7 @@ static int take_datagram(struct xkv_client *c, const struct xkv_msg *req, size_t
 		return 0;
 	/* the socket is connected: any reply's token is the server's word for us */
 	if ((m.op & XKV_OP_REPLY) && m.token)
-		c->token = m.token;
+		from->token = m.token;
 	if (m.request_id != req->request_id || m.op != (req->op | XKV_OP_REPLY))
 		return 0; /* a stray, or a late reply to an earlier request */
 	out->status = m.status;
@@ -224,13 +223,14 @@ static int take_datagram(struct xkv_client *c, const struct xkv_msg *req, size_t
 	return out->value ? 1 : -ENOMEM;
 }
 
-static int await_reply(struct xkv_client *c, const struct xkv_msg *req, struct reply *out)
+static int await_reply(struct xkv_client *c, struct server *from, const struct xkv_msg *req,
+		       struct reply *out)
 {
 	uint64_t deadline = now_ns() + (uint64_t)c->timeout_ms * 1000000ULL;
 
 	for (;;) {
 		uint64_t now = now_ns();
-		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+		struct pollfd pfd = {.fd = from->fd, .events = POLLIN};
 		ssize_t len;
 		int done;
 
@@ -241,13 +241,13 @@ static int await_reply(struct xkv_client *c, const struct xkv_msg *req, struct r
 				continue;
 			return -errno;
 		}
-		len = recv(c->fd, c->rx, RECV_MAX, MSG_DONTWAIT);
+		len = recv(from->fd, c->rx, RECV_MAX, MSG_DONTWAIT);
 		if (len < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			return -errno; /* ECONNREFUSED: nothing listens there */
 		}
-		done = take_datagram(c, req, (size_t)len, out);
+		done = take_datagram(c, from, req, (size_t)len, out);
 		if (done)
 			return done < 0 ? done : 0;
 	}
@@ -290,16 +290,18 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 	};
 	bool validated = false;
 	int err = -ETIMEDOUT;
+	struct server *to;
 
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
 		return -EINVAL;
+	to = &c->servers[xkv_client_place(c, key, key_len)];
 	if (value_len > XKV_VALUE_MAX)
 		return -E2BIG;
 	*out = (struct reply){0};
 	for (int attempt = 0; attempt < c->attempts && err == -ETIMEDOUT; attempt++) {
-		err = send_request(c, &req, value);
+		err = send_request(c, to, &req, value);
 		if (!err)
-			err = await_reply(c, &req, out);
+			err = await_reply(c, to, &req, out);
 		if (!err && out->status == XKV_S_VALIDATE && !validated) {
 			validated = true;
 			free(out->value);
@@ -312,6 +314,21 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 	}
 	xkv_reasm_expire(c->reasm, now_ns()); /* forget pieces of a reply that never finished */
 	return err ? err : status_errno(out->status);
+}
+
+uint32_t xkv_client_servers(const struct xkv_client *c)
+{
+	return c->nservers;
+}
+
+uint32_t xkv_client_place(const struct xkv_client *c, const void *key, size_t key_len)
+{
+	return c->nservers > 1 ? xkv_ketama_place(&c->ring, key, key_len) : 0;
+}
+
+const char *xkv_client_server_name(const struct xkv_client *c, uint32_t i)
+{
+	return i < c->nservers ? c->addrs[i].name : NULL;
 }
 
 int xkv_client_get(struct xkv_client *c, const void *key, size_t key_len, void **value,

@@ -20,8 +20,13 @@ struct xkv_client_opts {
 
 struct xkv_client;
 
-/* server is HOST[:PORT] or [V6ADDR]:PORT; port defaults to XKV_DEFAULT_PORT. NULL + errno. */
-struct xkv_client *xkv_client_open(const char *server, const struct xkv_client_opts *opts);
+/*
+ * servers is one server, HOST[:PORT] or [V6ADDR]:PORT (port XKV_DEFAULT_PORT if left
+ * out), or a list of them, "S1,S2,...", each with an optional ":WEIGHT" after its port
+ * and " NAME": keys are spread over a list by ketama as twemproxy spreads them
+ * (client/ketama.h, client/servers.h). NULL + errno.
+ */
+struct xkv_client *xkv_client_open(const char *servers, const struct xkv_client_opts *opts);
 void xkv_client_close(struct xkv_client *c);
 
 /*
@@ -35,5 +40,10 @@ int xkv_client_get(struct xkv_client *c, const void *key, size_t key_len, void *
 int xkv_client_put(struct xkv_client *c, const void *key, size_t key_len, const void *value,
 		   size_t value_len);
 int xkv_client_delete(struct xkv_client *c, const void *key, size_t key_len);
+
+/* How many servers c spreads keys over; which of them holds key; a server's ketama name. */
+uint32_t xkv_client_servers(const struct xkv_client *c);
+uint32_t xkv_client_place(const struct xkv_client *c, const void *key, size_t key_len);
+const char *xkv_client_server_name(const struct xkv_client *c, uint32_t i);
 
 #endif /* XKV_CLIENT_H */
