@@ -18,11 +18,13 @@ $(BUILD)/$(1).skel.h: $(BUILD)/$(2)/$(1).bpf.o
 	$$(Q)$$(BPFTOOL) gen skeleton $$< name $(1)_bpf > $$@
 endef
 $(eval $(call bpf_skeleton,xkv,bpf))
+$(eval $(call bpf_skeleton,dir,bpf))
 $(eval $(call bpf_skeleton,reuseport,bpf))
 $(eval $(call bpf_skeleton,bench_client,tools/bench))
 $(eval $(call bpf_skeleton,xdp_pass,tests/bpf))
 
-BPF_SKELS := $(BUILD)/xkv.skel.h $(BUILD)/xdp_pass.skel.h
-BPF_OBJS := $(BUILD)/bpf/xkv.bpf.o $(BUILD)/tests/bpf/xdp_pass.bpf.o $(BUILD)/bpf/reuseport.bpf.o
+BPF_SKELS := $(BUILD)/xkv.skel.h $(BUILD)/xdp_pass.skel.h $(BUILD)/dir.skel.h
+BPF_OBJS := $(BUILD)/bpf/xkv.bpf.o $(BUILD)/tests/bpf/xdp_pass.bpf.o $(BUILD)/bpf/reuseport.bpf.o \
+	    $(BUILD)/bpf/dir.bpf.o
 # kept: the network test attaches xdp_pass.bpf.o with ip(8) as a foreign program
 .SECONDARY: $(BPF_OBJS)

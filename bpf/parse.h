@@ -157,24 +157,38 @@ static __always_inline bool xkv_parse_ipv6(void *pos, void *end, struct xkv_udp_
 	return true;
 }
 
+/*
+ * Where the network header starts, after Ethernet and one 802.1Q or 802.1ad tag, and
+ * its EtherType in *proto; NULL when the frame ends first.
+ */
+static __always_inline void *xkv_parse_l2(void *data, void *end, __be16 *proto)
+{
+	struct ethhdr *eth = data;
+	void *pos = eth + 1;
+
+	if (pos > end)
+		return NULL;
+	*proto = eth->h_proto;
+	if (*proto == bpf_htons(ETH_P_8021Q) || *proto == bpf_htons(ETH_P_8021AD)) {
+		struct xkv_vlan_hdr *vlan = pos;
+
+		if ((void *)(vlan + 1) > end)
+			return NULL;
+		*proto = vlan->proto;
+		pos = vlan + 1;
+	}
+	return pos;
+}
+
 /* Fills v and returns true when the frame holds a readable UDP header. */
 static __always_inline bool xkv_parse_udp(void *data, void *end, struct xkv_udp_view *v)
 {
 	struct ethhdr *eth = data;
-	void *pos = eth + 1;
 	__be16 proto;
+	void *pos = xkv_parse_l2(data, end, &proto);
 
-	if (pos > end)
+	if (!pos)
 		return false;
-	proto = eth->h_proto;
-	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
-		struct xkv_vlan_hdr *vlan = pos;
-
-		if ((void *)(vlan + 1) > end)
-			return false;
-		proto = vlan->proto;
-		pos = vlan + 1;
-	}
 	v->addr.src.prefixlen = 128;
 	__builtin_memcpy(v->addr.mac_dst, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(v->addr.mac_src, eth->h_source, ETH_ALEN);

@@ -15,5 +15,13 @@ $(BUILD)/bench-xdp: $(BUILD)/tests/bpf/bench_xdp.o $(XDP_FIXTURE_OBJS) $(LIBXKV_
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
 
-TESTS += $(BUILD)/test-xdp
+$(BUILD)/tests/bpf/test_dir.o: $(BUILD)/dir.skel.h
+
+# the coherence directory's program (bpf/dir.bpf.c), rows of Pegasus's algorithms
+$(BUILD)/test-dir: $(BUILD)/tests/bpf/test_dir.o $(BUILD)/tests/bpf/packet.o $(SKIP_MAIN_OBJS) \
+		   $(SKIP_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion $(BPF_LDLIBS)
+
+TESTS += $(BUILD)/test-xdp $(BUILD)/test-dir
 BENCHES += $(BUILD)/bench-xdp

@@ -126,10 +126,10 @@ static void build_mc(const struct pkt_spec *s, struct writer *w, const __u8 *key
 static void build_xkv(const struct pkt_spec *s, struct writer *w, const __u8 *key, size_t key_len)
 {
 	put16(w, s->magic ? s->magic : XKV_MAGIC);
-	put8(w, s->version ? s->version : XKV_VERSION);
+	put8(w, s->version ? s->version : s->dir ? XKV_DIR_VERSION : XKV_VERSION);
 	put8(w, s->op ? s->op : XKV_OP_GET);
 	put8(w, s->status);
-	put8(w, s->flags);
+	put8(w, s->flags ? s->flags : s->dir ? XKV_F_DIR : 0);
 	put16(w, key_len + s->key_len_delta);
 	put32(w, 0x12345678); /* request id */
 	put32(w, s->value_len);
@@ -139,6 +139,8 @@ static void build_xkv(const struct pkt_spec *s, struct writer *w, const __u8 *ke
 	put32(w, 42);
 	put32(w, 0); /* token */
 	put32(w, 0);
+	if (s->dir)
+		put(w, &s->dir_ext, sizeof(s->dir_ext));
 	put(w, key, key_len);
 	memset(w->buf + w->pos, 'v', s->frag_len);
 	w->pos += s->frag_len;
@@ -260,10 +262,10 @@ void pkt_build(const struct pkt_spec *s, __u8 *buf, struct pkt_layout *layout)
 		build_ipv6(s, &w, UDP_HLEN + payload_len);
 	else
 		build_ipv4(s, &w, UDP_HLEN + payload_len);
-	put16(&w, SPORT);
+	put16(&w, s->sport ? s->sport : SPORT);
 	put16(&w, s->dport ? s->dport : s->mc ? PKT_MC_PORT : PKT_PORT);
 	put16(&w, UDP_HLEN + payload_len + s->udp_len_delta);
-	put16(&w, 0); /* no checksum: XDP must not look at it */
+	put16(&w, s->udp_check); /* none by default: XDP must not look at it */
 	layout->l4_end = w.pos;
 	put(&w, payload, payload_len);
 	memset(buf + w.pos, s->trailer_fill, s->trailer);

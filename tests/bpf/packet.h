@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "xkv/dir.h"
 #include "xkv/proto.h"
 
 #define PKT_PORT     7411
@@ -38,8 +39,10 @@ struct pkt_spec {
 	char eth_src[18];   /* source MAC; "": PKT_MAC_SRC */
 	char eth_dst[18];   /* destination MAC; "": PKT_MAC_DST */
 	__u16 dport;	    /* 0: PKT_PORT */
+	__u16 sport;	    /* 0: a client's port */
 	int ip_len_delta;   /* lie of the IP length field */
 	int udp_len_delta;  /* lie of the UDP length field */
+	__u16 udp_check;    /* the UDP checksum field, true or not; 0: none */
 	__u16 trailer;	    /* link padding after the IP packet */
 	char trailer_fill;  /* the padding's bytes; 0: zeros */
 	__u16 cut;	    /* keep only this many bytes of the frame (0: all) */
@@ -60,6 +63,8 @@ struct pkt_spec {
 	__u32 frag_offset;
 	__u32 frag_len; /* value bytes after the key */
 	int frag_len_delta;
+	bool dir; /* version 3 with the directory's extension, dir_ext, after the header */
+	struct xkv_dir_ext dir_ext; /* network order, as it goes on the wire */
 	/* memcached (include/xkv/memcached.h) instead of xkv: 0 means the valid value */
 	__u8 mc;	    /* PKT_MC_ASCII or PKT_MC_BINARY; 0: xkv */
 	__u16 mc_seq;	    /* the frame's sequence number */

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The coherence directory's XDP program (include/xkv/dir.h, docs/DIRECTORY.md), on the
+ * interfaces of the host that routes between clients and servers. A request to the
+ * xkv port for a key in xkv_dir_keys is steered, Pegasus's Algorithm 1: a READ to a
+ * server of the key's replica set, a WRITE stamped with the key's next version to a
+ * server the policy picks. A steered reply updates the replica set, Algorithm 2, and
+ * leaves with the address the client sent to. Everything else passes to the kernel,
+ * which routes it unchanged. IPv4; an IPv6 datagram passes, unsteered.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "xkv/dir.h"
+#include "xkv/hash.h"
+#include "parse.h"
+
+#define AF_INET 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_DIR_KEYS);
+	__type(key, __u64); /* the key's hash */
+	__type(value, struct xkv_dir_entry);
+} xkv_dir_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XKV_DIR_SERVERS);
+	__type(key, __u32);
+	__type(value, struct xkv_dir_server);
+} xkv_dir_servers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_DIR_SERVERS);
+	__type(key, struct xkv_dir_addr);
+	__type(value, __u32); /* the server's id */
+} xkv_dir_addrs SEC(".maps");
+
+/* The load each server last reported, one word each in one value: one lookup a choice. */
+struct xkv_dir_loads {
+	__u32 load[XKV_DIR_SERVERS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_dir_loads);
+} xkv_dir_load SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_dir_config);
+} xkv_dir_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XKV_DIR_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} xkv_dir_stats SEC(".maps");
+
+/* Each CPU's turn for round-robin: no shared line written per packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} xkv_dir_turn SEC(".maps");
+
+/* A datagram to or from the xkv port, as far as the directory reads it. */
+struct dir_packet {
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	struct xkv_hdr *hdr;
+	struct xkv_dir_ext *ext; /* NULL: a version 2 datagram, which has none */
+	__u64 key_off;		 /* from the frame's start */
+};
+
+static __always_inline int dir_count(__u32 slot, int verdict)
+{
+	__u64 *count = bpf_map_lookup_elem(&xkv_dir_stats, &slot);
+
+	if (count)
+		*count += 1; /* per-CPU slot: no other writer */
+	return verdict;
+}
+
+/* RFC 1624: the checksum *sum once a 32-bit word it covers went from old to new. */
+static __always_inline void csum_replace4(__sum16 *sum, __be32 old, __be32 new)
+{
+	__u32 s = (__u16)~*sum;
+
+	s += (__u16)~old + (__u16)~(old >> 16) + (__u16)new + (__u16)(new >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	*sum = (__sum16)~s;
+}
+
+/*
+ * The frame's Ethernet (one VLAN tag at most: xkv_parse_l2), IPv4 (options allowed, no
+ * fragment) and UDP headers; false for what is not a UDP datagram the directory reads.
+ */
+static __always_inline bool dir_parse(struct xdp_md *ctx, struct dir_packet *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__be16 proto;
+	void *pos = xkv_parse_l2(data, end, &proto);
+
+	if (!pos)
+		return false;
+	p->eth = eth;
+	p->ip = pos;
+	if (proto != bpf_htons(ETH_P_IP) || (void *)(p->ip + 1) > end || p->ip->ihl < 5 ||
+	    p->ip->protocol != IPPROTO_UDP ||
+	    (bpf_ntohs(p->ip->frag_off) & (XKV_IP_MF | XKV_IP_OFFSET)))
+		return false;
+	p->udp = pos + p->ip->ihl * 4;
+	if ((void *)(p->udp + 1) > end)
+		return false;
+	p->hdr = (void *)(p->udp + 1);
+	p->ext = NULL;
+	return true;
+}
+
+/*
+ * The xkv header of p, and the extension after it: 0, or XKV_DIR_STAT_MALFORMED. A
+ * version 3 datagram is a version 2 one with the extension spliced in after the
+ * header, so that header's checks are xkv_hdr_check's on what is left.
+ */
+static __always_inline __u32 dir_parse_xkv(struct xdp_md *ctx, struct dir_packet *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 payload = bpf_ntohs(p->udp->len), ext_len = 0;
+	struct xkv_hdr h;
+
+	if ((void *)(p->hdr + 1) > end || payload < sizeof(struct udphdr) + sizeof(h) ||
+	    (void *)p->udp + payload > end)
+		return XKV_DIR_STAT_MALFORMED;
+	h = *p->hdr;
+	if (h.version == XKV_DIR_VERSION && h.flags == XKV_F_DIR) {
+		p->ext = (void *)(p->hdr + 1);
+		if ((void *)(p->ext + 1) > end)
+			return XKV_DIR_STAT_MALFORMED;
+		ext_len = sizeof(*p->ext);
+		h.version = XKV_VERSION;
+		h.flags = 0;
+	}
+	payload -= sizeof(struct udphdr);
+	if (payload < ext_len ||
+	    xkv_hdr_check(&h, payload - ext_len) != XKV_R_OK)
+		return XKV_DIR_STAT_MALFORMED;
+	p->key_off = (void *)p->hdr + sizeof(h) + ext_len - data;
+	return 0;
+}
+
+/* The n-th (from 0) server of set, which has more than n. */
+static __always_inline __u32 nth_of(__u32 set, __u32 n)
+{
+	for (__u32 id = 0; id < XKV_DIR_SERVERS; id++) {
+		if (!(set >> id & 1))
+			continue;
+		if (!n--)
+			return id;
+	}
+	return 0;
+}
+
+/* One server of set (not empty) by the configured policy. */
+static __always_inline __u32 dir_select(const struct xkv_dir_config *cfg, __u32 set)
+{
+	struct xkv_dir_loads *loads;
+	__u32 zero = 0, best = 0, best_load = 0xffffffff;
+	__u32 *turn;
+
+	if (cfg->select == XKV_DIR_SELECT_LEAST_LOADED &&
+	    (loads = bpf_map_lookup_elem(&xkv_dir_load, &zero))) {
+		for (__u32 id = 0; id < XKV_DIR_SERVERS; id++) {
+			if ((set >> id & 1) && loads->load[id] < best_load) {
+				best = id;
+				best_load = loads->load[id];
+			}
+		}
+		return best;
+	}
+	turn = bpf_map_lookup_elem(&xkv_dir_turn, &zero);
+	if (!turn)
+		return nth_of(set, 0);
+	return nth_of(set, (*turn)++ % (__u32)__builtin_popcount(set));
+}
+
+/* Sends the rewritten datagram on its way: its next hop by the FIB, else the kernel's. */
+static __always_inline int dir_forward(struct xdp_md *ctx, struct dir_packet *p)
+{
+	struct bpf_fib_lookup fib = {
+		.family = AF_INET,
+		.tos = p->ip->tos,
+		.l4_protocol = IPPROTO_UDP,
+		.tot_len = bpf_ntohs(p->ip->tot_len),
+		.ipv4_src = p->ip->saddr,
+		.ipv4_dst = p->ip->daddr,
+		.ifindex = ctx->ingress_ifindex,
+	};
+	__u32 check;
+
+	/* no route or no neighbour yet, a TTL to expire: the kernel's forwarding knows how */
+	if (bpf_fib_lookup(ctx, &fib, sizeof(fib), 0) != BPF_FIB_LKUP_RET_SUCCESS ||
+	    p->ip->ttl <= 1)
+		return XDP_PASS;
+	/* the TTL one less: its checksum word, ttl << 8 | protocol, 0x0100 less */
+	check = (__u32)p->ip->check + bpf_htons(0x0100);
+	p->ip->check = (__sum16)(check + (check >= 0xffff));
+	p->ip->ttl--;
+	__builtin_memcpy(p->eth->h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(p->eth->h_source, fib.smac, ETH_ALEN);
+	return bpf_redirect(fib.ifindex, 0);
+}
+
+/* The datagram now goes to (or comes from, when source) server srv. */
+static __always_inline void dir_readdress(struct dir_packet *p, const struct xkv_dir_server *srv,
+					  bool source)
+{
+	__be32 *addr = source ? &p->ip->saddr : &p->ip->daddr;
+
+	csum_replace4(&p->ip->check, *addr, srv->addr);
+	*addr = srv->addr;
+	if (source)
+		p->udp->source = srv->port;
+	else
+		p->udp->dest = srv->port;
+	p->udp->check = 0; /* IPv4 allows none: the bytes changed, and veth's may be partial */
+}
+
+/* Algorithm 1: a request for a key the directory holds, whose server id target is. */
+static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
+				       const struct xkv_dir_config *cfg, struct xkv_dir_entry *e,
+				       __u64 hash, __u32 target)
+{
+	bool write = p->hdr->op != XKV_OP_GET;
+	/* while it is removed, writes go home only, where its newest value ends (Sec. 6.5) */
+	__u32 from = !write ? e->rset : e->migrating ? 1u << (e->home & 31) : 0xffffffff;
+	const struct xkv_dir_server *srv;
+	__u64 ver = 0;
+	__u32 to;
+
+	if (!(from & cfg->live))
+		return dir_count(XKV_DIR_STAT_NO_SERVER, XDP_DROP);
+	to = dir_select(cfg, from & cfg->live);
+	srv = bpf_map_lookup_elem(&xkv_dir_servers, &to);
+	if (!srv)
+		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
+	if (write) {
+		ver = __sync_fetch_and_add(&e->ver_next, 1) + 1;
+		__sync_fetch_and_add(&e->writes, 1);
+	} else {
+		__sync_fetch_and_add(&e->reads, 1);
+	}
+	p->ext->key_hash = bpf_cpu_to_be64(hash);
+	p->ext->ver = bpf_cpu_to_be64(ver);
+	p->ext->write_set = bpf_htonl(write ? 1u << to : 0);
+	p->ext->target = (__u8)target;
+	p->ext->dflags = XKV_DIR_STEERED;
+	dir_readdress(p, srv, false);
+	dir_count(write ? XKV_DIR_STAT_WRITE : XKV_DIR_STAT_READ, 0);
+	return dir_forward(ctx, p);
+}
+
+/* A request to the xkv port: steered if its key is replicated, else on unchanged. */
+static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet *p,
+					  const struct xkv_dir_config *cfg)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct xkv_dir_addr addr = {.addr = p->ip->daddr, .port = p->udp->dest};
+	__u64 key_off = p->key_off, hash;
+	__u32 key_len = bpf_ntohs(p->hdr->key_len), *target;
+	struct xkv_dir_entry *e;
+
+	barrier_var(key_len);
+	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
+		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
+	xkv_opaque_to_verifier(key_off, ctx->rx_queue_index);
+	if (key_off > XKV_KEY_OFF_MAX ||
+	    xkv_hash_within((const __u8 *)data + key_off, key_len, end, &hash))
+		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
+	e = bpf_map_lookup_elem(&xkv_dir_keys, &hash);
+	if (!e)
+		return dir_count(XKV_DIR_STAT_UNREPLICATED, XDP_PASS);
+	/* an old client's request would reach a home that may not hold the newest value */
+	if (!p->ext)
+		return dir_count(XKV_DIR_STAT_NO_EXTENSION, XDP_DROP);
+	target = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
+	if (!target)
+		return dir_count(XKV_DIR_STAT_UNKNOWN_TARGET, XDP_PASS);
+	if (*target >= cfg->nservers)
+		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
+	return dir_request(ctx, p, cfg, e, hash, *target);
+}
+
+/* Algorithm 2: a steered reply from server id `from`; its stats slot. */
+static __always_inline __u32 dir_reply_update(struct xkv_dir_entry *e, __u64 ver, __u32 from)
+{
+	__u32 slot = XKV_DIR_STAT_REPLY_OLDER;
+
+	bpf_spin_lock(&e->lock);
+	if (xkv_dir_newer(ver, e->ver_curr)) {
+		e->ver_curr = ver;
+		e->rset = 1u << from;
+		slot = XKV_DIR_STAT_REPLY_NEWER;
+	} else if (ver == e->ver_curr) {
+		e->rset |= 1u << from;
+		slot = XKV_DIR_STAT_REPLY_SAME;
+	}
+	bpf_spin_unlock(&e->lock);
+	return slot;
+}
+
+/* A reply from the xkv port: a steered one updates its key, then takes the client's address. */
+static __always_inline int dir_on_reply(struct xdp_md *ctx, struct dir_packet *p,
+					const struct xkv_dir_config *cfg)
+{
+	struct xkv_dir_addr addr = {.addr = p->ip->saddr, .port = p->udp->source};
+	const struct xkv_dir_server *addressed;
+	struct xkv_dir_loads *loads;
+	struct xkv_dir_entry *e;
+	__u32 *from, target, zero = 0, slot;
+	__u64 hash;
+
+	if (!p->ext || !(p->ext->dflags & XKV_DIR_STEERED))
+		return dir_count(XKV_DIR_STAT_UNREPLICATED, XDP_PASS);
+	from = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
+	target = p->ext->target;
+	if (!from || *from >= cfg->nservers || target >= cfg->nservers)
+		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
+	loads = bpf_map_lookup_elem(&xkv_dir_load, &zero);
+	if (loads)
+		loads->load[*from & (XKV_DIR_SERVERS - 1)] = bpf_ntohl(p->ext->load);
+	hash = bpf_be64_to_cpu(p->ext->key_hash);
+	e = bpf_map_lookup_elem(&xkv_dir_keys, &hash);
+	slot = e ? dir_reply_update(e, bpf_be64_to_cpu(p->ext->ver), *from)
+		 : XKV_DIR_STAT_REPLY_UNKNOWN;
+	addressed = bpf_map_lookup_elem(&xkv_dir_servers, &target);
+	if (!addressed)
+		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
+	dir_readdress(p, addressed, true);
+	dir_count(slot, 0);
+	return dir_forward(ctx, p);
+}
+
+SEC("xdp")
+int xkv_dir(struct xdp_md *ctx)
+{
+	const struct xkv_dir_config *cfg;
+	struct dir_packet p;
+	__u32 zero = 0, why;
+	bool request;
+
+	cfg = bpf_map_lookup_elem(&xkv_dir_config, &zero);
+	if (!cfg || !cfg->port || !dir_parse(ctx, &p))
+		return dir_count(XKV_DIR_STAT_PASSED, XDP_PASS);
+	request = p.udp->dest == bpf_htons(cfg->port);
+	if (!request && p.udp->source != bpf_htons(cfg->port))
+		return dir_count(XKV_DIR_STAT_PASSED, XDP_PASS);
+	why = dir_parse_xkv(ctx, &p);
+	if (why)
+		return dir_count(why, XDP_PASS);
+	/* a reply from the port is a server's; anything else to it, a client's request */
+	if (p.hdr->op & XKV_OP_REPLY)
+		return request ? dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS) : dir_on_reply(ctx, &p, cfg);
+	if (!request)
+		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
+	return dir_on_request(ctx, &p, cfg);
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The coherence directory (Pegasus, OSDI'20; docs/DIRECTORY.md), defined once for its
+ * XDP program (bpf/dir.bpf.c), its controller and the tests: the protocol's version 3
+ * extension that carries versions and load, the directory's maps, and its rules.
+ *
+ * A request for a replicated key is steered by the directory: a READ to one server of
+ * the key's replica set, a WRITE, stamped with the key's next version, to a server the
+ * selection policy picks. A reply's version updates the replica set: higher than the
+ * current one, the set becomes its sender alone; equal, the sender joins it.
+ */
+#ifndef XKV_DIR_H
+#define XKV_DIR_H
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+
+#include "proto.h"
+
+#define XKV_DIR_VERSION	  3    /* a header of this version may carry the extension */
+#define XKV_F_DIR	  0x01 /* xkv_hdr.flags: struct xkv_dir_ext follows the header */
+#define XKV_DIR_SERVERS	  32   /* servers behind one directory: a set is a 32-bit word */
+#define XKV_DIR_KEYS	  4096 /* replicated keys at most: O(n log n) of 32 is some 160 */
+
+/* xkv_dir_ext.dflags */
+#define XKV_DIR_STEERED 0x01 /* set by the directory: the key is replicated, ver is its */
+
+/*
+ * After the header and before the key, in requests and replies alike, when flags has
+ * XKV_F_DIR (docs/PROTOCOL.md, "Version 3"). A client sends it zeroed; the directory
+ * fills a request's fields for a replicated key; a server echoes them in its reply,
+ * ver and load its own.
+ */
+struct xkv_dir_ext {
+	__be64 key_hash;  /* xkv_hash of the key: the directory's, echoed in the reply */
+	__be64 ver;	  /* a steered WRITE's version; a reply's: what the server holds */
+	__be32 load;	  /* replies: the server's load (requests it has queued) */
+	__be32 write_set; /* a steered WRITE: the servers it goes to, a bit each */
+	__u8 target;	  /* the server the client addressed, whose address the reply takes */
+	__u8 dflags;	  /* XKV_DIR_STEERED */
+	__u8 pad[6];	  /* 0 */
+};
+
+_Static_assert(sizeof(struct xkv_dir_ext) == 32, "the directory's extension is 32 bytes");
+
+/* A server: where the directory sends what it steers there (xkv_dir_servers[id]). */
+struct xkv_dir_server {
+	__be32 addr; /* IPv4 */
+	__be16 port; /* its xkv port */
+	__u16 pad;
+};
+
+/* xkv_dir_addrs's key: a server's address, to find its id (who a client addressed). */
+struct xkv_dir_addr {
+	__be32 addr;
+	__be16 port;
+	__u16 pad; /* 0 */
+};
+
+/* xkv_dir_keys[key hash]: a replicated key (Pegasus Fig. 4, one entry a key). */
+struct xkv_dir_entry {
+	struct bpf_spin_lock lock; /* ver_curr and rset change together (Algorithm 2) */
+	__u32 rset;		   /* servers holding ver_curr, a bit each */
+	__u64 ver_curr;		   /* the newest version a server acknowledged */
+	__u64 ver_next;		   /* the last version given to a WRITE; atomic */
+	__u32 home;		   /* the key's home server (ketama's) */
+	__u32 migrating;	   /* being removed: WRITEs go home only (Sec. 6.5) */
+	__u64 reads;		   /* steered, for the controller (Sec. 7.3); atomic */
+	__u64 writes;
+};
+
+/* How a READ's server is chosen from the replica set, a WRITE's from all live servers. */
+enum xkv_dir_select {
+	XKV_DIR_SELECT_ROUND_ROBIN,  /* Pegasus's random, as a rotation per CPU */
+	XKV_DIR_SELECT_LEAST_LOADED, /* the lowest load servers reported in replies */
+};
+
+struct xkv_dir_config {
+	__u16 port;    /* xkv's UDP port on every server */
+	__u8 select;   /* enum xkv_dir_select */
+	__u8 nservers; /* ids 0 .. nservers - 1 in xkv_dir_servers */
+	__u32 live;    /* the servers that may be chosen, a bit each */
+};
+
+/* xkv_dir_stats: what the program did with each packet, one slot each, per CPU. */
+#define XKV_DIR_STATS(X)                                                                           \
+	X(PASSED, "passed")		    /* not xkv: the kernel forwards it */                  \
+	X(UNREPLICATED, "unreplicated")	    /* xkv, key not in the directory: unchanged */         \
+	X(READ, "read")			    /* a READ steered to its replica set */                \
+	X(WRITE, "write")		    /* a WRITE stamped and steered */                      \
+	X(REPLY_NEWER, "reply_newer")	    /* a reply's version reset the replica set */          \
+	X(REPLY_SAME, "reply_same")	    /* its sender joined the replica set */                \
+	X(REPLY_OLDER, "reply_older")	    /* an older version: the set unchanged */              \
+	X(REPLY_UNKNOWN, "reply_unknown")   /* a steered reply of a key no longer held */          \
+	X(MALFORMED, "malformed")	    /* an xkv header that is not one: dropped */           \
+	X(NO_EXTENSION, "no_extension")	    /* a replicated key's request without it: dropped */   \
+	X(UNKNOWN_TARGET, "unknown_target") /* replicated, addressed to no server of ours */       \
+	X(BAD_SERVER, "bad_server")	    /* a server id or set out of range: dropped */         \
+	X(NO_SERVER, "no_server")	    /* no live server to choose: dropped */
+
+#define XKV_DIR_STAT_ENUM(name, str) XKV_DIR_STAT_##name,
+enum xkv_dir_stat {
+	XKV_DIR_STATS(XKV_DIR_STAT_ENUM) XKV_DIR_STAT_MAX
+};
+#undef XKV_DIR_STAT_ENUM
+
+#ifndef __bpf__
+/* The name tools show for a stats slot. */
+static inline const char *xkv_dir_stat_name(__u32 slot)
+{
+#define XKV_DIR_STAT_NAME(name, str) [XKV_DIR_STAT_##name] = str,
+	static const char *const names[XKV_DIR_STAT_MAX] = {XKV_DIR_STATS(XKV_DIR_STAT_NAME)};
+#undef XKV_DIR_STAT_NAME
+	return slot < XKV_DIR_STAT_MAX ? names[slot] : "unknown";
+}
+#endif
+
+/* Whether version a is newer than b, in serial-number arithmetic: versions may wrap. */
+static __always_inline int xkv_dir_newer(__u64 a, __u64 b)
+{
+	return (__s64)(a - b) > 0;
+}
+
+
+#endif /* XKV_DIR_H */

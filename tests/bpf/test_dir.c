@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The coherence directory's XDP program (bpf/dir.bpf.c) under BPF_PROG_RUN: every row
+ * of Pegasus's Algorithms 1 and 2, versions that wrap, servers out of range, traffic
+ * that is not its business and traffic that is malformed. Each packet must get its
+ * verdict and grow exactly its one counter, and the frame that leaves must say what
+ * the directory decided (addresses, checksum, the extension's fields). The test
+ * network has no route to the servers, so a steered datagram leaves by XDP_PASS, to
+ * the kernel's forwarding, rather than by a redirect.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <endian.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+
+#include "xkv/dir.h"
+#include "xkv/hash.h"
+#include "dir.skel.h"
+#include "packet.h"
+#include "skip.h"
+
+#define SERVERS	  4
+#define CLIENT	  "10.0.0.1"
+#define FOREIGN	  "10.0.9.9" /* no server's address */
+#define HOT_KEY	  "hot"
+#define IP_OFF	  ETH_HLEN
+#define UDP_OFF	  (IP_OFF + 20)
+#define EXT_OFF	  (UDP_OFF + 8 + sizeof(struct xkv_hdr))
+#define NO_COUNT  XKV_DIR_STAT_MAX
+
+static struct dir_bpf *skel;
+
+const char *suite_skip_reason(void)
+{
+	return skip_reason_bpf(BPF_PROG_TYPE_XDP);
+}
+
+/* Server id's address: 10.0.1.(id + 1). */
+static void server_addr(__u32 id, char *text, size_t cap)
+{
+	snprintf(text, cap, "10.0.1.%u", id + 1);
+}
+
+static void config(enum xkv_dir_select select, __u32 live)
+{
+	struct xkv_dir_config cfg = {.port = PKT_PORT, .select = select, .nservers = SERVERS,
+				     .live = live};
+	__u32 zero = 0;
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_config), &zero, &cfg, 0), 0);
+}
+
+static void setup(void)
+{
+	skel = dir_bpf__open_and_load();
+	cr_assert_not_null(skel, "the directory's program does not load");
+	config(XKV_DIR_SELECT_ROUND_ROBIN, 0xf);
+	for (__u32 id = 0; id < SERVERS; id++) {
+		char text[16];
+		struct xkv_dir_server srv = {.port = htons(PKT_PORT)};
+		struct xkv_dir_addr addr = {.port = htons(PKT_PORT)};
+
+		server_addr(id, text, sizeof(text));
+		inet_pton(AF_INET, text, &srv.addr);
+		addr.addr = srv.addr;
+		cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_servers), &id, &srv,
+						 0), 0);
+		cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_addrs), &addr, &id,
+						 0), 0);
+	}
+}
+
+static void teardown(void)
+{
+	dir_bpf__destroy(skel);
+}
+
+TestSuite(dir, .init = setup, .fini = teardown);
+
+static __u64 hot_hash(void)
+{
+	return xkv_hash(HOT_KEY, strlen(HOT_KEY));
+}
+
+/* HOT_KEY in the directory: replica set rset, versions, home. */
+static void replicate(__u32 rset, __u64 ver_curr, __u64 ver_next, __u32 home, bool migrating)
+{
+	struct xkv_dir_entry e = {.rset = rset, .ver_curr = ver_curr, .ver_next = ver_next,
+				  .home = home, .migrating = migrating};
+	__u64 hash = hot_hash();
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_keys), &hash, &e, 0), 0);
+}
+
+static struct xkv_dir_entry entry(void)
+{
+	struct xkv_dir_entry e = {0};
+	__u64 hash = hot_hash();
+
+	cr_assert_eq(bpf_map_lookup_elem_flags(bpf_map__fd(skel->maps.xkv_dir_keys), &hash, &e,
+					       BPF_F_LOCK), 0, "HOT_KEY is not in the directory");
+	return e;
+}
+
+static __u64 counter(__u32 slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 values[ncpu], sum = 0;
+
+	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(skel->maps.xkv_dir_stats), &slot, values), 0);
+	for (int i = 0; i < ncpu; i++)
+		sum += values[i];
+	return sum;
+}
+
+struct out {
+	__u8 frame[PKT_SIZE_MAX];
+	__u32 len;
+	__u32 verdict;
+};
+
+/* Runs spec once; exactly the counter `counted` grows (none: NO_COUNT). */
+static struct out run(const struct pkt_spec *spec, __u32 counted)
+{
+	__u8 in[PKT_SIZE_MAX];
+	struct pkt_layout layout;
+	__u64 before[XKV_DIR_STAT_MAX];
+	struct out o = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_out = o.frame,
+		    .data_size_out = sizeof(o.frame));
+
+	pkt_build(spec, in, &layout);
+	opts.data_size_in = (__u32)layout.len;
+	for (__u32 s = 0; s < XKV_DIR_STAT_MAX; s++)
+		before[s] = counter(s);
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xkv_dir), &opts), 0);
+	o.verdict = opts.retval;
+	o.len = opts.data_size_out;
+	for (__u32 s = 0; s < XKV_DIR_STAT_MAX; s++)
+		cr_assert_eq(counter(s) - before[s], s == counted, "counter %s grew by %llu",
+			     xkv_dir_stat_name(s), (unsigned long long)(counter(s) - before[s]));
+	return o;
+}
+
+/* The packet the same spec builds, to compare an unchanged frame with. */
+static void assert_unchanged(const struct pkt_spec *spec, const struct out *o)
+{
+	__u8 in[PKT_SIZE_MAX];
+	struct pkt_layout layout;
+
+	pkt_build(spec, in, &layout);
+	cr_assert_eq(o->len, layout.len);
+	cr_assert_eq(memcmp(in, o->frame, o->len), 0, "the frame was changed");
+}
+
+static const struct iphdr *ip_of(const struct out *o)
+{
+	return (const struct iphdr *)(o->frame + IP_OFF);
+}
+
+static const struct udphdr *udp_of(const struct out *o)
+{
+	return (const struct udphdr *)(o->frame + UDP_OFF);
+}
+
+static struct xkv_dir_ext ext_of(const struct out *o)
+{
+	struct xkv_dir_ext e;
+
+	memcpy(&e, o->frame + EXT_OFF, sizeof(e));
+	return e;
+}
+
+/* Whether the frame's IPv4 header checksum holds. */
+static bool ip_checksum_holds(const struct out *o)
+{
+	const __u8 *h = o->frame + IP_OFF;
+	__u32 sum = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+static void assert_addr(__be32 addr, const char *want)
+{
+	char text[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &addr, text, sizeof(text));
+	cr_assert_str_eq(text, want);
+}
+
+/* A client's request for key from CLIENT to server 0, version 3 unless v2. */
+static struct pkt_spec request(__u8 op, const char *key, bool v2)
+{
+	/* a checksum a rewrite would make wrong: the directory must clear it */
+	struct pkt_spec s = {.op = op, .dir = !v2, .src = CLIENT, .dst = "10.0.1.1",
+			     .udp_check = 0xbeef};
+
+	snprintf(s.key, sizeof(s.key), "%s", key);
+	if (op == XKV_OP_PUT)
+		s.value_len = s.frag_len = 8;
+	return s;
+}
+
+/* Server id's reply to CLIENT about HOT_KEY at version ver, the client having addressed target. */
+static struct pkt_spec reply(__u32 id, __u64 ver, __u8 target, __u32 load)
+{
+	struct pkt_spec s = {.op = XKV_OP_GET | XKV_OP_REPLY, .dir = true, .no_key = true,
+			     .dst = CLIENT, .dport = 40000, .sport = PKT_PORT, .udp_check = 0xbeef};
+
+	server_addr(id, s.src, sizeof(s.src));
+	s.dir_ext = (struct xkv_dir_ext){.key_hash = htobe64(hot_hash()), .ver = htobe64(ver),
+				     .load = htonl(load), .target = target,
+				     .dflags = XKV_DIR_STEERED};
+	return s;
+}
+
+/* Where a steered request went: its server's id, the frame checked on the way. */
+static __u32 steered_to(const struct out *o, __u32 target)
+{
+	struct xkv_dir_ext e = ext_of(o);
+	char want[16];
+	__u32 id = (ntohl(ip_of(o)->daddr) & 0xff) - 1;
+
+	cr_assert_eq(o->verdict, XDP_PASS, "no route here: the kernel forwards it");
+	cr_assert_lt(id, SERVERS);
+	server_addr(id, want, sizeof(want));
+	assert_addr(ip_of(o)->daddr, want);
+	cr_assert(ip_checksum_holds(o), "the IP checksum does not hold after the rewrite");
+	cr_assert_eq(udp_of(o)->check, 0, "a UDP checksum left over rewritten bytes");
+	cr_assert_eq(be64toh(e.key_hash), hot_hash());
+	cr_assert_eq(e.target, target, "the addressed server, for the reply's source");
+	cr_assert_eq(e.dflags, XKV_DIR_STEERED);
+	return id;
+}
+
+/* Algorithm 1, lines 2-3: a READ goes to a server of the replica set. */
+Test(dir, a_read_goes_to_its_replica_set)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct out o;
+
+	replicate(1u << 2, 7, 7, 0, false);
+	o = run(&get, XKV_DIR_STAT_READ);
+	cr_assert_eq(steered_to(&o, 0), 2);
+	cr_assert_eq(be64toh(ext_of(&o).ver), 0, "a READ carries no version");
+	cr_assert_eq(entry().reads, 1);
+}
+
+/* Round-robin turns over the replica set, and only over it. */
+Test(dir, reads_turn_over_the_replica_set)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	__u32 seen = 0;
+
+	replicate(1u << 1 | 1u << 3, 7, 7, 0, false);
+	for (int i = 0; i < 8; i++) {
+		struct out o = run(&get, XKV_DIR_STAT_READ);
+
+		seen |= 1u << steered_to(&o, 0);
+	}
+	cr_assert_eq(seen, 1u << 1 | 1u << 3);
+}
+
+/* Algorithm 1, lines 4-6: a WRITE takes ++ver_next and goes to a server the policy picks. */
+Test(dir, a_write_is_stamped_with_the_next_version)
+{
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+	struct out o;
+	__u32 to;
+
+	replicate(1u << 0, 5, 5, 0, false);
+	o = run(&put, XKV_DIR_STAT_WRITE);
+	to = steered_to(&o, 0);
+	cr_assert_eq(be64toh(ext_of(&o).ver), 6);
+	cr_assert_eq(ntohl(ext_of(&o).write_set), 1u << to);
+	cr_assert_eq(entry().ver_next, 6);
+	cr_assert_eq(entry().ver_curr, 5, "current only once a server acknowledges");
+	cr_assert_eq(entry().rset, 1u << 0);
+	o = run(&put, XKV_DIR_STAT_WRITE);
+	cr_assert_eq(be64toh(ext_of(&o).ver), 7);
+	cr_assert_eq(entry().writes, 2);
+}
+
+Test(dir, least_loaded_picks_by_the_loads_replies_reported)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+	const __u32 loads[SERVERS] = {5, 1, 9, 3};
+	struct out o;
+
+	config(XKV_DIR_SELECT_LEAST_LOADED, 0xf);
+	replicate(1u << 0 | 1u << 2 | 1u << 3, 4, 4, 0, false);
+	for (__u32 id = 0; id < SERVERS; id++) {
+		const struct pkt_spec r = reply(id, 1, 0, loads[id]);
+
+		run(&r, XKV_DIR_STAT_REPLY_OLDER);
+	}
+	o = run(&get, XKV_DIR_STAT_READ);
+	cr_assert_eq(steered_to(&o, 0), 3, "the least loaded of the replica set");
+	o = run(&put, XKV_DIR_STAT_WRITE);
+	cr_assert_eq(steered_to(&o, 0), 1, "the least loaded of all");
+}
+
+/* Sec. 6.5: while a key is removed, its writes go home only. */
+Test(dir, a_migrating_keys_writes_go_home)
+{
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+
+	replicate(1u << 0 | 1u << 1, 3, 3, 2, true);
+	for (int i = 0; i < 4; i++) {
+		struct out o = run(&put, XKV_DIR_STAT_WRITE);
+
+		cr_assert_eq(steered_to(&o, 0), 2);
+	}
+}
+
+Test(dir, servers_not_live_are_never_chosen)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+	struct out o;
+
+	config(XKV_DIR_SELECT_ROUND_ROBIN, 1u << 1);
+	replicate(1u << 2, 3, 3, 0, false);
+	o = run(&get, XKV_DIR_STAT_NO_SERVER);
+	cr_assert_eq(o.verdict, XDP_DROP, "the replica set's only server is down");
+	cr_assert_eq(entry().reads, 0);
+	for (int i = 0; i < 4; i++) {
+		o = run(&put, XKV_DIR_STAT_WRITE);
+		cr_assert_eq(steered_to(&o, 0), 1);
+	}
+}
+
+/* A version wraps: the next after 2^64 - 1 is 0, and 0 is newer than 2^64 - 1. */
+Test(dir, versions_wrap)
+{
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+	const struct pkt_spec newer = reply(2, 0, 0, 0);
+	struct out o;
+
+	replicate(1u << 1, UINT64_MAX, UINT64_MAX, 0, false);
+	o = run(&put, XKV_DIR_STAT_WRITE);
+	cr_assert_eq(be64toh(ext_of(&o).ver), 0);
+	cr_assert_eq(entry().ver_next, 0);
+	run(&newer, XKV_DIR_STAT_REPLY_NEWER);
+	cr_assert_eq(entry().ver_curr, 0);
+	cr_assert_eq(entry().rset, 1u << 2);
+}
+
+/* Algorithm 2, lines 2-4 and 5-6: a higher version resets the set, an equal one joins it. */
+Test(dir, replies_reset_or_join_the_replica_set)
+{
+	const struct pkt_spec newer = reply(2, 9, 0, 0), same = reply(3, 9, 0, 0);
+	const struct pkt_spec older = reply(1, 8, 0, 0);
+
+	replicate(1u << 0 | 1u << 1, 8, 9, 0, false);
+	run(&newer, XKV_DIR_STAT_REPLY_NEWER);
+	cr_assert_eq(entry().ver_curr, 9);
+	cr_assert_eq(entry().rset, 1u << 2, "reset to the sender alone");
+	run(&same, XKV_DIR_STAT_REPLY_SAME);
+	cr_assert_eq(entry().rset, 1u << 2 | 1u << 3, "the sender joins");
+	run(&older, XKV_DIR_STAT_REPLY_OLDER);
+	cr_assert_eq(entry().rset, 1u << 2 | 1u << 3, "an older version changes nothing");
+	cr_assert_eq(entry().ver_curr, 9);
+}
+
+/* A reply leaves from the server the client addressed, whichever answered. */
+Test(dir, a_reply_takes_the_address_the_client_sent_to)
+{
+	const struct pkt_spec r = reply(2, 9, 1, 0);
+	struct out o;
+
+	replicate(1u << 2, 9, 9, 0, false);
+	o = run(&r, XKV_DIR_STAT_REPLY_SAME);
+	cr_assert_eq(o.verdict, XDP_PASS);
+	assert_addr(ip_of(&o)->saddr, "10.0.1.2");
+	assert_addr(ip_of(&o)->daddr, CLIENT);
+	cr_assert_eq(ntohs(udp_of(&o)->source), PKT_PORT);
+	cr_assert(ip_checksum_holds(&o));
+	cr_assert_eq(udp_of(&o)->check, 0);
+}
+
+/* The directory dropped the key meanwhile: the reply still reaches the client. */
+Test(dir, a_reply_for_a_key_no_longer_held_still_reaches_its_client)
+{
+	const struct pkt_spec r = reply(2, 9, 0, 0);
+	struct out o = run(&r, XKV_DIR_STAT_REPLY_UNKNOWN);
+
+	cr_assert_eq(o.verdict, XDP_PASS);
+	assert_addr(ip_of(&o)->saddr, "10.0.1.1");
+}
+
+Test(dir, servers_out_of_range_are_refused)
+{
+	struct pkt_spec from_nowhere = reply(2, 9, 0, 0), to_nowhere = reply(2, 9, SERVERS, 0);
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct xkv_dir_addr addr = {.port = htons(PKT_PORT)};
+	__u32 beyond = SERVERS + 3;
+	struct out o;
+
+	replicate(1u << 2, 9, 9, 0, false);
+	snprintf(from_nowhere.src, sizeof(from_nowhere.src), "%s", FOREIGN);
+	o = run(&from_nowhere, XKV_DIR_STAT_BAD_SERVER);
+	cr_assert_eq(o.verdict, XDP_DROP, "a steered reply from no server of ours");
+	o = run(&to_nowhere, XKV_DIR_STAT_BAD_SERVER);
+	cr_assert_eq(o.verdict, XDP_DROP, "a target beyond the servers");
+	cr_assert_eq(entry().rset, 1u << 2, "neither touched the replica set");
+	/* an address the table maps to an id past the configured servers */
+	inet_pton(AF_INET, "10.0.1.1", &addr.addr);
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_addrs), &addr, &beyond, 0),
+		     0);
+	o = run(&get, XKV_DIR_STAT_BAD_SERVER);
+	cr_assert_eq(o.verdict, XDP_DROP);
+}
+
+/* What is not a replicated key's passes unchanged, each counted once. */
+Test(dir, unreplicated_and_foreign_traffic_passes_unchanged)
+{
+	const struct pkt_spec cold = request(XKV_OP_GET, "cold", false);
+	const struct pkt_spec cold_v2 = request(XKV_OP_PUT, "cold", true);
+	struct pkt_spec other_port = request(XKV_OP_GET, HOT_KEY, false), v6 = {.ipv6 = true};
+	struct pkt_spec tcp = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec to_foreign = request(XKV_OP_GET, HOT_KEY, false);
+	const struct pkt_spec unsteered = {.op = XKV_OP_GET | XKV_OP_REPLY, .no_key = true,
+					   .src = "10.0.1.1", .dst = CLIENT, .dport = 40000,
+					   .sport = PKT_PORT};
+	const struct {
+		const struct pkt_spec *spec;
+		__u32 counted;
+	} rows[] = {
+		{&cold, XKV_DIR_STAT_UNREPLICATED},	  {&cold_v2, XKV_DIR_STAT_UNREPLICATED},
+		{&other_port, XKV_DIR_STAT_PASSED},	  {&v6, XKV_DIR_STAT_PASSED},
+		{&tcp, XKV_DIR_STAT_PASSED},		  {&to_foreign, XKV_DIR_STAT_UNKNOWN_TARGET},
+		{&unsteered, XKV_DIR_STAT_UNREPLICATED},
+	};
+
+	replicate(1u << 2, 9, 9, 0, false);
+	other_port.dport = PKT_PORT + 1;
+	tcp.l4 = IPPROTO_TCP;
+	snprintf(to_foreign.dst, sizeof(to_foreign.dst), "%s", FOREIGN);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct out o = run(rows[i].spec, rows[i].counted);
+
+		cr_assert_eq(o.verdict, XDP_PASS, "row %zu", i);
+		assert_unchanged(rows[i].spec, &o);
+	}
+	cr_assert_eq(entry().reads, 0);
+}
+
+/* An old client cannot reach a replicated key: its home may not hold the newest value. */
+Test(dir, a_version_2_request_for_a_replicated_key_is_dropped)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, true);
+	struct out o;
+
+	replicate(1u << 2, 9, 9, 0, false);
+	o = run(&get, XKV_DIR_STAT_NO_EXTENSION);
+	cr_assert_eq(o.verdict, XDP_DROP);
+}
+
+/* Malformed datagrams to or from the port are counted and left to the server to refuse. */
+Test(dir, malformed_datagrams_are_counted)
+{
+	struct pkt_spec bad_magic = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec cut_ext = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec bad_key_len = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec ext_without_flag = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec reply_to_port = reply(2, 9, 0, 0);
+	struct pkt_spec request_from_port = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec udp_len_lie = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec *rows[] = {&bad_magic,	   &cut_ext,	       &bad_key_len,
+				   &ext_without_flag, &reply_to_port, &request_from_port,
+				   &udp_len_lie};
+
+	replicate(1u << 2, 9, 9, 0, false);
+	bad_magic.magic = 0x1234;
+	cut_ext.payload = sizeof(struct xkv_hdr) + 10;
+	bad_key_len.key_len_delta = 300;
+	ext_without_flag.flags = 0x02;
+	reply_to_port.dport = PKT_PORT;
+	reply_to_port.sport = 40000;
+	request_from_port.sport = PKT_PORT;
+	request_from_port.dport = 40000;
+	udp_len_lie.udp_len_delta = 200;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct out o = run(rows[i], XKV_DIR_STAT_MALFORMED);
+
+		cr_assert_eq(o.verdict, XDP_PASS, "row %zu", i);
+		assert_unchanged(rows[i], &o);
+	}
+	cr_assert_eq(entry().reads, 0);
+	cr_assert_eq(entry().rset, 1u << 2);
+}
+
+/* Every byte of a steered request cut short: never steered, never a fault. */
+Test(dir, a_request_cut_at_every_byte_is_never_steered)
+{
+	struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	__u8 full[PKT_SIZE_MAX];
+	struct pkt_layout layout;
+
+	replicate(1u << 2, 9, 9, 0, false);
+	pkt_build(&get, full, &layout);
+	for (__u16 cut = ETH_HLEN; cut < layout.len; cut++) { /* the least BPF_PROG_RUN takes */
+		__u64 reads = counter(XKV_DIR_STAT_READ);
+		struct out o;
+
+		get.cut = cut;
+		o = run(&get, cut < UDP_OFF + 8 ? XKV_DIR_STAT_PASSED : XKV_DIR_STAT_MALFORMED);
+		cr_assert_eq(o.verdict, XDP_PASS, "cut at %u", cut);
+		cr_assert_eq(counter(XKV_DIR_STAT_READ), reads);
+	}
+}
