@@ -6,12 +6,16 @@
  * (what parsing alone costs) and a trivial XDP_PASS program (the cost of running
  * any program at all). The default policy's GET and PUT run once more without the
  * arrival stamp (the server's --latency off): the difference is what the stamp costs.
+ * The coherence directory's program (bpf/dir.bpf.c) runs beside it: a datagram it
+ * forwards untouched, a request for a key it does not hold, a replicated read and
+ * write, and a steered reply (its replica-set update under the entry's lock).
  * Rounds interleave the rows, so a noisy neighbour slows them
  * all alike; the ratio to the parse-only row is the figure to compare across
  * machines, not the absolute time.
  *
  *   bench-xdp [--rounds N] [--repeat N]   (make test's smoke run: --rounds 1 --repeat 1000)
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include "xkv/roles.h"
 #include "util/opts.h"
 #include "xdp_pass.skel.h"
+#include "dir_fixture.h"
 #include "fixture.h"
 #include "packet.h"
 
@@ -32,7 +37,7 @@
 #define REPEAT_MAX 100000000 /* BPF_PROG_RUN's repeat is an int */
 #define WORKERS	   4
 
-enum program { PROG_XKV, PROG_PASS };
+enum program { PROG_XKV, PROG_PASS, PROG_DIR };
 
 struct bench_row {
 	char name[48];
@@ -47,6 +52,42 @@ struct bench_row {
 #define PARSE_ONLY 1 /* the row the others are read against */
 #define KEY16	   "user:00000000042"
 #define LARGE_KEY  "big:000000000042" /* recorded in xkv_large_keys: minos steers its GET */
+#define HOT_KEY	   "hot:000000000042" /* replicated by the directory, on servers 0 and 1 */
+#define DIR_ROWS   5
+
+static size_t dir_forward; /* the directory's first row, what it forwards untouched */
+
+/* The directory's rows: what it forwards, then what it reads, steers and learns. */
+static size_t dir_rows_build(struct bench_row *rows)
+{
+	const struct xkv_dir_ext reply_ext = {
+		.key_hash = htobe64(xkv_hash(HOT_KEY, sizeof(HOT_KEY) - 1)),
+		.ver = htobe64(1), .target = 0, .dflags = XKV_DIR_STEERED};
+	const struct pkt_spec to_server = {.dir = true, .src = DIR_CLIENT, .dst = "10.0.1.1"};
+	size_t n = 0;
+
+	rows[n] = (struct bench_row){.name = "dir: UDP to another port (forward)",
+				     .prog = PROG_DIR, .pkt = to_server, .verdict = XDP_PASS};
+	rows[n++].pkt.dport = 53;
+	rows[n] = (struct bench_row){.name = "dir: GET, key not replicated", .prog = PROG_DIR,
+				     .pkt = to_server, .verdict = XDP_PASS};
+	snprintf(rows[n++].pkt.key, sizeof(rows[0].pkt.key), "%s", KEY16);
+	rows[n] = (struct bench_row){.name = "dir: GET, replicated (read)", .prog = PROG_DIR,
+				     .pkt = to_server, .verdict = XDP_PASS};
+	snprintf(rows[n++].pkt.key, sizeof(rows[0].pkt.key), "%s", HOT_KEY);
+	rows[n] = rows[n - 1];
+	snprintf(rows[n].name, sizeof(rows[n].name), "dir: PUT, replicated (write)");
+	rows[n].pkt.op = XKV_OP_PUT;
+	rows[n].pkt.value_len = rows[n].pkt.frag_len = 64;
+	n++;
+	rows[n] = (struct bench_row){.name = "dir: reply to a replicated read",
+				     .prog = PROG_DIR,
+				     .pkt = {.op = XKV_OP_GET | XKV_OP_REPLY, .dir = true,
+					     .no_key = true, .src = "10.0.1.2", .dst = DIR_CLIENT,
+					     .dport = 40000, .sport = PKT_PORT, .dir_ext = reply_ext},
+				     .verdict = XDP_PASS};
+	return n + 1; /* the reply row */
+}
 
 /* The rows: the two baselines, then each request under each policy. */
 static size_t rows_build(struct bench_row *rows)
@@ -90,7 +131,8 @@ static size_t rows_build(struct bench_row *rows)
 				       .policy = XKV_POLICY_MINOS,
 				       .pkt = {.key = LARGE_KEY},
 				       .verdict = XDP_REDIRECT};
-	return n;
+	dir_forward = n;
+	return n + dir_rows_build(rows + n);
 }
 
 /*
@@ -156,13 +198,16 @@ static __u32 ewt_calls(__u32 repeat)
 }
 
 /* One round of one row, repeat packets: its time goes to row->ns[round]. */
-static int run_row(struct fixture *f, int pass_fd, struct bench_row *row, int round,
+static int run_row(struct fixture *f, int pass_fd, int dir_fd, struct bench_row *row, int round,
 		   __u32 repeat)
 {
 	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy,
 				 .no_arrival_stamp = row->no_stamp};
-	int prog_fd = row->prog == PROG_PASS ? pass_fd : bpf_program__fd(f->skel->progs.xkv_xdp);
-	bool ewt = xkv_ewt_claimed(row->policy, row->pkt.op, row->pkt.frag_len, row->pkt.value_len);
+	int prog_fd = row->prog == PROG_PASS ? pass_fd
+		      : row->prog == PROG_DIR ? dir_fd
+					      : bpf_program__fd(f->skel->progs.xkv_xdp);
+	bool ewt = row->prog == PROG_XKV &&
+		   xkv_ewt_claimed(row->policy, row->pkt.op, row->pkt.frag_len, row->pkt.value_len);
 	__u32 calls = ewt ? ewt_calls(repeat) : 1;
 	struct pkt_layout layout;
 	__u8 pkt[PKT_SIZE_MAX];
@@ -216,8 +261,10 @@ static const struct xkv_opt options[] = {
 int main(int argc, char **argv)
 {
 	const struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS};
-	struct bench_row rows[2 + XKV_POLICY_END * 4 + 1 + 2];
+	struct bench_row rows[2 + XKV_POLICY_END * 4 + 1 + 2 + DIR_ROWS];
+	const struct xkv_dir_entry hot = {.rset = 1u << 0 | 1u << 1, .ver_curr = 1, .ver_next = 1};
 	struct xdp_pass_bpf *baseline;
+	struct dir_bpf *dir;
 	size_t nrows = rows_build(rows);
 	__u32 parse_ns, rounds = ROUNDS, repeat = REPEAT;
 	struct xkv_opts p;
@@ -260,15 +307,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-xdp: load the XDP_PASS program: %s\n", strerror(errno));
 		goto out_close_fixture;
 	}
+	dir = dir_fixture_open();
+	err = dir ? dir_fixture_replicate(dir, HOT_KEY, &hot) : -errno;
+	if (err) {
+		fprintf(stderr, "bench-xdp: load the directory's program: %s\n", strerror(-err));
+		goto out_destroy_dir;
+	}
 	for (__u32 round = 0; round < rounds; round++) {
 		fprintf(stderr, "\rbench-xdp: round %u of %u", round + 1, rounds);
 		for (size_t i = 0; i < nrows; i++) {
-			err = run_row(&f, bpf_program__fd(baseline->progs.xdp_pass), &rows[i],
-				      round, repeat);
+			err = run_row(&f, bpf_program__fd(baseline->progs.xdp_pass),
+				      bpf_program__fd(dir->progs.xkv_dir), &rows[i], round, repeat);
 			if (err) {
 				fprintf(stderr, "\nbench-xdp: %s: %s\n", rows[i].name,
 					strerror(-err));
-				goto out_destroy_baseline;
+				goto out_destroy_dir;
 			}
 		}
 	}
@@ -288,8 +341,12 @@ int main(int argc, char **argv)
 			printf("arrival stamp, xkv %s with a 16 B key: %+d ns (median of the rounds' "
 			       "differences)\n", rows[i].pkt.op == XKV_OP_PUT ? "PUT" : "GET",
 			       stamp_cost(&rows[i - 1], &rows[i], rounds));
+	printf("directory: a replicated read costs %.2fx a datagram it forwards\n",
+	       (double)median(rows[dir_forward + 2].ns, rounds) /
+		       (median(rows[dir_forward].ns, rounds) ?: 1));
 	ret = 0;
-out_destroy_baseline:
+out_destroy_dir:
+	dir_bpf__destroy(dir);
 	xdp_pass_bpf__destroy(baseline);
 out_close_fixture:
 	fixture_close(&f);

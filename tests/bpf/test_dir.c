@@ -19,18 +19,17 @@
 
 #include "xkv/dir.h"
 #include "xkv/hash.h"
-#include "dir.skel.h"
+#include "dir_fixture.h"
 #include "packet.h"
 #include "skip.h"
 
-#define SERVERS	  4
-#define CLIENT	  "10.0.0.1"
+#define SERVERS	  DIR_SERVERS
+#define CLIENT	  DIR_CLIENT
 #define FOREIGN	  "10.0.9.9" /* no server's address */
 #define HOT_KEY	  "hot"
 #define IP_OFF	  ETH_HLEN
 #define UDP_OFF	  (IP_OFF + 20)
 #define EXT_OFF	  (UDP_OFF + 8 + sizeof(struct xkv_hdr))
-#define NO_COUNT  XKV_DIR_STAT_MAX
 
 static struct dir_bpf *skel;
 
@@ -39,39 +38,15 @@ const char *suite_skip_reason(void)
 	return skip_reason_bpf(BPF_PROG_TYPE_XDP);
 }
 
-/* Server id's address: 10.0.1.(id + 1). */
-static void server_addr(__u32 id, char *text, size_t cap)
-{
-	snprintf(text, cap, "10.0.1.%u", id + 1);
-}
-
 static void config(enum xkv_dir_select select, __u32 live)
 {
-	struct xkv_dir_config cfg = {.port = PKT_PORT, .select = select, .nservers = SERVERS,
-				     .live = live};
-	__u32 zero = 0;
-
-	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_config), &zero, &cfg, 0), 0);
+	cr_assert_eq(dir_fixture_config(skel, select, live), 0);
 }
 
 static void setup(void)
 {
-	skel = dir_bpf__open_and_load();
+	skel = dir_fixture_open();
 	cr_assert_not_null(skel, "the directory's program does not load");
-	config(XKV_DIR_SELECT_ROUND_ROBIN, 0xf);
-	for (__u32 id = 0; id < SERVERS; id++) {
-		char text[16];
-		struct xkv_dir_server srv = {.port = htons(PKT_PORT)};
-		struct xkv_dir_addr addr = {.port = htons(PKT_PORT)};
-
-		server_addr(id, text, sizeof(text));
-		inet_pton(AF_INET, text, &srv.addr);
-		addr.addr = srv.addr;
-		cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_servers), &id, &srv,
-						 0), 0);
-		cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_addrs), &addr, &id,
-						 0), 0);
-	}
 }
 
 static void teardown(void)
@@ -91,9 +66,8 @@ static void replicate(__u32 rset, __u64 ver_curr, __u64 ver_next, __u32 home, bo
 {
 	struct xkv_dir_entry e = {.rset = rset, .ver_curr = ver_curr, .ver_next = ver_next,
 				  .home = home, .migrating = migrating};
-	__u64 hash = hot_hash();
 
-	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_keys), &hash, &e, 0), 0);
+	cr_assert_eq(dir_fixture_replicate(skel, HOT_KEY, &e), 0);
 }
 
 static struct xkv_dir_entry entry(void)
@@ -215,7 +189,7 @@ static struct pkt_spec reply(__u32 id, __u64 ver, __u8 target, __u32 load)
 	struct pkt_spec s = {.op = XKV_OP_GET | XKV_OP_REPLY, .dir = true, .no_key = true,
 			     .dst = CLIENT, .dport = 40000, .sport = PKT_PORT, .udp_check = 0xbeef};
 
-	server_addr(id, s.src, sizeof(s.src));
+	dir_fixture_server(id, s.src, sizeof(s.src));
 	s.dir_ext = (struct xkv_dir_ext){.key_hash = htobe64(hot_hash()), .ver = htobe64(ver),
 				     .load = htonl(load), .target = target,
 				     .dflags = XKV_DIR_STEERED};
@@ -231,7 +205,7 @@ static __u32 steered_to(const struct out *o, __u32 target)
 
 	cr_assert_eq(o->verdict, XDP_PASS, "no route here: the kernel forwards it");
 	cr_assert_lt(id, SERVERS);
-	server_addr(id, want, sizeof(want));
+	dir_fixture_server(id, want, sizeof(want));
 	assert_addr(ip_of(o)->daddr, want);
 	cr_assert(ip_checksum_holds(o), "the IP checksum does not hold after the rewrite");
 	cr_assert_eq(udp_of(o)->check, 0, "a UDP checksum left over rewritten bytes");
