@@ -61,6 +61,7 @@ include tests/memcached/tcp.mk
 include tests/soak/soak.mk
 include tools/stall/stall.mk
 include tests/fuzz/fuzz.mk
+include tests/dir/dir.mk
 
 all: $(BINS)
 

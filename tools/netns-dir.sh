@@ -1,0 +1,55 @@
+# Sourced: the coherence directory's lab (docs/DIRECTORY.md), Pegasus's rack in network
+# namespaces: a client host, a directory host that routes (ip_forward on), and
+# $dir_nservers server hosts, each on a veth of its own from the directory:
+#   client 10.0.0.1/24 <-> 10.0.0.254 directory 10.0.(i+1).254 <-> 10.0.(i+1).1/24 server i
+# The caller sets dir_prefix (a few letters, unique per run) and dir_nservers, calls
+# dir_lab_up, and dir_lab_down from its exit trap. Names: ${dir_prefix}c, ${dir_prefix}d
+# and ${dir_prefix}s0.. for the namespaces; the directory's ends are ${dir_prefix}dc
+# (to the client) and ${dir_prefix}d0.. (to server i), the others' ${dir_prefix}c0 and
+# ${dir_prefix}s0...
+
+dir_lab_ns_c() { echo "${dir_prefix}c"; }
+dir_lab_ns_d() { echo "${dir_prefix}d"; }
+dir_lab_ns_s() { echo "${dir_prefix}s$1"; }
+
+# dir_lab_link NS_A IF_A IP_A NS_B IF_B IP_B: a veth between two hosts, a /24 each end.
+dir_lab_link() {
+	ip link add "$2" type veth peer name "$5"
+	ip link set "$2" netns "$1"
+	ip link set "$5" netns "$4"
+	ip -n "$1" addr add "$3/24" dev "$2"
+	ip -n "$4" addr add "$6/24" dev "$5"
+	ip -n "$1" link set "$2" up
+	ip -n "$4" link set "$5" up
+}
+
+dir_lab_up() {
+	local c d s i
+	c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
+	for ns in "$c" "$d"; do
+		ip netns add "$ns"
+		ip -n "$ns" link set lo up
+	done
+	ip netns exec "$d" sysctl -qw net.ipv4.ip_forward=1
+	dir_lab_link "$c" "${dir_prefix}c0" 10.0.0.1 "$d" "${dir_prefix}dc" 10.0.0.254
+	ip -n "$c" route add default via 10.0.0.254
+	for i in $(seq 0 $((dir_nservers - 1))); do
+		s=$(dir_lab_ns_s "$i")
+		ip netns add "$s"
+		ip -n "$s" link set lo up
+		dir_lab_link "$s" "${dir_prefix}s$i" "10.0.$((i + 1)).1" "$d" "${dir_prefix}d$i" \
+			"10.0.$((i + 1)).254"
+		ip -n "$s" route add default via "10.0.$((i + 1)).254"
+	done
+}
+
+# Kills what still runs in the lab's namespaces and removes them.
+dir_lab_down() {
+	local ns pids i
+	for ns in "$(dir_lab_ns_c)" "$(dir_lab_ns_d)" \
+		$(for i in $(seq 0 $((dir_nservers - 1))); do dir_lab_ns_s "$i"; done); do
+		pids=$(ip netns pids "$ns" 2>/dev/null || true)
+		if [ -n "$pids" ]; then kill -KILL $pids 2>/dev/null || true; fi
+		ip netns del "$ns" 2>/dev/null || true
+	done
+}
