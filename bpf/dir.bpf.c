@@ -5,8 +5,10 @@
  * xkv port for a key in xkv_dir_keys is steered, Pegasus's Algorithm 1: a READ to a
  * server of the key's replica set, a WRITE stamped with the key's next version to a
  * server the policy picks. A steered reply updates the replica set, Algorithm 2, and
- * leaves with the address the client sent to. Everything else passes to the kernel,
- * which routes it unchanged. IPv4; an IPv6 datagram passes, unsteered.
+ * leaves with the address the client sent to. xkv's other datagrams are forwarded as
+ * they are, by the FIB and a redirect like the steered ones; everything else passes to
+ * the kernel, which routes it (and answers ARP, ICMP, fragments). IPv4; an IPv6
+ * datagram passes, unsteered.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -201,7 +203,7 @@ static __always_inline __u32 dir_select(const struct xkv_dir_config *cfg, __u32 
 	return nth_of(set, (*turn)++ % (__u32)__builtin_popcount(set));
 }
 
-/* Sends the rewritten datagram on its way: its next hop by the FIB, else the kernel's. */
+/* Sends the datagram on its way: its next hop by the FIB, else the kernel's. */
 static __always_inline int dir_forward(struct xdp_md *ctx, struct dir_packet *p)
 {
 	struct bpf_fib_lookup fib = {
@@ -225,6 +227,12 @@ static __always_inline int dir_forward(struct xdp_md *ctx, struct dir_packet *p)
 	p->ip->ttl--;
 	__builtin_memcpy(p->eth->h_dest, fib.dmac, ETH_ALEN);
 	__builtin_memcpy(p->eth->h_source, fib.smac, ETH_ALEN);
+	/*
+	 * A veth hands over a partial UDP checksum, for the receiver's stack to trust; a
+	 * redirected frame reaches that stack without the mark and would be dropped. 0,
+	 * no checksum, IPv4 allows.
+	 */
+	p->udp->check = 0;
 	return bpf_redirect(fib.ifindex, 0);
 }
 
@@ -296,13 +304,13 @@ static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet 
 		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
 	e = bpf_map_lookup_elem(&xkv_dir_keys, &hash);
 	if (!e)
-		return dir_count(XKV_DIR_STAT_UNREPLICATED, XDP_PASS);
+		return dir_count(XKV_DIR_STAT_UNREPLICATED, dir_forward(ctx, p));
 	/* an old client's request would reach a home that may not hold the newest value */
 	if (!p->ext)
 		return dir_count(XKV_DIR_STAT_NO_EXTENSION, XDP_DROP);
 	target = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
 	if (!target)
-		return dir_count(XKV_DIR_STAT_UNKNOWN_TARGET, XDP_PASS);
+		return dir_count(XKV_DIR_STAT_UNKNOWN_TARGET, dir_forward(ctx, p));
 	if (*target >= cfg->nservers)
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
 	return dir_request(ctx, p, cfg, e, hash, *target);
@@ -338,7 +346,7 @@ static __always_inline int dir_on_reply(struct xdp_md *ctx, struct dir_packet *p
 	__u64 hash;
 
 	if (!p->ext || !(p->ext->dflags & XKV_DIR_STEERED))
-		return dir_count(XKV_DIR_STAT_UNREPLICATED, XDP_PASS);
+		return dir_count(XKV_DIR_STAT_UNREPLICATED, dir_forward(ctx, p));
 	from = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
 	target = p->ext->target;
 	if (!from || *from >= cfg->nservers || target >= cfg->nservers)
