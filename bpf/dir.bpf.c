@@ -184,11 +184,13 @@ static __always_inline __u32 nth_of(__u32 set, __u32 n)
 static __always_inline __u32 dir_select(const struct xkv_dir_config *cfg, __u32 set)
 {
 	struct xkv_dir_loads *loads;
-	__u32 zero = 0, best = 0, best_load = 0xffffffff;
+	__u32 zero = 0, best = nth_of(set, 0), best_load;
 	__u32 *turn;
 
 	if (cfg->select == XKV_DIR_SELECT_LEAST_LOADED &&
 	    (loads = bpf_map_lookup_elem(&xkv_dir_load, &zero))) {
+		/* from a member of the set: every one may report the highest load */
+		best_load = loads->load[best & (XKV_DIR_SERVERS - 1)];
 		for (__u32 id = 0; id < XKV_DIR_SERVERS; id++) {
 			if ((set >> id & 1) && loads->load[id] < best_load) {
 				best = id;
@@ -285,6 +287,23 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 	return dir_forward(ctx, p);
 }
 
+/* Whether id names a configured server. */
+static __always_inline bool dir_server_ok(const struct xkv_dir_config *cfg, __u32 id)
+{
+	return id < cfg->nservers && id < XKV_DIR_SERVERS;
+}
+
+/*
+ * A request the directory does not steer: the extension's fields are the directory's
+ * to fill, so whatever a client put there goes, lest a server echo it in a reply and
+ * the reply pass for a steered one (Algorithm 2 would believe it).
+ */
+static __always_inline void dir_unsteered(struct dir_packet *p)
+{
+	if (p->ext)
+		__builtin_memset(p->ext, 0, sizeof(*p->ext));
+}
+
 /* A request to the xkv port: steered if its key is replicated, else on unchanged. */
 static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet *p,
 					  const struct xkv_dir_config *cfg)
@@ -303,24 +322,33 @@ static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet 
 	    xkv_hash_within((const __u8 *)data + key_off, key_len, end, &hash))
 		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
 	e = bpf_map_lookup_elem(&xkv_dir_keys, &hash);
-	if (!e)
+	if (!e) {
+		dir_unsteered(p);
 		return dir_count(XKV_DIR_STAT_UNREPLICATED, dir_forward(ctx, p));
+	}
 	/* an old client's request would reach a home that may not hold the newest value */
 	if (!p->ext)
 		return dir_count(XKV_DIR_STAT_NO_EXTENSION, XDP_DROP);
 	target = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
-	if (!target)
+	if (!target) {
+		dir_unsteered(p);
 		return dir_count(XKV_DIR_STAT_UNKNOWN_TARGET, dir_forward(ctx, p));
-	if (*target >= cfg->nservers)
+	}
+	if (!dir_server_ok(cfg, *target))
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
 	return dir_request(ctx, p, cfg, e, hash, *target);
 }
 
-/* Algorithm 2: a steered reply from server id `from`; its stats slot. */
+/*
+ * Algorithm 2: a steered reply from server id `from`; its stats slot. A version the
+ * directory never gave (past ver_next) changes nothing: no server acknowledged it.
+ */
 static __always_inline __u32 dir_reply_update(struct xkv_dir_entry *e, __u64 ver, __u32 from)
 {
 	__u32 slot = XKV_DIR_STAT_REPLY_OLDER;
 
+	if (xkv_dir_newer(ver, *(volatile __u64 *)&e->ver_next)) /* clang 14: no atomic load */
+		return XKV_DIR_STAT_REPLY_UNISSUED;
 	bpf_spin_lock(&e->lock);
 	if (xkv_dir_newer(ver, e->ver_curr)) {
 		e->ver_curr = ver;
@@ -349,7 +377,7 @@ static __always_inline int dir_on_reply(struct xdp_md *ctx, struct dir_packet *p
 		return dir_count(XKV_DIR_STAT_UNREPLICATED, dir_forward(ctx, p));
 	from = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
 	target = p->ext->target;
-	if (!from || *from >= cfg->nservers || target >= cfg->nservers)
+	if (!from || !dir_server_ok(cfg, *from) || !dir_server_ok(cfg, target))
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
 	loads = bpf_map_lookup_elem(&xkv_dir_load, &zero);
 	if (loads)
@@ -372,21 +400,22 @@ int xkv_dir(struct xdp_md *ctx)
 	const struct xkv_dir_config *cfg;
 	struct dir_packet p;
 	__u32 zero = 0, why;
-	bool request;
+	bool to_port, from_port;
 
 	cfg = bpf_map_lookup_elem(&xkv_dir_config, &zero);
 	if (!cfg || !cfg->port || !dir_parse(ctx, &p))
 		return dir_count(XKV_DIR_STAT_PASSED, XDP_PASS);
-	request = p.udp->dest == bpf_htons(cfg->port);
-	if (!request && p.udp->source != bpf_htons(cfg->port))
+	to_port = p.udp->dest == bpf_htons(cfg->port);
+	from_port = p.udp->source == bpf_htons(cfg->port);
+	if (!to_port && !from_port)
 		return dir_count(XKV_DIR_STAT_PASSED, XDP_PASS);
 	why = dir_parse_xkv(ctx, &p);
 	if (why)
 		return dir_count(why, XDP_PASS);
-	/* a reply from the port is a server's; anything else to it, a client's request */
+	/* by the reply bit: a client may send from the port too, to a server's */
 	if (p.hdr->op & XKV_OP_REPLY)
-		return request ? dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS) : dir_on_reply(ctx, &p, cfg);
-	if (!request)
+		return from_port ? dir_on_reply(ctx, &p, cfg) : dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
+	if (!to_port)
 		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
 	return dir_on_request(ctx, &p, cfg);
 }

@@ -92,6 +92,7 @@ struct xkv_dir_config {
 	X(REPLY_SAME, "reply_same")	    /* its sender joined the replica set */                \
 	X(REPLY_OLDER, "reply_older")	    /* an older version: the set unchanged */              \
 	X(REPLY_UNKNOWN, "reply_unknown")   /* a steered reply of a key no longer held */          \
+	X(REPLY_UNISSUED, "reply_unissued") /* a version never given: the set unchanged */         \
 	X(MALFORMED, "malformed")	    /* an xkv header that is not one: dropped */           \
 	X(NO_EXTENSION, "no_extension")	    /* a replicated key's request without it: dropped */   \
 	X(UNKNOWN_TARGET, "unknown_target") /* replicated, addressed to no server of ours */       \

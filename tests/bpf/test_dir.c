@@ -346,6 +346,68 @@ Test(dir, replies_reset_or_join_the_replica_set)
 	cr_assert_eq(entry().ver_curr, 9);
 }
 
+/* What a client writes in the extension goes: no reply can pass for a steered one. */
+Test(dir, a_clients_extension_is_cleared_where_the_directory_does_not_steer)
+{
+	struct pkt_spec forged = request(XKV_OP_PUT, "cold", false);
+	const struct xkv_dir_ext zero = {0};
+	struct xkv_dir_ext e;
+	struct out o;
+
+	replicate(1u << 2, 9, 9, 0, false);
+	forged.dir_ext = (struct xkv_dir_ext){.key_hash = htobe64(hot_hash()),
+					      .ver = htobe64(1ull << 62), .target = 1,
+					      .dflags = XKV_DIR_STEERED};
+	o = run(&forged, XKV_DIR_STAT_UNREPLICATED);
+	cr_assert_eq(o.verdict, XDP_PASS);
+	e = ext_of(&o);
+	cr_assert_eq(memcmp(&e, &zero, sizeof(e)), 0, "a client's fields went on to the server");
+}
+
+/* A version past ver_next was never given: no server can have acknowledged it. */
+Test(dir, a_reply_with_a_version_never_given_changes_nothing)
+{
+	const struct pkt_spec forged = reply(3, 7, 0, 0);
+	struct out o;
+
+	replicate(1u << 2, 5, 6, 0, false);
+	o = run(&forged, XKV_DIR_STAT_REPLY_UNISSUED);
+	cr_assert_eq(o.verdict, XDP_PASS, "its client still gets it");
+	assert_addr(ip_of(&o)->saddr, "10.0.1.1");
+	cr_assert_eq(entry().rset, 1u << 2);
+	cr_assert_eq(entry().ver_curr, 5);
+}
+
+/* Every server of the set may report the highest load: the choice stays in the set. */
+Test(dir, least_loaded_never_leaves_the_set)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct out o;
+
+	config(XKV_DIR_SELECT_LEAST_LOADED, 0xf);
+	replicate(1u << 2, 4, 4, 0, false);
+	for (__u32 id = 0; id < SERVERS; id++) {
+		const struct pkt_spec r = reply(id, 1, 0, UINT32_MAX);
+
+		run(&r, XKV_DIR_STAT_REPLY_OLDER);
+	}
+	o = run(&get, XKV_DIR_STAT_READ);
+	cr_assert_eq(steered_to(&o, 0), 2);
+}
+
+/* A client may send from the xkv port too: its reply is still a reply. */
+Test(dir, a_reply_to_a_client_on_the_xkv_port_is_a_reply)
+{
+	struct pkt_spec r = reply(2, 10, 0, 0);
+	struct out o;
+
+	replicate(1u << 1, 9, 10, 0, false);
+	r.dport = PKT_PORT;
+	o = run(&r, XKV_DIR_STAT_REPLY_NEWER);
+	cr_assert_eq(entry().rset, 1u << 2);
+	assert_addr(ip_of(&o)->saddr, "10.0.1.1");
+}
+
 /* A reply leaves from the server the client addressed, whichever answered. */
 Test(dir, a_reply_takes_the_address_the_client_sent_to)
 {

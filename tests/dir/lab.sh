@@ -115,8 +115,9 @@ want = 1 << int(sys.argv[2])
 sys.exit(not (e["rset"] == want and e["ver_curr"] == 6 and e["ver_next"] == 6
               and e["reads"] == 5 and e["writes"] == 1))
 PY
-# the version 2 request was dropped and counted (XKV_DIR_STATS: no_extension is slot 9)
-stats=$(bpftool -j map lookup pinned "$pin/xkv_dir_stats" key hex $(le 9 4))
+# the version 2 request was dropped and counted: no_extension's slot, XKV_DIR_STATS's order
+slot=$(grep -o 'X([A-Z_]*,' "$here/../../include/xkv/dir.h" | grep -n 'X(NO_EXTENSION,' | cut -d: -f1)
+stats=$(bpftool -j map lookup pinned "$pin/xkv_dir_stats" key hex $(le $((slot - 1)) 4))
 python3 - "$stats" <<'PY' || fail "no_extension, per CPU: $stats"
 import json, sys
 sys.exit(sum(c["value"] for c in json.loads(sys.argv[1])["formatted"]["values"]) != 1)
