@@ -1749,6 +1749,26 @@ Test(execute, mc_ascii_get_set_delete)
 	xkv_worker_fini(&w);
 }
 
+/* The binary protocol's expiration is unsigned: 2^31 and up are Unix times, far off. */
+Test(execute, mc_binary_expiration_is_unsigned)
+{
+	static uint8_t body[FRAME], dgram[FRAME];
+	const uint32_t far = htonl(0x80000000u);
+	struct xkv_mc_bin_hdr h;
+	struct xkv_worker w;
+	uint32_t len;
+
+	mc_worker(&w, 0, 1);
+	len = (uint32_t)mc_bin_request(body, XKV_MC_BIN_SET, "far", "v", 1, 0);
+	memcpy(body + MC_BIN_HDR + 4, &far, sizeof(far)); /* after the flags */
+	mc_id++;
+	xkv_worker_mc_datagram(&w, &origin, dgram, mc_dgram(dgram, mc_id, body, len));
+	cr_assert(mc_reply(0, mc_id));
+	cr_assert(mc_binary(&w, XKV_MC_BIN_GET, "far", NULL, 0, 0, &h));
+	cr_assert_eq(ntohs(h.status), XKV_MC_BIN_S_OK, "expired at once, as a negative time");
+	xkv_worker_fini(&w);
+}
+
 Test(execute, mc_ascii_noreply_sends_nothing)
 {
 	struct xkv_worker w;

@@ -57,6 +57,8 @@ Test(servers, a_bad_entry_is_refused_and_named)
 {
 	static const char *const bad[] = {
 		"a,,b", "a,", "h:0x10", "h:1:0", "h:1:x", "h:99999", "[::1", "[::1]x", "h:1 ", ":1",
+		/* 82 bytes: twemproxy would hash past its buffer, no placement to agree with */
+		"h:1 nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

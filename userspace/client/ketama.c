@@ -13,6 +13,7 @@
 #define POINTS_PER_SERVER 160 /* at weight 1 of equal weights */
 #define POINTS_PER_HASH	  4   /* an md5 is 4 little-endian words: 4 points */
 #define NAME_MAX_LEN	  86  /* twemproxy's KETAMA_MAX_HOSTLEN, NUL included */
+_Static_assert(XKV_KETAMA_NAME_MAX + sizeof("-159") <= NAME_MAX_LEN, "NAME-i always fits");
 
 struct xkv_ketama_point {
 	uint32_t value;
@@ -56,7 +57,8 @@ int xkv_ketama_init(struct xkv_ketama *k, const struct xkv_ketama_server *server
 	if (n == 0 || n > XKV_KETAMA_SERVERS_MAX)
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
-		if (!servers[i].weight || !servers[i].name || !servers[i].name[0])
+		if (!servers[i].weight || !servers[i].name || !servers[i].name[0] ||
+		    strlen(servers[i].name) > XKV_KETAMA_NAME_MAX)
 			return -EINVAL;
 		total += servers[i].weight;
 	}
@@ -72,8 +74,6 @@ int xkv_ketama_init(struct xkv_ketama *k, const struct xkv_ketama_server *server
 			char name[NAME_MAX_LEN];
 			int len = snprintf(name, sizeof(name), "%s-%u", servers[i].name, h);
 
-			if (len >= (int)sizeof(name)) /* twemproxy truncates too */
-				len = sizeof(name) - 1;
 			for (unsigned w = 0; w < POINTS_PER_HASH; w++)
 				k->points[k->npoints++] = (struct xkv_ketama_point){
 					.value = md5_word(name, (size_t)len, w), .server = i};

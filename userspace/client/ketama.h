@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #define XKV_KETAMA_SERVERS_MAX 256
+#define XKV_KETAMA_NAME_MAX    81 /* "NAME-159" and its NUL in twemproxy's 86 bytes */
 
 struct xkv_ketama_server {
 	const char *name; /* twemproxy's: "HOST:PORT", or "HOST" on 11211, or as named */

@@ -7,7 +7,7 @@
 
 #include "client/servers.h"
 
-#define MEMCACHED_PORT "11211" /* twemproxy leaves it out of a server's name */
+#define MEMCACHED_PORT 11211 /* twemproxy leaves it out of a server's name */
 
 /* Whether s[0..len) is 1 to 5 digits. */
 static bool digits(const char *s, size_t len)
@@ -100,12 +100,13 @@ static int parse_one(const char *e, size_t len, struct xkv_server_addr *s)
 	if (take_weight(buf, &s->weight) || split_host_port(buf, s))
 		return -EINVAL;
 	if (!s->name[0]) {
-		if (!strcmp(s->port, MEMCACHED_PORT))
+		if (atoi(s->port) == MEMCACHED_PORT)
 			snprintf(s->name, sizeof(s->name), "%s", s->host);
 		else
 			snprintf(s->name, sizeof(s->name), "%s:%s", s->host, s->port);
 	}
-	return 0;
+	/* twemproxy hashes "NAME-159" in 86 bytes: a longer name places keys its own way */
+	return strlen(s->name) <= XKV_KETAMA_NAME_MAX ? 0 : -EINVAL;
 }
 
 int xkv_servers_parse(const char *list, uint16_t default_port, struct xkv_server_addr **out,
@@ -116,8 +117,10 @@ int xkv_servers_parse(const char *list, uint16_t default_port, struct xkv_server
 
 	for (const char *p = list; *p; p++)
 		count += *p == ',';
-	if (count > XKV_KETAMA_SERVERS_MAX)
+	if (count > XKV_KETAMA_SERVERS_MAX) {
+		*bad = XKV_KETAMA_SERVERS_MAX; /* the first one too many */
 		return -EINVAL;
+	}
 	s = calloc(count, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

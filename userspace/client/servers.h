@@ -15,7 +15,7 @@
 struct xkv_server_addr {
 	char host[256];
 	char port[8];
-	char name[300]; /* ketama hashes 85 bytes of "NAME-i" at most, as twemproxy */
+	char name[300]; /* at most XKV_KETAMA_NAME_MAX: longer is refused */
 	uint32_t weight;
 };
 

@@ -222,7 +222,7 @@ static enum xkv_mc_verdict binary_decode(const uint8_t *p, size_t len, struct xk
 	} else if (set) {
 		memcpy(extras, body, sizeof(extras)); /* flags, expiration; any alignment */
 		msg->mc.cmd.flags = ntohl(extras[0]);
-		msg->mc.cmd.exptime = (int32_t)ntohl(extras[1]);
+		msg->mc.cmd.exptime = ntohl(extras[1]); /* unsigned, unlike the text's */
 		msg->frag = body + h.extras_len + key_len;
 		msg->value_len = msg->frag_len = value_len;
 	}
