@@ -12,16 +12,7 @@ dir_lab_ns_c() { echo "${dir_prefix}c"; }
 dir_lab_ns_d() { echo "${dir_prefix}d"; }
 dir_lab_ns_s() { echo "${dir_prefix}s$1"; }
 
-# dir_lab_link NS_A IF_A IP_A NS_B IF_B IP_B: a veth between two hosts, a /24 each end.
-dir_lab_link() {
-	ip link add "$2" type veth peer name "$5"
-	ip link set "$2" netns "$1"
-	ip link set "$5" netns "$4"
-	ip -n "$1" addr add "$3/24" dev "$2"
-	ip -n "$4" addr add "$6/24" dev "$5"
-	ip -n "$1" link set "$2" up
-	ip -n "$4" link set "$5" up
-}
+. "$(dirname "${BASH_SOURCE[0]}")/netns-pair.sh" # netns_link
 
 dir_lab_up() {
 	local c d s i
@@ -31,13 +22,13 @@ dir_lab_up() {
 		ip -n "$ns" link set lo up
 	done
 	ip netns exec "$d" sysctl -qw net.ipv4.ip_forward=1
-	dir_lab_link "$c" "${dir_prefix}c0" 10.0.0.1 "$d" "${dir_prefix}dc" 10.0.0.254
+	netns_link "$c" "${dir_prefix}c0" 10.0.0.1 "$d" "${dir_prefix}dc" 10.0.0.254
 	ip -n "$c" route add default via 10.0.0.254
 	for i in $(seq 0 $((dir_nservers - 1))); do
 		s=$(dir_lab_ns_s "$i")
 		ip netns add "$s"
 		ip -n "$s" link set lo up
-		dir_lab_link "$s" "${dir_prefix}s$i" "10.0.$((i + 1)).1" "$d" "${dir_prefix}d$i" \
+		netns_link "$s" "${dir_prefix}s$i" "10.0.$((i + 1)).1" "$d" "${dir_prefix}d$i" \
 			"10.0.$((i + 1)).254"
 		ip -n "$s" route add default via "10.0.$((i + 1)).254"
 	done

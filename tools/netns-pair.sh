@@ -14,15 +14,21 @@ netns_pair_up() {
 
 # netns_pair_veth IF_S IF_C IP_S IP_C QUEUES: one more veth pair between the two hosts.
 netns_pair_veth() {
-	local a=$1 b=$2 ip_a=$3 ip_b=$4 q=$5
-	ip link add "$a" numtxqueues "$q" numrxqueues "$q" type veth \
-		peer name "$b" numtxqueues "$q" numrxqueues "$q"
-	ip link set "$a" netns "$ns_s"
-	ip link set "$b" netns "$ns_c"
-	ip -n "$ns_s" addr add "$ip_a/24" dev "$a"
-	ip -n "$ns_c" addr add "$ip_b/24" dev "$b"
-	ip -n "$ns_s" link set "$a" up
-	ip -n "$ns_c" link set "$b" up
+	netns_link "$ns_s" "$1" "$3" "$ns_c" "$2" "$4" "$5"
+}
+
+# netns_link NS_A IF_A IP_A NS_B IF_B IP_B [QUEUES]: a veth between two namespaces, an
+# address in a /24 at each end, QUEUES (1) tx and rx queues a side.
+netns_link() {
+	local q=${7:-1}
+	ip link add "$2" numtxqueues "$q" numrxqueues "$q" type veth \
+		peer name "$5" numtxqueues "$q" numrxqueues "$q"
+	ip link set "$2" netns "$1"
+	ip link set "$5" netns "$4"
+	ip -n "$1" addr add "$3/24" dev "$2"
+	ip -n "$4" addr add "$6/24" dev "$5"
+	ip -n "$1" link set "$2" up
+	ip -n "$4" link set "$5" up
 }
 
 # Kills what still runs in the namespaces, removes them and the server side's pins.
