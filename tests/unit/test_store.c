@@ -297,18 +297,18 @@ Test(store, install_replaces_and_accounts_the_old_item)
 	cr_assert_eq(old_len, 5);
 	assert_value("k", v, sizeof(v));
 	cr_assert_eq(stats().items, 1);
-	/* 24-byte header, 1-byte key padded to 8, 3000 bytes (a multiple of 8) */
-	cr_assert_eq(stats().bytes_used, 24 + 8 + 3000, "%lu", stats().bytes_used);
+	/* 32-byte header, 1-byte key padded to 8, 3000 bytes (a multiple of 8) */
+	cr_assert_eq(stats().bytes_used, 32 + 8 + 3000, "%lu", stats().bytes_used);
 	/* the same length again, which put would rewrite in place */
 	v[0] = 'y';
 	cr_assert_eq(install("k", v, sizeof(v), &old_len), 0);
 	cr_assert_eq(old_len, 3000);
 	assert_value("k", v, sizeof(v));
-	cr_assert_eq(stats().bytes_used, 24 + 8 + 3000);
+	cr_assert_eq(stats().bytes_used, 32 + 8 + 3000);
 	cr_assert_eq(install("k", "s", 1, &old_len), 0, "shrinks");
 	cr_assert_eq(old_len, 3000);
 	assert_value("k", "s", 1);
-	cr_assert_eq(stats().bytes_used, 24 + 8 + 8);
+	cr_assert_eq(stats().bytes_used, 32 + 8 + 8);
 	cr_assert_eq(del("k"), 0);
 	cr_assert_eq(stats().bytes_used, 0, "every byte returns to the budget");
 	cr_assert_eq(stats().items, 0);
@@ -783,6 +783,31 @@ Test(store_meta, flags_come_back_and_every_version_gets_a_new_cas)
 	cr_assert_eq(m.cas, cas3);
 }
 
+/* A directory's version goes and comes with its value, rewritten in place or not. */
+Test(store_meta, the_directorys_version_travels_with_the_value)
+{
+	struct xkv_item_meta m = {.ver = 41}, got;
+	const char *k = "hot";
+	uint64_t h = xkv_hash(k, 3);
+
+	cr_assert_eq(xkv_store_put_meta(s, k, 3, h, "one", 3, &m), 0);
+	cr_assert_eq(get_meta(k, &got), 0);
+	cr_assert_eq(got.ver, 41);
+	m.ver = 42; /* the same length: in place */
+	cr_assert_eq(xkv_store_put_meta(s, k, 3, h, "two", 3, &m), 0);
+	cr_assert_eq(get_meta(k, &got), 0);
+	cr_assert_eq(got.ver, 42);
+	cr_assert_eq(touch(k, 0, &got), 0);
+	cr_assert_eq(got.ver, 42, "touch keeps it");
+	m.ver = 43; /* a new item */
+	cr_assert_eq(xkv_store_put_meta(s, k, 3, h, out, 3000, &m), 0);
+	cr_assert_eq(get_meta(k, &got), 0);
+	cr_assert_eq(got.ver, 43);
+	cr_assert_eq(put(k, "v", 1), 0);
+	cr_assert_eq(get_meta(k, &got), 0);
+	cr_assert_eq(got.ver, 0, "a write that is not the directory's leaves none");
+}
+
 /* An expired item is absent for get, get_meta and value_len; delete unlinks it. */
 Test(store_meta, expired_items_are_absent_for_every_read)
 {
@@ -882,7 +907,8 @@ Test(store_meta, installed_items_carry_meta)
 	uint64_t cas;
 
 	cr_assert_not_null(item);
-	xkv_store_item_set_meta(item, 42, xkv_store_now(s) + 60);
+	xkv_store_item_set_meta(item, &(struct xkv_item_meta){.flags = 42,
+							       .exptime = xkv_store_now(s) + 60});
 	cr_assert_eq(xkv_store_install(s, item, xkv_hash("k", 1), NULL), 0);
 	cas = xkv_store_item_cas(item);
 	cr_assert_neq(cas, 0);

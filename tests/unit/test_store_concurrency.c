@@ -130,7 +130,9 @@ static struct xkv_item_meta value_meta(const uint8_t *v, uint32_t len)
 
 	if (len >= sizeof(head))
 		memcpy(&head, v, sizeof(head));
-	return (struct xkv_item_meta){.flags = head.check, .exptime = EXPTIME_BASE + head.seq};
+	return (struct xkv_item_meta){.flags = head.check,
+				      .exptime = EXPTIME_BASE + head.seq,
+				      .ver = (uint64_t)head.seq << 32 | head.check};
 }
 
 /* The meta a reader copied with v: the writer's, and a CAS of the key's partition. */
@@ -138,7 +140,7 @@ static bool meta_ok(const struct xkv_item_meta *m, const uint8_t *v, uint32_t le
 {
 	struct xkv_item_meta want = value_meta(v, len);
 
-	return m->flags == want.flags && m->exptime == want.exptime &&
+	return m->flags == want.flags && m->exptime == want.exptime && m->ver == want.ver &&
 	       m->cas % XKV_PARTITIONS == xkv_partition(hashes[key]) && m->cas >= XKV_PARTITIONS;
 }
 
@@ -468,7 +470,7 @@ static void *builder(void *arg)
 
 		h->item = xkv_store_item_new(keys[h->key], key_lens[h->key], v, h->len);
 		cr_assert_not_null(h->item);
-		xkv_store_item_set_meta(h->item, meta.flags, meta.exptime);
+		xkv_store_item_set_meta(h->item, &meta);
 		while (!xkv_spsc_push(&ring, h))
 			sched_yield();
 	}

@@ -35,7 +35,7 @@ struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 	item->capacity[1] = (uint8_t)(capacity >> 8);
 	item->capacity[2] = (uint8_t)(capacity >> 16);
 	atomic_init(&item->referenced, 0);
-	item_set_meta(item, 0, 0, 0); /* item_link gives it its CAS */
+	item_set_meta(item, 0, 0, 0, 0); /* item_link gives it its CAS */
 	memcpy(item->data, key, key_len);
 	/* not published yet: plain copies, ordered before readers by the slot's release */
 	if (value_len)

@@ -18,8 +18,9 @@
  *    and readers retry when it moved.
  *  - Tables grow the same way: a writer publishes a larger copy of its partition's
  *    table, readers of the old one finish undisturbed, and it is freed after them.
- *  - Items carry what memcached clients keep beside a value (struct xkv_item_meta),
- *    read under the same version as the value. An item that expired, or was stored
+ *  - Items carry what memcached clients keep beside a value, and a coherence
+ *    directory's version (struct xkv_item_meta), read under the same version as the
+ *    value. An item that expired, or was stored
  *    before a flush (xkv_store_flush), is absent for every read; its partition's
  *    writer unlinks it when it meets it (a write to its key, delete, CLOCK).
  *  - Item memory is reclaimed with quiescent-state-based RCU (liburcu QSBR): every
@@ -108,14 +109,15 @@ int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64
 		  const void *value, uint32_t value_len);
 
 /*
- * Like xkv_store_put, with flags and exptime from *meta (NULL: 0, 0); sets meta->cas
- * to the new version's CAS on 0. Every write gives its item a new CAS, put's too.
+ * Like xkv_store_put, with flags, exptime and ver from *meta (NULL: 0, 0, 0); sets
+ * meta->cas to the new version's CAS on 0. Every write gives its item a new CAS,
+ * put's too.
  */
 int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		       const void *value, uint32_t value_len, struct xkv_item_meta *meta);
 
 /*
- * The writer only: sets key's exptime, keeping its value, flags and CAS (as memcached's
+ * The writer only: sets key's exptime, keeping its value, flags, CAS and ver (as memcached's
  * touch does); fills *meta (unless NULL) with the result. 0 or -ENOENT.
  */
 int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
@@ -148,8 +150,8 @@ struct xkv_item;
 struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const void *value,
 				    uint32_t value_len);
 
-/* Before install: the item's flags and exptime (item_new leaves them 0). */
-void xkv_store_item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t exptime);
+/* Before install: the item's flags, exptime and ver (item_new leaves them 0). */
+void xkv_store_item_set_meta(struct xkv_item *item, const struct xkv_item_meta *meta);
 
 /*
  * The CAS install gave item: the writer, after install returned 0 and before its next

@@ -21,9 +21,9 @@
 #define XKV_SLOT_PTR_MASK ((1ULL << 48) - 1)
 
 /*
- * 24 bytes before the key: with a 16-byte key and a 64-byte value an item is 104
- * bytes, which malloc serves from a 112-byte chunk. Items carry no rcu_head: they
- * are freed in batches (item_retire). The memcached meta (flags, exptime, cas) is
+ * 32 bytes before the key: with a 16-byte key and a 64-byte value an item is 112
+ * bytes, which malloc serves from a 128-byte chunk. Items carry no rcu_head: they
+ * are freed in batches (item_retire). The meta (flags, exptime, cas, ver) is
  * rewritten in place with the value, under the bucket's version, so readers copy it
  * with relaxed loads and the version says whether it is whole.
  */
@@ -34,10 +34,11 @@ struct xkv_item {
 	_Atomic uint32_t flags;	    /* the client's, opaque */
 	_Atomic uint32_t exptime;   /* store clock (xkv_store_now) it expires at; 0: never */
 	_Atomic uint64_t cas;	    /* partition_cas_next's; set as the item is linked */
+	_Atomic uint64_t ver;	    /* a coherence directory's (xkv_item_meta.ver) */
 	uint8_t data[] __attribute__((aligned(8))); /* key, padded to 8, then value */
 };
 
-_Static_assert(sizeof(struct xkv_item) == 24, "the item header packs into 24 bytes");
+_Static_assert(sizeof(struct xkv_item) == 32, "the item header packs into 32 bytes");
 _Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX + 8 < (1u << 24), "lengths fit their bits");
 
 /* One cache line: the chain's version, its link and seven tagged item addresses. */
@@ -146,10 +147,11 @@ static inline uint64_t partition_cas_next(struct xkv_store *s, uint32_t partitio
 }
 
 static inline void item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t exptime,
-				 uint64_t cas)
+				 uint64_t ver, uint64_t cas)
 {
 	atomic_store_explicit(&item->flags, flags, memory_order_relaxed);
 	atomic_store_explicit(&item->exptime, exptime, memory_order_relaxed);
+	atomic_store_explicit(&item->ver, ver, memory_order_relaxed);
 	atomic_store_explicit(&item->cas, cas, memory_order_relaxed);
 }
 

@@ -230,6 +230,7 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 			meta->flags = atomic_load_explicit(&item->flags, memory_order_relaxed);
 			meta->exptime = atomic_load_explicit(&item->exptime, memory_order_relaxed);
 			meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+			meta->ver = atomic_load_explicit(&item->ver, memory_order_relaxed);
 		}
 		/*
 		 * Never beyond the capacity: set before the item was published, rewritten
@@ -405,6 +406,7 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 {
 	uint32_t partition = xkv_partition(hash);
 	uint32_t flags = meta ? meta->flags : 0, exptime = meta ? meta->exptime : 0;
+	uint64_t ver = meta ? meta->ver : 0;
 	struct xkv_table *t;
 	struct xkv_bucket *head;
 	_Atomic uint64_t *slot;
@@ -428,7 +430,7 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 			/* the caller's value is only read: into_item copies from it */
 			value_copy(item_value(old), (uint8_t *)value, value_len, true);
 			item_set_lengths(old, key_len, value_len);
-			item_set_meta(old, flags, exptime, partition_cas_next(s, partition));
+			item_set_meta(old, flags, exptime, ver, partition_cas_next(s, partition));
 			bucket_write_end(head);
 			if (meta)
 				meta->cas = atomic_load_explicit(&old->cas, memory_order_relaxed);
@@ -446,7 +448,7 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 		memory_release(s, bytes);
 		return -ENOMEM;
 	}
-	item_set_meta(item, flags, exptime, 0);
+	item_set_meta(item, flags, exptime, ver, 0);
 	err = item_link(s, item, hash, NULL);
 	/* ours until our next quiescent state, even if replaced meanwhile */
 	if (!err && meta)
@@ -478,9 +480,9 @@ struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const voi
 	return item_new(key, key_len, value, value_len);
 }
 
-void xkv_store_item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t exptime)
+void xkv_store_item_set_meta(struct xkv_item *item, const struct xkv_item_meta *meta)
 {
-	item_set_meta(item, flags, exptime, 0);
+	item_set_meta(item, meta->flags, meta->exptime, meta->ver, 0);
 }
 
 uint64_t xkv_store_item_cas(const struct xkv_item *item)
@@ -560,6 +562,7 @@ int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint
 		meta->flags = atomic_load_explicit(&item->flags, memory_order_relaxed);
 		meta->exptime = exptime;
 		meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+		meta->ver = atomic_load_explicit(&item->ver, memory_order_relaxed);
 	}
 	return 0;
 }
