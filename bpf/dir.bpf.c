@@ -137,34 +137,24 @@ static __always_inline bool dir_parse(struct xdp_md *ctx, struct dir_packet *p)
 	return true;
 }
 
-/*
- * The xkv header of p, and the extension after it: 0, or XKV_DIR_STAT_MALFORMED. A
- * version 3 datagram is a version 2 one with the extension spliced in after the
- * header, so that header's checks are xkv_hdr_check's on what is left.
- */
+/* The xkv header of p, and the extension after it in version 3: 0, or XKV_DIR_STAT_MALFORMED. */
 static __always_inline __u32 dir_parse_xkv(struct xdp_md *ctx, struct dir_packet *p)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	__u32 payload = bpf_ntohs(p->udp->len), ext_len = 0;
-	struct xkv_hdr h;
+	__u32 payload = bpf_ntohs(p->udp->len), ext_len;
 
-	if ((void *)(p->hdr + 1) > end || payload < sizeof(struct udphdr) + sizeof(h) ||
+	if ((void *)(p->hdr + 1) > end || payload < sizeof(struct udphdr) + sizeof(*p->hdr) ||
 	    (void *)p->udp + payload > end)
 		return XKV_DIR_STAT_MALFORMED;
-	h = *p->hdr;
-	if (h.version == XKV_DIR_VERSION && h.flags == XKV_F_DIR) {
+	if (xkv_hdr_check(p->hdr, payload - sizeof(struct udphdr)) != XKV_R_OK)
+		return XKV_DIR_STAT_MALFORMED;
+	ext_len = xkv_ext_len(p->hdr);
+	if (ext_len) {
 		p->ext = (void *)(p->hdr + 1);
 		if ((void *)(p->ext + 1) > end)
 			return XKV_DIR_STAT_MALFORMED;
-		ext_len = sizeof(*p->ext);
-		h.version = XKV_VERSION;
-		h.flags = 0;
 	}
-	payload -= sizeof(struct udphdr);
-	if (payload < ext_len ||
-	    xkv_hdr_check(&h, payload - ext_len) != XKV_R_OK)
-		return XKV_DIR_STAT_MALFORMED;
-	p->key_off = (void *)p->hdr + sizeof(h) + ext_len - data;
+	p->key_off = (void *)p->hdr + sizeof(*p->hdr) + ext_len - data;
 	return 0;
 }
 
@@ -329,6 +319,9 @@ static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet 
 	/* an old client's request would reach a home that may not hold the newest value */
 	if (!p->ext)
 		return dir_count(XKV_DIR_STAT_NO_EXTENSION, XDP_DROP);
+	/* each piece would take a version of its own, and maybe a server of its own */
+	if (p->hdr->frag_len != p->hdr->value_len)
+		return dir_count(XKV_DIR_STAT_SPLIT_WRITE, XDP_DROP);
 	target = bpf_map_lookup_elem(&xkv_dir_addrs, &addr);
 	if (!target) {
 		dir_unsteered(p);
@@ -384,8 +377,12 @@ static __always_inline int dir_on_reply(struct xdp_md *ctx, struct dir_packet *p
 		loads->load[*from & (XKV_DIR_SERVERS - 1)] = bpf_ntohl(p->ext->load);
 	hash = bpf_be64_to_cpu(p->ext->key_hash);
 	e = bpf_map_lookup_elem(&xkv_dir_keys, &hash);
-	slot = e ? dir_reply_update(e, bpf_be64_to_cpu(p->ext->ver), *from)
-		 : XKV_DIR_STAT_REPLY_UNKNOWN;
+	if (!e)
+		slot = XKV_DIR_STAT_REPLY_UNKNOWN;
+	else if (p->ext->dflags & XKV_DIR_NO_VERSION) /* a busy server holds nothing new */
+		slot = XKV_DIR_STAT_REPLY_NO_VERSION;
+	else
+		slot = dir_reply_update(e, bpf_be64_to_cpu(p->ext->ver), *from);
 	addressed = bpf_map_lookup_elem(&xkv_dir_servers, &target);
 	if (!addressed)
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);

@@ -82,7 +82,7 @@ int xkv_reuseport(struct sk_reuseport_md *md)
 	barrier_var(key_len); /* the verifier must see the bound on this register */
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
 		return reuse_drop(XKV_R_BAD_KEY_LEN);
-	if (bpf_skb_load_bytes(md, sizeof(udp) + sizeof(hdr), key, key_len))
+	if (bpf_skb_load_bytes(md, sizeof(udp) + sizeof(hdr) + xkv_ext_len(&hdr), key, key_len))
 		return reuse_drop(XKV_R_TRUNCATED);
 
 	/* the server refuses minos, dcrew and xkv here: no EWT claims, no hand-offs */

@@ -160,7 +160,7 @@ static __always_inline int xkv_parse_request(struct xdp_md *ctx, struct xkv_hdr 
 	if (hdr->op & XKV_OP_REPLY)
 		return XKV_R_REPLY_TO_SERVER;
 	req->op = hdr->op;
-	req->key_off = (void *)(hdr + 1) - data;
+	req->key_off = (void *)(hdr + 1) - data + xkv_ext_len(hdr); /* a directory's extension first */
 	req->key_len = xkv_be16(hdr->key_len);
 	req->value_len = xkv_be32(hdr->value_len);
 	req->frag_len = xkv_be32(hdr->frag_len);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The coherence directory (Pegasus, OSDI'20; docs/DIRECTORY.md), defined once for its
- * XDP program (bpf/dir.bpf.c), its controller and the tests: the protocol's version 3
- * extension that carries versions and load, the directory's maps, and its rules.
+ * XDP program (bpf/dir.bpf.c), its controller and the tests: the directory's maps and
+ * its rules. The protocol's version 3 extension, which carries versions and load, is
+ * the protocol's (struct xkv_dir_ext, include/xkv/proto.h).
  *
  * A request for a replicated key is steered by the directory: a READ to one server of
  * the key's replica set, a WRITE, stamped with the key's next version, to a server the
@@ -17,31 +18,8 @@
 
 #include "proto.h"
 
-#define XKV_DIR_VERSION	  3    /* a header of this version may carry the extension */
-#define XKV_F_DIR	  0x01 /* xkv_hdr.flags: struct xkv_dir_ext follows the header */
 #define XKV_DIR_SERVERS	  32   /* servers behind one directory: a set is a 32-bit word */
 #define XKV_DIR_KEYS	  4096 /* replicated keys at most: O(n log n) of 32 is some 160 */
-
-/* xkv_dir_ext.dflags */
-#define XKV_DIR_STEERED 0x01 /* set by the directory: the key is replicated, ver is its */
-
-/*
- * After the header and before the key, in requests and replies alike, when flags has
- * XKV_F_DIR (docs/PROTOCOL.md, "Version 3"). A client sends it zeroed; the directory
- * fills a request's fields for a replicated key; a server echoes them in its reply,
- * ver and load its own.
- */
-struct xkv_dir_ext {
-	__be64 key_hash;  /* xkv_hash of the key: the directory's, echoed in the reply */
-	__be64 ver;	  /* a steered WRITE's version; a reply's: what the server holds */
-	__be32 load;	  /* replies: the server's load (requests it has queued) */
-	__be32 write_set; /* a steered WRITE: the servers it goes to, a bit each */
-	__u8 target;	  /* the server the client addressed, whose address the reply takes */
-	__u8 dflags;	  /* XKV_DIR_STEERED */
-	__u8 pad[6];	  /* 0 */
-};
-
-_Static_assert(sizeof(struct xkv_dir_ext) == 32, "the directory's extension is 32 bytes");
 
 /* A server: where the directory sends what it steers there (xkv_dir_servers[id]). */
 struct xkv_dir_server {
@@ -97,7 +75,9 @@ struct xkv_dir_config {
 	X(NO_EXTENSION, "no_extension")	    /* a replicated key's request without it: dropped */   \
 	X(UNKNOWN_TARGET, "unknown_target") /* replicated, addressed to no server of ours */       \
 	X(BAD_SERVER, "bad_server")	    /* a server id or set out of range: dropped */         \
-	X(NO_SERVER, "no_server")	    /* no live server to choose: dropped */
+	X(NO_SERVER, "no_server")	    /* no live server to choose: dropped */                \
+	X(SPLIT_WRITE, "split_write")	    /* a replicated key's WRITE in pieces: dropped */      \
+	X(REPLY_NO_VERSION, "reply_no_version") /* it vouches for none (busy): set unchanged */
 
 #define XKV_DIR_STAT_ENUM(name, str) XKV_DIR_STAT_##name,
 enum xkv_dir_stat {
@@ -115,12 +95,5 @@ static inline const char *xkv_dir_stat_name(__u32 slot)
 	return slot < XKV_DIR_STAT_MAX ? names[slot] : "unknown";
 }
 #endif
-
-/* Whether version a is newer than b, in serial-number arithmetic: versions may wrap. */
-static __always_inline int xkv_dir_newer(__u64 a, __u64 b)
-{
-	return (__s64)(a - b) > 0;
-}
-
 
 #endif /* XKV_DIR_H */

@@ -21,6 +21,14 @@
 
 #define XKV_MAGIC	 0x584b /* "XK" */
 #define XKV_VERSION	 2 /* 2: the validation token (docs/PROTOCOL.md, "Amplification") */
+/*
+ * 3: version 2 with the coherence directory's extension (include/xkv/dir.h,
+ * docs/PROTOCOL.md "Version 3"): flags is XKV_F_DIR, and XKV_DIR_EXT_LEN bytes of
+ * struct xkv_dir_ext lie between the header and the key.
+ */
+#define XKV_DIR_VERSION	 3
+#define XKV_F_DIR	 0x01
+#define XKV_DIR_EXT_LEN	 32
 #define XKV_DEFAULT_PORT 7411
 
 #define XKV_KEY_MIN   1
@@ -59,10 +67,10 @@ enum { XKV_S_END = 0 XKV_STATUSES(XKV_STATUS_ONE) };
 
 struct xkv_hdr {
 	__be16 magic;	    /* XKV_MAGIC */
-	__u8 version;	    /* XKV_VERSION */
+	__u8 version;	    /* XKV_VERSION, or XKV_DIR_VERSION */
 	__u8 op;	    /* enum xkv_op, | XKV_OP_REPLY in replies */
 	__u8 status;	    /* enum xkv_status in replies, 0 in requests */
-	__u8 flags;	    /* none defined: must be 0 */
+	__u8 flags;	    /* 0; XKV_F_DIR in version 3 */
 	__be16 key_len;	    /* key bytes after the header: 1..250 in requests, 0 in replies */
 	__be32 request_id;  /* chosen by the client, echoed in every reply datagram */
 	__be32 value_len;   /* bytes of the whole value, 0..XKV_VALUE_MAX */
@@ -73,6 +81,34 @@ struct xkv_hdr {
 };
 
 _Static_assert(sizeof(struct xkv_hdr) == 40, "the wire header is 40 bytes");
+
+/* xkv_dir_ext.dflags */
+#define XKV_DIR_STEERED	   0x01 /* set by the directory: the key is replicated, ver is its */
+#define XKV_DIR_NO_VERSION 0x02 /* set by a server: its reply vouches for no version */
+
+/*
+ * After the header and before the key, in requests and replies alike, in version 3
+ * (docs/PROTOCOL.md, "Version 3"; the directory: include/xkv/dir.h). A client sends
+ * it zeroed; the directory fills a request's fields for a replicated key; a server
+ * echoes them in its reply, ver and load its own.
+ */
+struct xkv_dir_ext {
+	__be64 key_hash;  /* xkv_hash of the key: the directory's, echoed in the reply */
+	__be64 ver;	  /* a steered WRITE's version; a reply's: what the server holds */
+	__be32 load;	  /* replies: the server's load (requests it has queued) */
+	__be32 write_set; /* a steered WRITE: the servers it goes to, a bit each */
+	__u8 target;	  /* the server the client addressed, whose address the reply takes */
+	__u8 dflags;	  /* XKV_DIR_STEERED, XKV_DIR_NO_VERSION */
+	__u8 pad[6];	  /* 0 */
+};
+
+_Static_assert(sizeof(struct xkv_dir_ext) == XKV_DIR_EXT_LEN, "the extension is 32 bytes");
+
+/* Whether version a is newer than b, in serial-number arithmetic: versions may wrap. */
+static __always_inline int xkv_dir_newer(__u64 a, __u64 b)
+{
+	return (__s64)(a - b) > 0;
+}
 
 /*
  * The most reply bytes (UDP payload) a request of n bytes may draw from a source
@@ -131,26 +167,34 @@ static __always_inline __u64 xkv_be64(__be64 v)
 #endif
 }
 
+/* The bytes between a header and its key: the directory's extension in version 3. */
+static __always_inline __u32 xkv_ext_len(const struct xkv_hdr *h)
+{
+	return h->version == XKV_DIR_VERSION ? XKV_DIR_EXT_LEN : 0;
+}
+
 /*
  * Checks a header against the datagram it came in: payload_len is the UDP payload
- * length, header included. The caller has made sure that at least
- * sizeof(struct xkv_hdr) bytes are readable when payload_len says so. Returns
- * XKV_R_OK or the reason to reject. Pure arithmetic, so the verifier and the
- * decoder run the same rules.
+ * length, header and extension included. The caller has made sure that at least
+ * sizeof(struct xkv_hdr) bytes are readable when payload_len says so (the
+ * extension it reads itself, if it does). Returns XKV_R_OK or the reason to reject.
+ * Pure arithmetic, so the verifier and the decoder run the same rules.
  */
 static __always_inline enum xkv_reason xkv_hdr_check(const struct xkv_hdr *h, __u32 payload_len)
 {
-	__u32 key_len, value_len, frag_offset, frag_len;
+	__u32 key_len, value_len, frag_offset, frag_len, ext_len = xkv_ext_len(h);
 	__u8 op, reply;
 
 	if (payload_len < sizeof(*h))
 		return XKV_R_TRUNCATED;
 	if (xkv_be16(h->magic) != XKV_MAGIC)
 		return XKV_R_BAD_MAGIC;
-	if (h->version != XKV_VERSION)
+	if (h->version != XKV_VERSION && h->version != XKV_DIR_VERSION)
 		return XKV_R_BAD_VERSION;
-	if (h->flags)
+	if (h->flags != (ext_len ? XKV_F_DIR : 0))
 		return XKV_R_BAD_FLAGS;
+	if (payload_len < sizeof(*h) + ext_len)
+		return XKV_R_TRUNCATED;
 
 	reply = h->op & XKV_OP_REPLY;
 	op = h->op & ~XKV_OP_REPLY;
@@ -169,7 +213,7 @@ static __always_inline enum xkv_reason xkv_hdr_check(const struct xkv_hdr *h, __
 	if (value_len > XKV_VALUE_MAX)
 		return XKV_R_TOO_LARGE;
 	/* 64-bit sum: frag_len is the client's word and may be near 2^32 */
-	if ((__u64)sizeof(*h) + key_len + frag_len != payload_len)
+	if ((__u64)sizeof(*h) + ext_len + key_len + frag_len != payload_len)
 		return XKV_R_BAD_LENGTH;
 	if (frag_offset > value_len || frag_len > value_len - frag_offset)
 		return XKV_R_BAD_FRAGMENT;

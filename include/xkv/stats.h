@@ -50,6 +50,8 @@ struct xkv_request_counters {
 	__u64 ewt_heals;	/* dcrew, xkv: slots frozen to give back holds never received */
 	__u64 ewt_healed;	/* ... holds given back: their writes the kernel dropped */
 	__u64 store_writes;	/* PUTs and DELETEs applied to the store: one per window */
+	__u64 dir_applied;	/* writes a coherence directory steered, applied: newer */
+	__u64 dir_stale;	/* ... not applied: a newer version was already here */
 	__u64 compact_windows;	/* compaction windows opened */
 	__u64 compact_writes;	/* PUTs answered from a window: one store write per window */
 	__u64 compact_window_max; /* most PUTs one window held */

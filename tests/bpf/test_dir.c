@@ -346,6 +346,32 @@ Test(dir, replies_reset_or_join_the_replica_set)
 	cr_assert_eq(entry().ver_curr, 9);
 }
 
+/* A reply that vouches for no version (a busy server) leaves the set, but reaches the client. */
+Test(dir, a_reply_without_a_version_changes_nothing)
+{
+	struct pkt_spec busy = reply(2, 0, 1, 0);
+	struct out o;
+
+	busy.dir_ext.dflags |= XKV_DIR_NO_VERSION;
+	replicate(1u << 0, 0, 0, 0, false);
+	o = run(&busy, XKV_DIR_STAT_REPLY_NO_VERSION);
+	cr_assert_eq(entry().rset, 1u << 0, "version 0 would have let it join");
+	assert_addr(ip_of(&o)->saddr, "10.0.1.2");
+}
+
+/* Each piece of a WRITE would take a version, and maybe a server, of its own. */
+Test(dir, a_replicated_keys_write_in_pieces_is_dropped)
+{
+	struct pkt_spec piece = request(XKV_OP_PUT, HOT_KEY, false);
+	struct out o;
+
+	piece.value_len = 2 * piece.frag_len;
+	replicate(1u << 0, 5, 5, 0, false);
+	o = run(&piece, XKV_DIR_STAT_SPLIT_WRITE);
+	cr_assert_eq(o.verdict, XDP_DROP);
+	cr_assert_eq(entry().ver_next, 5, "no version taken");
+}
+
 /* What a client writes in the extension goes: no reply can pass for a steered one. */
 Test(dir, a_clients_extension_is_cleared_where_the_directory_does_not_steer)
 {

@@ -1408,13 +1408,19 @@ static struct pkt_spec as_memcached(const struct pkt_spec *x, __u8 dialect)
 static int one_worker_in_every_dialect(struct fixture *f, const struct xkv_config *cfg,
 				       const struct pkt_spec *x)
 {
-	const __u8 dialects[] = {0, MC_ASCII, MC_BINARY};
-	const char *const names[] = {"xkv", "ascii", "binary"};
+	const __u8 dialects[] = {0, 0, MC_ASCII, MC_BINARY};
+	const char *const names[] = {"xkv", "xkv version 3", "ascii", "binary"};
 	int want = -1;
 
 	for (size_t d = 0; d < ARRAY_SIZE(dialects); d++) {
-		struct pkt_spec spec = d ? as_memcached(x, dialects[d]) : *x;
+		struct pkt_spec spec = dialects[d] ? as_memcached(x, dialects[d]) : *x;
 		char name[96];
+
+		if (d == 1) { /* a directory's extension: a key's hash of its own, not this key's */
+			spec.dir = true;
+			spec.dir_ext = (struct xkv_dir_ext){.key_hash = 0x5a5a5a5a5a5a5a5aULL,
+							    .ver = 77, .dflags = XKV_DIR_STEERED};
+		}
 		int w;
 
 		snprintf(name, sizeof(name), "%s %s %s %u, %.16s", xkv_policy_name(cfg->policy),
@@ -1431,7 +1437,8 @@ static int one_worker_in_every_dialect(struct fixture *f, const struct xkv_confi
 }
 
 /*
- * Under every policy a request goes to one worker in all three protocols. Value sizes
+ * Under every policy a request goes to one worker in all three protocols, and in
+ * xkv's version 3, whose key lies after the directory's extension. Value sizes
  * 63 and 64 straddle minos's threshold (low_threshold_roles): a memcached value
  * measured a byte off would change worker there.
  */

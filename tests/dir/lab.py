@@ -1,19 +1,17 @@
 #!/usr/bin/python3
-"""Both ends of the directory lab's traffic (tests/dir/lab.sh), speaking xkv's version 3
-(docs/PROTOCOL.md): a stand-in server, and the client that checks what comes back.
+"""The client of the directory lab (tests/dir/lab.sh): xkv's version 3 (docs/PROTOCOL.md)
+at the wire's level, so that it sees the extension the servers send back.
 
-  lab.py server ID LOG        on UDP 7411: each request logged ("ID op key ver") and
-                              answered as a version 3 server would: a GET with the
-                              value "sID" and the version it holds, a PUT by taking the
-                              directory's version; the extension echoed, load ID
-  lab.py client HOME HOT COLD  through the directory to HOME (server 0's address)"""
+  lab.py client HOME HOT COLD  through the directory to HOME (server 0's address); each
+                               server i holds HOT and COLD as "si", and the directory
+                               replicates HOT on server 1 alone"""
 import socket
 import struct
 import sys
 
-MAGIC, PORT, GET, PUT, REPLY, F_DIR = 0x584B, 7411, 1, 2, 0x80, 1
+MAGIC, PORT, GET, PUT, REPLY, F_DIR, STEERED = 0x584B, 7411, 1, 2, 0x80, 1, 1
 HDR = struct.Struct("!HBBBBHIIIIQQ")  # include/xkv/proto.h, 40 bytes
-EXT = struct.Struct("!QQIIBB6x")  # include/xkv/dir.h, 32 bytes
+EXT = struct.Struct("!QQIIBB6x")  # struct xkv_dir_ext, include/xkv/proto.h, 32 bytes
 
 
 def encode(op, request_id, key=b"", value=b"", ext=None, status=0):
@@ -29,24 +27,6 @@ def decode(data):
 	ext = EXT.unpack_from(data, HDR.size) if flags & F_DIR else None
 	body = data[HDR.size + (EXT.size if ext else 0):]
 	return op, request_id, ext, body[:key_len], body[key_len:key_len + value_len]
-
-
-def server(ident, log):
-	held = {}  # key -> the version this server holds
-	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-	s.bind(("0.0.0.0", PORT))
-	with open(log, "a", buffering=1) as out:
-		while True:
-			data, peer = s.recvfrom(2048)
-			op, rid, ext, key, value = decode(data)
-			key_hash, ver, _, write_set, target, dflags = ext or (0, 0, 0, 0, 0, 0)
-			if op == PUT:
-				held[key] = ver
-			out.write(f"{ident} {op} {key.decode()} {ver}\n")
-			reply_ext = None if ext is None else (key_hash, held.get(key, 0), int(ident),
-							      write_set, target, dflags)
-			s.sendto(encode(op | REPLY, rid, value=b"s" + ident.encode()
-					if op == GET else b"", ext=reply_ext), peer)
 
 
 def fail(why):
@@ -73,14 +53,15 @@ def client(home, hot, cold):
 	if value != b"s0":
 		fail(f"a key the directory does not hold went to {value!r}, not its home s0")
 	value, rext = ask(GET, hot)
-	if value != b"s1" or not rext or rext[5] != 1:
+	if value != b"s1" or not rext or rext[5] != STEERED:
 		fail(f"a replicated read went to {value!r}, not its replica set's s1 ({rext})")
 	_, rext = ask(PUT, hot, value=b"new")
-	writer = rext[2]  # the load field: the server's id
+	if rext[1] != 6 or rext[5] != STEERED:
+		fail(f"the write's reply does not vouch for its version 6: {rext}")
 	for _ in range(4):
-		value, _ = ask(GET, hot)
-		if value != f"s{writer}".encode():
-			fail(f"after a write acknowledged by s{writer}, a read went to {value!r}")
+		value, rext = ask(GET, hot)
+		if value != b"new" or rext[1] != 6:
+			fail(f"a read after the write's reply: {value!r}, version {rext[1]}")
 	rid += 1
 	s.send(encode(GET, rid, hot.encode()))  # version 2: no extension
 	try:
@@ -88,13 +69,12 @@ def client(home, hot, cold):
 		fail("a version 2 request for a replicated key was answered")
 	except socket.timeout:
 		pass
-	print(f"lab: cold key to its home; replicated read to its replica set; write to "
-	      f"s{writer}, then every read there; every reply from {home}; version 2 dropped")
-	print(f"writer {writer}")
+	print(f"lab: cold key to its home; replicated read to its replica set; the write "
+	      f"at version 6, and every read after it returns it; every reply from {home}; "
+	      f"version 2 dropped")
 
 
 if __name__ == "__main__":
-	if sys.argv[1] == "server":
-		server(sys.argv[2], sys.argv[3])
-	else:
-		client(*sys.argv[2:5])
+	if sys.argv[1:2] != ["client"]:
+		sys.exit(__doc__)
+	client(*sys.argv[2:5])

@@ -66,11 +66,16 @@ static void save(const char *harness, const char *name, const struct seed *s)
 
 static const uint8_t value[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 
-/* A datagram of op for key "k" and request id, with value[off..off+len) of value_len. */
-static struct seed dgram(uint8_t op, uint8_t status, uint32_t id, uint32_t value_len, uint32_t off,
-			 uint32_t len)
+/*
+ * A datagram of op for key "k" and request id, with value[off..off+len) of value_len;
+ * version 3, with an extension the directory filled, when dir.
+ */
+static struct seed dgram_of(bool dir, uint8_t op, uint8_t status, uint32_t id,
+			    uint32_t value_len, uint32_t off, uint32_t len)
 {
-	struct xkv_msg m = {.op = op,
+	struct xkv_msg m = {.dir = dir,
+			    .ext = {.ver = 0x0700000000000000, .target = 1, .dflags = 1},
+			    .op = op,
 			    .status = status,
 			    .request_id = id,
 			    .value_len = value_len,
@@ -90,6 +95,18 @@ static struct seed dgram(uint8_t op, uint8_t status, uint32_t id, uint32_t value
 	}
 	s.len = (size_t)n;
 	return s;
+}
+
+static struct seed dgram(uint8_t op, uint8_t status, uint32_t id, uint32_t value_len, uint32_t off,
+			 uint32_t len)
+{
+	return dgram_of(false, op, status, id, value_len, off, len);
+}
+
+static struct seed dgram_dir(uint8_t op, uint8_t status, uint32_t id, uint32_t value_len,
+			     uint32_t off, uint32_t len)
+{
+	return dgram_of(true, op, status, id, value_len, off, len);
 }
 
 /* d with the header field at offset off, size n, set to v (network order). */
@@ -127,7 +144,7 @@ static void decode_corpus(void)
 	save("decode", "truncated", &s);
 	s = FIELD(put_whole, magic, 0x4b58);
 	save("decode", "bad-magic", &s);
-	s = FIELD(put_whole, version, XKV_VERSION + 1);
+	s = FIELD(put_whole, version, XKV_DIR_VERSION + 1);
 	save("decode", "bad-version", &s);
 	s = FIELD(put_whole, flags, 1);
 	save("decode", "bad-flags", &s);
@@ -146,6 +163,17 @@ static void decode_corpus(void)
 	save("decode", "bad-length-extra-byte", &s);
 	s = FIELD(put_whole, frag_offset, 1);
 	save("decode", "bad-fragment-past-the-end", &s);
+
+	/* version 3: the directory's extension between the header and the key */
+	s = dgram_dir(XKV_OP_GET, 0, 8, 0, 0, 0);
+	save("decode", "dir-get", &s);
+	s = dgram_dir(XKV_OP_GET | XKV_OP_REPLY, XKV_S_OK, 9, 36, 0, 36);
+	save("decode", "dir-get-reply", &s);
+	s = FIELD(dgram_dir(XKV_OP_GET, 0, 8, 0, 0, 0), flags, 0);
+	save("decode", "dir-bad-flags", &s);
+	s = dgram_dir(XKV_OP_GET, 0, 8, 0, 0, 0);
+	s.len = sizeof(struct xkv_hdr) + XKV_DIR_EXT_LEN - 1;
+	save("decode", "dir-truncated", &s);
 	s = FIELD(FIELD(dgram(XKV_OP_GET, 0, 1, 0, 0, 0), value_len, 5), frag_len, 0);
 	save("decode", "bad-fragment-empty-piece", &s);
 	s = FIELD(FIELD(FIELD(put_whole, op, XKV_OP_GET), value_len, 10), frag_len, 10);
@@ -156,6 +184,7 @@ static void decode_corpus(void)
 	put(&s, (uint8_t[]){XKV_OP_PUT, 0, 1, 0, 9, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0},
 	    20);
 	put(&s, (uint8_t[8]){0}, 8);
+	put8(&s, 0); /* no extension */
 	put(&s, "kv..", 5);
 	save("decode", "fields-put", &s);
 }

@@ -198,6 +198,133 @@ Test(execute, values_in_pieces)
 	check_pieces(XKV_VALUE_MAX / 2);
 }
 
+/* A request a coherence directory steered here, version ver (docs/DIRECTORY.md). */
+static struct xkv_msg steered(uint8_t op, const char *key, const void *value, uint32_t len,
+			      uint64_t ver)
+{
+	struct xkv_msg m = request(op, key, value, len);
+
+	m.dir = true;
+	m.ext = (struct xkv_dir_ext){.key_hash = htobe64(xkv_hash(key, strlen(key))),
+				     .ver = htobe64(ver),
+				     .write_set = htonl(1u << 2),
+				     .target = 3,
+				     .dflags = XKV_DIR_STEERED};
+	return m;
+}
+
+/* The version a reply to a steered request vouches for; fails if it vouches for none. */
+static uint64_t vouched(const struct xkv_msg *req, const struct xkv_msg *r)
+{
+	cr_assert(r->dir, "a version 3 request gets a version 3 reply");
+	cr_assert_eq(r->ext.dflags, XKV_DIR_STEERED, "it vouches for a version");
+	cr_assert_eq(r->ext.key_hash, req->ext.key_hash);
+	cr_assert_eq(r->ext.target, req->ext.target, "the addressed server, for the directory");
+	return be64toh(r->ext.ver);
+}
+
+static void assert_value(const char *key, const char *want, uint64_t want_ver)
+{
+	struct xkv_msg get = steered(XKV_OP_GET, key, NULL, 0, 0);
+	struct xkv_msg r = run(&get, 1);
+
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(r.frag_len, strlen(want));
+	cr_assert_eq(memcmp(r.frag, want, r.frag_len), 0, "the value");
+	cr_assert_eq(vouched(&get, &r), want_ver);
+}
+
+/* Pegasus Sec. 6.3.1: a steered write applies only over an older version. */
+Test(execute, a_steered_write_applies_only_over_an_older_version)
+{
+	struct xkv_msg put5 = steered(XKV_OP_PUT, "hot", "five", 4, 5);
+	struct xkv_msg put4 = steered(XKV_OP_PUT, "hot", "four", 4, 4);
+	struct xkv_msg put6 = steered(XKV_OP_PUT, "hot", "sixsix", 6, 6);
+	struct xkv_msg del5 = steered(XKV_OP_DELETE, "hot", NULL, 0, 5);
+	struct xkv_msg del7 = steered(XKV_OP_DELETE, "hot", NULL, 0, 7);
+	struct xkv_msg plain = request(XKV_OP_PUT, "hot", "plain", 5);
+	struct xkv_msg put1 = steered(XKV_OP_PUT, "hot", "one", 3, 1);
+	struct xkv_msg r;
+
+	r = run(&put5, 1);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(vouched(&put5, &r), 5);
+	assert_value("hot", "five", 5);
+	/* a late, older write: answered with the newer version it lost to */
+	r = run(&put4, 1);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(vouched(&put4, &r), 5);
+	assert_value("hot", "five", 5);
+	cr_assert_eq(run(&put6, 1).status, XKV_S_OK);
+	assert_value("hot", "sixsix", 6);
+	r = run(&del5, 1);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(vouched(&del5, &r), 6, "not deleted: 6 is newer");
+	assert_value("hot", "sixsix", 6);
+	r = run(&del7, 1);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(vouched(&del7, &r), 7);
+	cr_assert_eq(x.stats.dir_applied, 3);
+	cr_assert_eq(x.stats.dir_stale, 2);
+	/* a write the directory did not steer leaves no version: any steered one follows */
+	cr_assert_eq(run(&plain, 1).status, XKV_S_OK);
+	cr_assert_eq(run(&put1, 1).status, XKV_S_OK);
+	assert_value("hot", "one", 1);
+}
+
+/* Replies carry the load; one that read and wrote nothing vouches for no version. */
+Test(execute, version_3_replies_carry_the_load_and_vouch_only_for_what_they_did)
+{
+	struct xkv_msg get = request(XKV_OP_GET, "k", NULL, 0);
+	struct xkv_msg huge = steered(XKV_OP_PUT, "hot", "v", 1, 9);
+	struct xkv_msg forged = steered(XKV_OP_GET, "hot", NULL, 0, 0);
+	struct xkv_msg r;
+
+	x.load = 17;
+	get.dir = true; /* a client's, not steered: its extension zero */
+	r = run(&get, 1);
+	cr_assert(r.dir);
+	cr_assert_eq(ntohl(r.ext.load), 17);
+	cr_assert_eq(r.ext.dflags, 0);
+	cr_assert_eq(r.ext.ver, 0);
+	get.dir = false;
+	cr_assert_not(run(&get, 1).dir, "version 2 gets version 2");
+	/* a value past the limit: refused, no version */
+	huge.value_len = huge.frag_len = XKV_VALUE_MAX + 1;
+	r = run(&huge, 1);
+	cr_assert_eq(r.status, XKV_S_TOO_LARGE);
+	cr_assert_eq(r.ext.dflags, XKV_DIR_STEERED | XKV_DIR_NO_VERSION);
+	cr_assert_eq(ntohl(r.ext.load), 17);
+	/* a hash that is not the key's: what was read is not what it names */
+	forged.ext.key_hash ^= 1;
+	r = run(&forged, 1);
+	cr_assert_eq(r.ext.dflags, XKV_DIR_STEERED | XKV_DIR_NO_VERSION);
+}
+
+/* A steered GET's value in pieces: each after the extension, each vouching for its version. */
+Test(execute, a_steered_value_in_pieces_carries_its_version_in_each)
+{
+	static uint8_t value[5000];
+	struct xkv_msg put = steered(XKV_OP_PUT, "big", value, sizeof(value), 3);
+	struct xkv_msg get = steered(XKV_OP_GET, "big", NULL, 0, 0);
+	uint32_t covered = 0;
+
+	for (uint32_t i = 0; i < sizeof(value); i++)
+		value[i] = (uint8_t)(i * 7);
+	cr_assert_eq(run(&put, 1).status, XKV_S_OK);
+	run(&get, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		struct xkv_msg r;
+
+		cr_assert_eq(xkv_decode(cap->frames[i], cap->lens[i], &r), XKV_R_OK);
+		cr_assert_eq(vouched(&get, &r), 3);
+		cr_assert_eq(r.frag_offset, covered);
+		cr_assert_eq(memcmp(r.frag, value + covered, r.frag_len), 0);
+		covered += r.frag_len;
+	}
+	cr_assert_eq(covered, sizeof(value));
+}
+
 Test(execute, store_errors_become_statuses)
 {
 	static uint8_t big[XKV_VALUE_MAX];

@@ -214,7 +214,7 @@ Test(proto, bad_magic_version_flags_status)
 	buf[0] ^= 0xff;
 	cr_assert_eq(decode(len), XKV_R_BAD_MAGIC);
 	encode_put();
-	hdr()->version = XKV_VERSION + 1;
+	hdr()->version = XKV_DIR_VERSION + 1;
 	cr_assert_eq(decode(len), XKV_R_BAD_VERSION);
 	hdr()->version = 0;
 	cr_assert_eq(decode(len), XKV_R_BAD_VERSION);
@@ -224,6 +224,65 @@ Test(proto, bad_magic_version_flags_status)
 	encode_put();
 	hdr()->status = XKV_S_OK + 1;
 	cr_assert_eq(decode(len), XKV_R_BAD_STATUS, "a request carries no status");
+}
+
+/* A version 3 PUT, its extension as the directory would fill it. */
+static struct xkv_msg dir_put_msg(void)
+{
+	struct xkv_msg m = put_msg();
+
+	m.dir = true;
+	m.ext = (struct xkv_dir_ext){.key_hash = xkv_be64(0x1122334455667788ULL),
+				     .ver = xkv_be64(0x99),
+				     .load = xkv_be32(7),
+				     .write_set = xkv_be32(0x5),
+				     .target = 2,
+				     .dflags = XKV_DIR_STEERED};
+	return m;
+}
+
+Test(proto, version_3_carries_the_extension_before_the_key)
+{
+	struct xkv_msg in = dir_put_msg(), out;
+	int len = xkv_encode(buf, sizeof(buf), &in);
+
+	cr_assert_eq(len, (int)(sizeof(struct xkv_hdr) + XKV_DIR_EXT_LEN + in.key_len + in.frag_len));
+	cr_assert_eq(buf[2], XKV_DIR_VERSION);
+	cr_assert_eq(buf[5], XKV_F_DIR);
+	cr_assert_eq(buf[40 + 15], 0x99, "ver, big-endian, at the extension's byte 8");
+	cr_assert_eq(memcmp(buf + 72, key, sizeof(key) - 1), 0, "the key follows the extension");
+	cr_assert_eq(xkv_decode(buf, (size_t)len, &out), XKV_R_OK);
+	cr_assert(out.dir);
+	cr_assert_eq(memcmp(&out.ext, &in.ext, sizeof(in.ext)), 0);
+	cr_assert_eq(out.key, buf + 72);
+	cr_assert_eq(memcmp(out.frag, value, sizeof(value) - 1), 0);
+	cr_assert_eq(xkv_msg_hdr_len(&out), 72);
+}
+
+Test(proto, version_3_rules)
+{
+	struct xkv_msg m = dir_put_msg();
+	int len = xkv_encode(buf, sizeof(buf), &m);
+
+	hdr()->flags = 0;
+	cr_assert_eq(decode(len), XKV_R_BAD_FLAGS, "version 3 without its extension's flag");
+	xkv_encode(buf, sizeof(buf), &m);
+	cr_assert_eq(decode(sizeof(struct xkv_hdr) + XKV_DIR_EXT_LEN - 1), XKV_R_TRUNCATED,
+		     "cut inside the extension");
+	hdr()->key_len = 0;
+	cr_assert_eq(decode(sizeof(struct xkv_hdr) + 8), XKV_R_TRUNCATED);
+	/* the lengths count the extension */
+	len = xkv_encode(buf, sizeof(buf), &m);
+	cr_assert_eq(decode(len - 1), XKV_R_BAD_LENGTH);
+	cr_assert_eq(decode(len + 1), XKV_R_BAD_LENGTH);
+	/* a version 2 datagram relabelled: 32 bytes short of what its lengths say */
+	len = encode_put();
+	hdr()->version = XKV_DIR_VERSION;
+	hdr()->flags = XKV_F_DIR;
+	cr_assert_eq(decode(len + 4), XKV_R_BAD_LENGTH);
+	len = encode_put();
+	hdr()->flags = XKV_F_DIR;
+	cr_assert_eq(decode(len), XKV_R_BAD_FLAGS, "version 2 has no extension");
 }
 
 Test(proto, unknown_ops)

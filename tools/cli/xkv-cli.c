@@ -2,7 +2,7 @@
 /*
  * xkv-cli: one request from the command line.
  *
- *   xkv-cli [--server SERVERS] [--timeout MS] [--retries N] get KEY
+ *   xkv-cli [--server SERVERS] [--timeout MS] [--retries N] [--dir] get KEY
  *   xkv-cli ... put KEY VALUE | put KEY @FILE | del KEY | where KEY...
  *
  * SERVERS is one server or a list that keys are spread over by ketama, as twemproxy
@@ -21,7 +21,7 @@
 
 enum { EXIT_FOUND = 0, EXIT_NOT_FOUND = 1, EXIT_ERROR = 2 };
 
-enum { OPT_SERVER, OPT_TIMEOUT, OPT_RETRIES, OPT_HELP };
+enum { OPT_SERVER, OPT_TIMEOUT, OPT_RETRIES, OPT_DIR, OPT_HELP };
 
 static const struct xkv_opt options[] = {
 	[OPT_SERVER] = {"server", 's', "SERVERS",
@@ -29,6 +29,9 @@ static const struct xkv_opt options[] = {
 			"(default 127.0.0.1:" XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
 	[OPT_TIMEOUT] = {"timeout", 't', "MS", "per attempt (default 500)"},
 	[OPT_RETRIES] = {"retries", 'r', "N", "attempts after the first (default 2)"},
+	[OPT_DIR] = {"dir", 'd', NULL,
+		     "speak version 3, as keys a coherence directory replicates need "
+		     "(docs/DIRECTORY.md)"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
@@ -144,6 +147,9 @@ int main(int argc, char **argv)
 			err = xkv_opts_u32(&p, 0, 1000, &value);
 			if (!err) /* the client's 0 means 2 */
 				copts.retries = value ? (int)value : -1;
+			break;
+		case OPT_DIR:
+			copts.dir = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);

@@ -36,6 +36,7 @@ struct xkv_client {
 	int timeout_ms;
 	int attempts;
 	uint32_t max_payload;
+	bool dir; /* requests in version 3 (xkv_client_opts.dir) */
 	uint32_t next_id;
 	uint8_t *dgram;		 /* one outgoing datagram */
 	uint8_t *rx;		 /* one incoming datagram */
@@ -123,7 +124,9 @@ struct xkv_client *xkv_client_open(const char *servers, const struct xkv_client_
 	c->attempts = 1 + (!opts || !opts->retries ? DEFAULT_RETRIES
 						   : opts->retries < 0 ? 0 : opts->retries);
 	c->max_payload = opts && opts->max_payload ? opts->max_payload : XKV_DGRAM_MAX;
-	if (c->max_payload < sizeof(struct xkv_hdr) + XKV_KEY_MAX + 1) {
+	c->dir = opts && opts->dir;
+	if (c->max_payload <
+	    sizeof(struct xkv_hdr) + (c->dir ? XKV_DIR_EXT_LEN : 0) + XKV_KEY_MAX + 1) {
 		free(c);
 		errno = EINVAL;
 		return NULL;
@@ -168,7 +171,7 @@ void xkv_client_close(struct xkv_client *c)
 static int send_request(struct xkv_client *c, struct server *to, struct xkv_msg *req,
 			const uint8_t *value)
 {
-	uint32_t room = c->max_payload - sizeof(struct xkv_hdr) - req->key_len;
+	uint32_t room = c->max_payload - xkv_msg_hdr_len(req) - req->key_len;
 	uint32_t off = 0;
 
 	do {
@@ -287,6 +290,7 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 		.key_len = (uint16_t)key_len,
 		.value_len = (uint32_t)value_len,
 		.request_id = c->next_id++,
+		.dir = c->dir, /* its extension zero: the directory's to fill */
 	};
 	bool validated = false;
 	int err = -ETIMEDOUT;

@@ -9,6 +9,7 @@
 #ifndef XKV_CLIENT_H
 #define XKV_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,11 @@ struct xkv_client_opts {
 	int timeout_ms;	      /* per attempt; 0: 500 */
 	int retries;	      /* attempts after the first; -1: none, 0: 2 */
 	uint32_t max_payload; /* UDP payload per datagram; 0: XKV_DGRAM_MAX */
+	/*
+	 * Requests in version 3, the directory's extension zero (docs/PROTOCOL.md): what
+	 * a key a coherence directory replicates needs (docs/DIRECTORY.md).
+	 */
+	bool dir;
 };
 
 struct xkv_client;

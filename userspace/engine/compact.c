@@ -20,8 +20,9 @@ void xkv_compact_destroy(struct xkv_compact *c)
 
 bool xkv_compact_fits(const struct xkv_msg *req)
 {
+	/* a directory's writes apply by version, not by arrival: not compacted (yet) */
 	return req->op == XKV_OP_PUT && req->frag_offset == 0 && req->frag_len == req->value_len &&
-	       req->value_len <= XKV_COMPACT_VALUE_MAX;
+	       req->value_len <= XKV_COMPACT_VALUE_MAX && !xkv_msg_steered(req);
 }
 
 static bool same_key(const struct xkv_compact_window *win, uint64_t hash,

@@ -56,7 +56,10 @@ struct xkv_compact {
 struct xkv_compact *xkv_compact_create(uint32_t slo);
 void xkv_compact_destroy(struct xkv_compact *c);
 
-/* Whether req is a PUT a window can hold: its whole value in this datagram, small enough. */
+/*
+ * Whether req is a PUT a window can hold: its whole value in this datagram, small
+ * enough, and not a coherence directory's (whose versions order its writes).
+ */
 bool xkv_compact_fits(const struct xkv_msg *req);
 
 /* The open window collecting req's key, or NULL. */

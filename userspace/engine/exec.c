@@ -39,6 +39,7 @@ void xkv_exec_done(struct xkv_exec *x, const struct xkv_origin *from, const stru
 	uint8_t op = req->op & ~XKV_OP_REPLY;
 	uint64_t now;
 
+	x->vouch.valid = false;
 	if (!x->lat)
 		return;
 	if (!from->peer.arrival_ns) {

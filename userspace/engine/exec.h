@@ -23,6 +23,13 @@
 /* A value, and what a memcached reply puts around it (a VALUE line, END; a header) */
 #define XKV_EXEC_SCRATCH (XKV_VALUE_MAX + 512)
 
+/* The version a reply may vouch for to a coherence directory (engine/versions.h). */
+struct xkv_vouch {
+	uint64_t hash; /* of the key read or written */
+	uint64_t ver;
+	bool valid;    /* until the request is answered (xkv_exec_done) */
+};
+
 struct xkv_exec {
 	struct xkv_store *store;
 	/* XKV_EXEC_SCRATCH bytes: a value bigger than one datagram, a memcached get's reply */
@@ -54,6 +61,9 @@ struct xkv_exec {
 	struct xkv_latency *lat;
 	uint64_t start_ns;
 	struct xkv_fast_clock clock; /* what times them: synced by the worker's every round */
+	/* requests queued behind this one: the load a version 3 reply reports (Pegasus 6.4) */
+	uint32_t load;
+	struct xkv_vouch vouch;
 };
 
 /* 0, -EINVAL without a bound (validate), or -ENOMEM. */

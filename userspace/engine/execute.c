@@ -9,8 +9,7 @@
 #include "engine/execute.h"
 #include "engine/mc_exec.h"
 #include "engine/mc_serve.h"
-
-#define HDR sizeof(struct xkv_hdr)
+#include "engine/versions.h"
 
 static struct xkv_msg reply_to(const struct xkv_msg *req, enum xkv_status status)
 {
@@ -19,14 +18,18 @@ static struct xkv_msg reply_to(const struct xkv_msg *req, enum xkv_status status
 		.status = status,
 		.request_id = req->request_id,
 		.timestamp = req->timestamp,
+		.dir = req->dir, /* the value starts where the request's key did */
 	};
 }
 
 /* Sends the reply header (and whatever the caller placed after it in buf). */
 static void reply_send(struct xkv_exec *x, const struct xkv_origin *from, void *buf,
-		       const struct xkv_msg *reply)
+		       const struct xkv_msg *req, struct xkv_msg *reply)
 {
-	int len = xkv_encode_hdr(buf, reply);
+	int len;
+
+	xkv_versions_reply(x, req, reply);
+	len = xkv_encode_hdr(buf, reply);
 
 	/* every reply is built from a valid request, so it encodes */
 	if (len < 0)
@@ -48,7 +51,7 @@ static void reply_status(struct xkv_exec *x, const struct xkv_origin *from, cons
 		x->stats.tx_dropped++;
 		return;
 	}
-	reply_send(x, from, buf, &reply);
+	reply_send(x, from, buf, req, &reply);
 }
 
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
@@ -63,8 +66,10 @@ void xkv_reply_status(struct xkv_exec *x, const struct xkv_origin *from, const s
 
 /* Sends the value in x->scratch in as many pieces as it needs; first is already reserved. */
 static void reply_value_pieces(struct xkv_exec *x, const struct xkv_origin *from,
-			       struct xkv_msg *reply, uint32_t len, void *first, size_t cap)
+			       const struct xkv_msg *req, struct xkv_msg *reply, uint32_t len,
+			       void *first, size_t cap)
 {
+	size_t hdr = xkv_msg_hdr_len(reply);
 	uint32_t off = 0;
 	uint8_t *buf = first;
 
@@ -78,20 +83,23 @@ static void reply_value_pieces(struct xkv_exec *x, const struct xkv_origin *from
 			}
 		}
 		reply->frag_offset = off;
-		reply->frag_len = len - off < cap - HDR ? len - off : (uint32_t)(cap - HDR);
-		memcpy(buf + HDR, x->scratch + off, reply->frag_len);
-		reply_send(x, from, buf, reply);
+		reply->frag_len = len - off < cap - hdr ? len - off : (uint32_t)(cap - hdr);
+		memcpy(buf + hdr, x->scratch + off, reply->frag_len);
+		reply_send(x, from, buf, req, reply);
 		off += reply->frag_len;
 		buf = NULL;
 	} while (off < len);
 }
 
-/* UDP payload bytes of the reply to a GET of a len-byte value in datagrams of cap bytes. */
-static uint64_t reply_bytes(uint32_t len, size_t cap)
+/*
+ * UDP payload bytes of the reply to a GET of a len-byte value in datagrams of cap
+ * bytes, each starting with hdr bytes of header.
+ */
+static uint64_t reply_bytes(uint32_t len, size_t hdr, size_t cap)
 {
-	uint64_t room = cap - HDR, pieces = len ? (len + room - 1) / room : 1;
+	uint64_t room = cap - hdr, pieces = len ? (len + room - 1) / room : 1;
 
-	return pieces * HDR + len;
+	return pieces * hdr + len;
 }
 
 /*
@@ -102,7 +110,7 @@ static uint64_t reply_bytes(uint32_t len, size_t cap)
 static bool may_send(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		     uint64_t bytes, uint64_t *token)
 {
-	uint64_t request = HDR + req->key_len + req->frag_len;
+	uint64_t request = xkv_msg_hdr_len(req) + req->key_len + req->frag_len;
 
 	if (bytes <= XKV_AMPLIFY_MAX * request ||
 	    xkv_validate_trusted(x->validate, &from->peer))
@@ -110,15 +118,24 @@ static bool may_send(struct xkv_exec *x, const struct xkv_origin *from, const st
 	return xkv_validate_token(x->validate, &from->peer, req->token, x->now_ns, token);
 }
 
+/* The store's read for req: with the value's version if the directory steered it. */
+static int store_get(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash, void *buf,
+		     size_t cap, uint32_t *len)
+{
+	if (xkv_msg_steered(req))
+		return xkv_versions_get(x, req, hash, buf, cap, len);
+	return xkv_store_get(x->store, req->key, req->key_len, hash, buf, cap, len);
+}
+
 /* Returns the bytes of the value it answered with (0: none), or -1: handed elsewhere. */
 static int64_t execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 			   const struct xkv_msg *req, uint64_t hash)
 {
 	struct xkv_msg reply = reply_to(req, XKV_S_OK);
+	size_t cap, hdr = xkv_msg_hdr_len(&reply);
 	bool in_scratch = false, allowed;
 	uint32_t len = 0;
 	uint8_t *buf;
-	size_t cap;
 	int err;
 
 	buf = from->tx->reserve(from, &cap);
@@ -128,7 +145,7 @@ static int64_t execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 		return 0;
 	}
 	/* the common case: the value fits one datagram and is copied straight into it */
-	err = xkv_store_get(x->store, req->key, req->key_len, hash, buf + HDR, cap - HDR, &len);
+	err = store_get(x, req, hash, buf + hdr, cap - hdr, &len);
 	if (err == -ENOBUFS && xkv_size_class(len) > x->small_class_max && x->handoff_get &&
 	    x->handoff_get(x->handoff_ctx, from, req, hash, len)) {
 		from->tx->release(from, buf);
@@ -136,37 +153,36 @@ static int64_t execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 	}
 	x->stats.requests[XKV_OP_GET]++;
 	/* ENOBUFS set len: checked before a large value is copied for a spoofed source */
-	allowed = (err && err != -ENOBUFS) || may_send(x, from, req, reply_bytes(len, cap),
-						       &reply.token);
+	allowed = (err && err != -ENOBUFS) ||
+		  may_send(x, from, req, reply_bytes(len, hdr, cap), &reply.token);
 	if (err == -ENOBUFS && allowed) {
-		err = xkv_store_get(x->store, req->key, req->key_len, hash, x->scratch,
-				    XKV_VALUE_MAX, &len);
+		err = store_get(x, req, hash, x->scratch, XKV_VALUE_MAX, &len);
 		in_scratch = true;
 		/* a PUT between the two looks may have made it larger */
-		allowed = err || may_send(x, from, req, reply_bytes(len, cap), &reply.token);
+		allowed = err || may_send(x, from, req, reply_bytes(len, hdr, cap), &reply.token);
 	}
 	if (!allowed) {
 		/* a GET is idempotent: not served, the client asks again with the token */
 		reply.status = XKV_S_VALIDATE;
 		x->stats.replies[reply.status]++;
-		reply_send(x, from, buf, &reply);
+		reply_send(x, from, buf, req, &reply);
 		return 0;
 	}
 	if (err) {
 		reply.status = xkv_status_from_errno(err);
 		x->stats.replies[reply.status]++;
-		reply_send(x, from, buf, &reply);
+		reply_send(x, from, buf, req, &reply);
 		return 0;
 	}
 	x->stats.replies[XKV_S_OK]++;
 	xkv_exec_count_size(x, len);
 	if (in_scratch) {
-		reply_value_pieces(x, from, &reply, len, buf, cap);
+		reply_value_pieces(x, from, req, &reply, len, buf, cap);
 		return len;
 	}
 	reply.value_len = len;
 	reply.frag_len = len;
-	reply_send(x, from, buf, &reply);
+	reply_send(x, from, buf, req, &reply);
 	return len;
 }
 
@@ -212,6 +228,8 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 	x->stats.store_writes++;
 	if (req->mc.dialect != XKV_DIALECT_XKV && (op == XKV_OP_PUT || op == XKV_OP_DELETE))
 		return apply_mc(x, req, hash);
+	if (xkv_msg_steered(req) && (op == XKV_OP_PUT || op == XKV_OP_DELETE))
+		return xkv_versions_apply(x, req, hash);
 	switch (op) {
 	case XKV_OP_PUT:
 		err = xkv_store_put(x->store, req->key, req->key_len, hash, req->frag,

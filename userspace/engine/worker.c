@@ -260,11 +260,17 @@ static void handle_mc(struct xkv_worker *w, const struct xkv_origin *from, const
 	}
 }
 
-/* A datagram from `from`; a: what look-ahead kept of it, or NULL. */
+/*
+ * A datagram from `from`; a: what look-ahead kept of it, or NULL; queued: datagrams
+ * the transport handed over with it, still to serve.
+ */
 static void datagram(struct xkv_worker *w, const struct xkv_origin *from, const void *data,
-		     size_t len, bool mc, const struct xkv_ahead *a)
+		     size_t len, bool mc, const struct xkv_ahead *a, uint32_t queued)
 {
 	w->exec.stats.datagrams++;
+	/* the load a directory hears of: steering's count where it keeps one, else the batch */
+	w->exec.load = w->depth ? (uint32_t)atomic_load_explicit(w->depth, memory_order_relaxed)
+				: queued;
 	/* the first of a batch starts after look-ahead: the clock then, not the round's */
 	if (!w->serving && w->exec.lat)
 		w->exec.start_ns = xkv_fast_clock_now(&w->exec.clock);
@@ -283,12 +289,12 @@ static void datagram(struct xkv_worker *w, const struct xkv_origin *from, const 
 
 void xkv_worker_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len)
 {
-	datagram(w, from, data, len, false, xkv_ahead_next(w, data));
+	datagram(w, from, data, len, false, xkv_ahead_next(w, data), 0);
 }
 
 void xkv_worker_mc_datagram(void *w, const struct xkv_origin *from, const void *data, size_t len)
 {
-	datagram(w, from, data, len, true, xkv_ahead_next(w, data));
+	datagram(w, from, data, len, true, xkv_ahead_next(w, data), 0);
 }
 
 void xkv_worker_batch(void *ctx, const struct xkv_dgram *d, unsigned n)
@@ -307,7 +313,8 @@ void xkv_worker_batch(void *ctx, const struct xkv_dgram *d, unsigned n)
 			const struct xkv_dgram *g = &d[order[k]];
 
 			w->ahead[order[k]].served = true;
-			datagram(w, g->from, g->data, g->len, g->mc, &w->ahead[order[k]]);
+			datagram(w, g->from, g->data, g->len, g->mc, &w->ahead[order[k]],
+				 n - k - 1);
 		}
 		d += m;
 		n -= m;

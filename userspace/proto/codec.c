@@ -29,19 +29,23 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg)
 	msg->timestamp = xkv_be64(h.timestamp);
 	msg->token = xkv_be64(h.token);
 	msg->mc = (struct xkv_mc_req){.dialect = XKV_DIALECT_XKV};
-	msg->key = (const uint8_t *)buf + sizeof(h);
+	msg->dir = h.version == XKV_DIR_VERSION;
+	if (msg->dir)
+		memcpy(&msg->ext, (const uint8_t *)buf + sizeof(h), sizeof(msg->ext));
+	msg->key = (const uint8_t *)buf + xkv_msg_hdr_len(msg);
 	msg->frag = (const uint8_t *)msg->key + msg->key_len;
 	return XKV_R_OK;
 }
 
 int xkv_encode_hdr(void *buf, const struct xkv_msg *msg)
 {
-	size_t len = sizeof(struct xkv_hdr) + (size_t)msg->key_len + msg->frag_len;
+	size_t len = xkv_msg_hdr_len(msg) + (size_t)msg->key_len + msg->frag_len;
 	struct xkv_hdr h = {
 		.magic = xkv_be16(XKV_MAGIC),
-		.version = XKV_VERSION,
+		.version = msg->dir ? XKV_DIR_VERSION : XKV_VERSION,
 		.op = msg->op,
 		.status = msg->status,
+		.flags = msg->dir ? XKV_F_DIR : 0,
 		.key_len = xkv_be16(msg->key_len),
 		.request_id = xkv_be32(msg->request_id),
 		.value_len = xkv_be32(msg->value_len),
@@ -55,25 +59,27 @@ int xkv_encode_hdr(void *buf, const struct xkv_msg *msg)
 	if (len > UINT32_MAX || xkv_hdr_check(&h, (uint32_t)len) != XKV_R_OK)
 		return -EINVAL;
 	memcpy(buf, &h, sizeof(h));
+	if (msg->dir)
+		memcpy((uint8_t *)buf + sizeof(h), &msg->ext, sizeof(msg->ext));
 	return (int)len;
 }
 
 int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg)
 {
-	uint8_t *p = buf;
-	struct xkv_hdr h;
+	uint8_t hdr[sizeof(struct xkv_hdr) + XKV_DIR_EXT_LEN], *p = buf;
+	size_t hdr_len = xkv_msg_hdr_len(msg);
 	int len;
 
-	len = xkv_encode_hdr(&h, msg);
+	len = xkv_encode_hdr(hdr, msg);
 	if (len < 0)
 		return len;
 	if ((size_t)len > cap)
 		return -ENOSPC;
-	memcpy(p, &h, sizeof(h));
+	memcpy(p, hdr, hdr_len);
 	if (msg->key_len)
-		memcpy(p + sizeof(h), msg->key, msg->key_len);
+		memcpy(p + hdr_len, msg->key, msg->key_len);
 	if (msg->frag_len)
-		memcpy(p + sizeof(h) + msg->key_len, msg->frag, msg->frag_len);
+		memcpy(p + hdr_len + msg->key_len, msg->frag, msg->frag_len);
 	return len;
 }
 

@@ -47,6 +47,8 @@ struct xkv_msg {
 	uint32_t frag_len;
 	uint64_t timestamp;
 	uint64_t token;	     /* the validation token; 0: none */
+	bool dir;	     /* version 3: the directory's extension in ext, as on the wire */
+	struct xkv_dir_ext ext; /* what the directory filled in; a reply echoes it */
 	const void *key;
 	const void *frag;
 	struct xkv_mc_req mc; /* memcached's; dialect XKV_DIALECT_XKV for xkv's requests */
@@ -66,10 +68,23 @@ enum xkv_reason xkv_decode(const void *buf, size_t len, struct xkv_msg *msg);
 int xkv_encode(void *buf, size_t cap, const struct xkv_msg *msg);
 
 /*
- * Writes only the header for msg into buf (40 bytes), for a caller that has put
- * the key and value in place after it. Returns the datagram length or -EINVAL.
+ * Writes only the header for msg into buf (xkv_msg_hdr_len bytes: the extension too,
+ * in version 3), for a caller that has put the key and value in place after it.
+ * Returns the datagram length or -EINVAL.
  */
 int xkv_encode_hdr(void *buf, const struct xkv_msg *msg);
+
+/* Whether a coherence directory steered msg: its extension carries the key's hash, a version. */
+static inline bool xkv_msg_steered(const struct xkv_msg *msg)
+{
+	return msg->dir && (msg->ext.dflags & XKV_DIR_STEERED);
+}
+
+/* The bytes before msg's key: the header, and the directory's extension if it has one. */
+static inline size_t xkv_msg_hdr_len(const struct xkv_msg *msg)
+{
+	return sizeof(struct xkv_hdr) + (msg->dir ? XKV_DIR_EXT_LEN : 0);
+}
 
 /* Reply status for a store error (0 or -errno). */
 enum xkv_status xkv_status_from_errno(int err);

@@ -130,6 +130,8 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "ewt_heals", c->ewt_heals);
 	fn(ctx, NULL, "ewt_healed", c->ewt_healed);
 	fn(ctx, NULL, "store_writes", c->store_writes);
+	fn(ctx, NULL, "dir_applied", c->dir_applied);
+	fn(ctx, NULL, "dir_stale", c->dir_stale);
 	fn(ctx, NULL, "compact_windows", c->compact_windows);
 	fn(ctx, NULL, "compact_writes", c->compact_writes);
 	fn(ctx, NULL, "compact_window_max", c->compact_window_max);
