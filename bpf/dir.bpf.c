@@ -32,6 +32,17 @@ struct {
 	__type(value, struct xkv_dir_entry);
 } xkv_dir_keys SEC(".maps");
 
+/*
+ * Keys being removed (Sec. 6.5): their WRITEs go home only. Apart from the entries, so
+ * that the controller never writes an entry the program changes under it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_DIR_KEYS);
+	__type(key, __u64); /* the key's hash */
+	__type(value, __u32); /* 1 */
+} xkv_dir_migrating SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XKV_DIR_SERVERS);
@@ -64,6 +75,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xkv_dir_config);
 } xkv_dir_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_dir_pool);
+} xkv_dir_pool SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -250,7 +268,9 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 {
 	bool write = p->hdr->op != XKV_OP_GET;
 	/* while it is removed, writes go home only, where its newest value ends (Sec. 6.5) */
-	__u32 from = !write ? e->rset : e->migrating ? 1u << (e->home & 31) : 0xffffffff;
+	__u32 from = !write ? e->rset
+		   : bpf_map_lookup_elem(&xkv_dir_migrating, &hash) ? 1u << (e->home & 31)
+								       : 0xffffffff;
 	const struct xkv_dir_server *srv;
 	__u64 ver = 0;
 	__u32 to;

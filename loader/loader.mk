@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # xkv-loader, a command line over userspace/bpfctl (BPFCTL_OBJS, userspace.mk); its
-# options and JSON come from userspace/util.
+# options and JSON come from userspace/util. xkv-dir, the same over userspace/dirctl.
 
 LOADER_OBJS := $(BUILD)/loader/xkv-loader.o $(BUILD)/loader/live.o $(BUILD)/loader/roles_show.o
 
@@ -12,3 +12,14 @@ $(BUILD)/xkv-loader: $(LOADER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_UTIL)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(BPF_LDLIBS)
 
 BINS += $(BUILD)/xkv-loader
+
+# xkv-dir, the coherence directory's controller: a command line over userspace/dirctl.
+DIRCTL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard userspace/dirctl/*.c))
+$(DIRCTL_OBJS): $(BUILD)/dir.skel.h
+
+$(BUILD)/xkv-dir: $(BUILD)/loader/xkv-dir.o $(DIRCTL_OBJS) $(LIBXKV_CLIENT) $(LIBXKV_PROTO) \
+		  $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(CLIENT_LDLIBS) $(BPF_LDLIBS)
+
+BINS += $(BUILD)/xkv-dir

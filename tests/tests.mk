@@ -26,7 +26,8 @@ TESTS += $(BUILD)/tests/run-runner
 XDP_HOST_RUNS := $(addprefix $(BUILD)/tests/,run-memcached-tcp-xdp run-replay run-server-xdp \
 		 run-server-minos run-server-requeue run-server-mq2 run-server-mq4 \
 		 run-server-dcrew run-linearizable run-bench-xdp run-bench-xdp-queues \
-		 run-xdp-memcached run-soak run-bench-smoke run-latency run-dir-lab) \
+		 run-xdp-memcached run-soak run-bench-smoke run-latency run-dir-lab \
+		 run-dir-controller) \
 		 $(BUILD)/test-netns
 
 $(BUILD)/tests/run-no-xdp: tests/runner/test-no-xdp.sh tests/run-tests.sh | $(XDP_HOST_RUNS)

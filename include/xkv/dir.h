@@ -20,6 +20,7 @@
 
 #define XKV_DIR_SERVERS	  32   /* servers behind one directory: a set is a 32-bit word */
 #define XKV_DIR_KEYS	  4096 /* replicated keys at most: O(n log n) of 32 is some 160 */
+#define XKV_DIR_POOL_MAX  4096 /* bytes of the server list xkv_dir_pool keeps */
 
 /* A server: where the directory sends what it steers there (xkv_dir_servers[id]). */
 struct xkv_dir_server {
@@ -42,9 +43,18 @@ struct xkv_dir_entry {
 	__u64 ver_curr;		   /* the newest version a server acknowledged */
 	__u64 ver_next;		   /* the last version given to a WRITE; atomic */
 	__u32 home;		   /* the key's home server (ketama's) */
-	__u32 migrating;	   /* being removed: WRITEs go home only (Sec. 6.5) */
+	__u32 pad;		   /* 0 (being removed: xkv_dir_migrating) */
 	__u64 reads;		   /* steered, for the controller (Sec. 7.3); atomic */
 	__u64 writes;
+};
+
+/*
+ * xkv_dir_pool[0]: the server list as the clients have it ("HOST:PORT[:WEIGHT][ NAME],..."),
+ * id i its i-th server, which ketama's homes follow. The controller's: the program
+ * never reads it.
+ */
+struct xkv_dir_pool {
+	char servers[XKV_DIR_POOL_MAX]; /* NUL-terminated */
 };
 
 /* How a READ's server is chosen from the replica set, a WRITE's from all live servers. */

@@ -65,9 +65,15 @@ static __u64 hot_hash(void)
 static void replicate(__u32 rset, __u64 ver_curr, __u64 ver_next, __u32 home, bool migrating)
 {
 	struct xkv_dir_entry e = {.rset = rset, .ver_curr = ver_curr, .ver_next = ver_next,
-				  .home = home, .migrating = migrating};
+				  .home = home};
+	__u64 hash = hot_hash();
+	__u32 one = 1;
 
 	cr_assert_eq(dir_fixture_replicate(skel, HOT_KEY, &e), 0);
+	if (migrating)
+		cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_migrating), &hash,
+						 &one, 0),
+			     0);
 }
 
 static struct xkv_dir_entry entry(void)

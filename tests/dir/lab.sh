@@ -18,46 +18,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../skip.sh"
 need_xdp_hosts
 need_commands /usr/bin/python3 ping
-. "$here/../../tools/netns-dir.sh"
-
 dir_prefix="xl$$"
-dir_nservers=2
 pin="/sys/fs/bpf/xkv-dir-lab-$$"
-out=$(mktemp -d /tmp/xkv-dir-lab.XXXXXX)
-pids=()
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	dir_lab_down
-	rm -rf "$pin" "$out"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
-dir_lab_up
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-# in the directory's namespace by nsenter: ip netns exec would hide bpffs (DESIGN.md)
-in_d() { nsenter --net="/run/netns/$d" "$@"; }
+. "$here/lab_env.sh"
 
 mkdir -p "$pin"
 bpftool prog load "$build/bpf/dir.bpf.o" "$pin/prog" type xdp pinmaps "$pin"
 for ifname in "${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1"; do
 	in_d ip link set dev "$ifname" xdpdrv pinned "$pin/prog"
-done
-# a redirect into a veth needs a program on its peer, if only XDP_PASS
-ip -n "$c" link set dev "${dir_prefix}c0" xdpdrv obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
-for i in 0 1; do
-	ip -n "$(dir_lab_ns_s $i)" link set dev "${dir_prefix}s$i" xdpdrv \
-		obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
 done
 
 # Little-endian hex bytes of an unsigned number, width bytes wide.
@@ -77,18 +45,10 @@ map_set xkv_dir_keys "$(le $hot_hash 8)" \
 	"$(le 0 4) $(le 2 4) $(le 5 8) $(le 5 8) $(le 0 4) $(le 0 4) $(le 0 8) $(le 0 8)"
 
 # the servers, each holding "hot" and "cold" as written without the directory: s<id>
+lab_servers
 for i in 0 1; do
-	ip netns exec "$(dir_lab_ns_s $i)" "$build/xkv-server" -b uring -w 1 -M 0 -m 16M \
-		-a 10.0.0.0/16 -a 127.0.0.0/8 >"$out/s$i.log" 2>&1 &
-	pids+=($!)
-done
-in_s() { ip netns exec "$(dir_lab_ns_s "$1")" "$build/xkv-cli" -r 20 -t 100 "${@:2}"; }
-for i in 0 1; do
-	for _ in $(seq 50); do # until it listens: a refused datagram ends xkv-cli at once
-		in_s $i put hot "s$i" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	in_s $i put cold "s$i" >/dev/null || fail "server $i does not answer: $(cat "$out/s$i.log")"
+	in_s $i put hot "s$i" >/dev/null && in_s $i put cold "s$i" >/dev/null ||
+		fail "seeding server $i"
 done
 
 ip netns exec "$c" ping -c 1 -W 2 10.0.1.1 >/dev/null || fail "ping does not cross the directory"

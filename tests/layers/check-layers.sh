@@ -16,7 +16,7 @@ declare -A rank=(
 	[bpf]=1 [skel]=1
 	[util]=2 [proto]=2 [bpfctl]=2
 	[store]=3 [net]=3 [client]=3
-	[engine]=4
+	[engine]=4 [dirctl]=4
 	[server]=5
 )
 

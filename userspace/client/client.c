@@ -43,11 +43,12 @@ struct xkv_client {
 	struct xkv_reasm *reasm; /* GET replies in pieces */
 };
 
-/* The answer to one request: status, and for a GET its value (malloc'ed). */
+/* The answer to one request: status, for a GET its value (malloc'ed), its extension. */
 struct reply {
 	enum xkv_status status;
 	uint8_t *value;
 	uint32_t value_len;
+	struct xkv_dir_ext ext; /* version 3: the first datagram's */
 };
 
 static uint64_t now_ns(void)
@@ -208,6 +209,8 @@ static int take_datagram(struct xkv_client *c, struct server *from, const struct
 	if (m.request_id != req->request_id || m.op != (req->op | XKV_OP_REPLY))
 		return 0; /* a stray, or a late reply to an earlier request */
 	out->status = m.status;
+	if (m.dir && (m.frag_offset == 0 || m.frag_len == m.value_len))
+		out->ext = m.ext;
 	if (m.frag_len == m.value_len) {
 		out->value_len = m.value_len;
 		out->value = malloc(m.value_len ? m.value_len : 1);
@@ -282,7 +285,8 @@ static int status_errno(enum xkv_status status)
  * Answered VALIDATE, it is asked once more, with the token that answer brought.
  */
 static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t key_len,
-		    const void *value, size_t value_len, struct reply *out)
+		    const void *value, size_t value_len, const struct xkv_client_steer *steer,
+		    struct reply *out)
 {
 	struct xkv_msg req = {
 		.op = op,
@@ -290,7 +294,7 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 		.key_len = (uint16_t)key_len,
 		.value_len = (uint32_t)value_len,
 		.request_id = c->next_id++,
-		.dir = c->dir, /* its extension zero: the directory's to fill */
+		.dir = c->dir || steer, /* the extension zero: the directory's to fill */
 	};
 	bool validated = false;
 	int err = -ETIMEDOUT;
@@ -298,7 +302,11 @@ static int transact(struct xkv_client *c, uint8_t op, const void *key, size_t ke
 
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
 		return -EINVAL;
-	to = &c->servers[xkv_client_place(c, key, key_len)];
+	if (steer && steer->server >= c->nservers)
+		return -EINVAL;
+	if (steer)
+		req.ext = steer->ext;
+	to = &c->servers[steer ? steer->server : xkv_client_place(c, key, key_len)];
 	if (value_len > XKV_VALUE_MAX)
 		return -E2BIG;
 	*out = (struct reply){0};
@@ -339,7 +347,7 @@ int xkv_client_get(struct xkv_client *c, const void *key, size_t key_len, void *
 		   uint32_t *value_len)
 {
 	struct reply r;
-	int err = transact(c, XKV_OP_GET, key, key_len, NULL, 0, &r);
+	int err = transact(c, XKV_OP_GET, key, key_len, NULL, 0, NULL, &r);
 
 	if (err) {
 		free(r.value);
@@ -354,7 +362,7 @@ int xkv_client_put(struct xkv_client *c, const void *key, size_t key_len, const 
 		   size_t value_len)
 {
 	struct reply r;
-	int err = transact(c, XKV_OP_PUT, key, key_len, value, value_len, &r);
+	int err = transact(c, XKV_OP_PUT, key, key_len, value, value_len, NULL, &r);
 
 	free(r.value);
 	return err;
@@ -363,8 +371,25 @@ int xkv_client_put(struct xkv_client *c, const void *key, size_t key_len, const 
 int xkv_client_delete(struct xkv_client *c, const void *key, size_t key_len)
 {
 	struct reply r;
-	int err = transact(c, XKV_OP_DELETE, key, key_len, NULL, 0, &r);
+	int err = transact(c, XKV_OP_DELETE, key, key_len, NULL, 0, NULL, &r);
 
 	free(r.value);
+	return err;
+}
+
+int xkv_client_steered(struct xkv_client *c, uint8_t op, const void *key, size_t key_len,
+		       const void *value, size_t value_len, struct xkv_client_steer *steer,
+		       void **reply_value, uint32_t *reply_len)
+{
+	struct reply r;
+	int err = transact(c, op, key, key_len, value, value_len, steer, &r);
+
+	steer->reply = r.ext;
+	if (!err && reply_value) {
+		*reply_value = r.value;
+		*reply_len = r.value_len;
+	} else {
+		free(r.value);
+	}
 	return err;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <xkv/proto.h>
 
 struct xkv_client_opts {
 	int timeout_ms;	      /* per attempt; 0: 500 */
@@ -46,6 +47,25 @@ int xkv_client_get(struct xkv_client *c, const void *key, size_t key_len, void *
 int xkv_client_put(struct xkv_client *c, const void *key, size_t key_len, const void *value,
 		   size_t value_len);
 int xkv_client_delete(struct xkv_client *c, const void *key, size_t key_len);
+
+/*
+ * For a coherence directory's controller (docs/DIRECTORY.md): one request in version 3
+ * to a server it names, carrying the extension as the directory would fill it, so
+ * that the server applies a write by its version and vouches for what it holds.
+ */
+struct xkv_client_steer {
+	uint32_t server;	  /* which of the list, not the key's ketama server */
+	struct xkv_dir_ext ext;	  /* the request's (include/xkv/proto.h) */
+	struct xkv_dir_ext reply; /* out: the reply's, also on -ENOENT */
+};
+
+/*
+ * op is XKV_OP_GET, PUT or DELETE; a GET's value goes to *reply_value (malloc'ed)
+ * unless reply_value is NULL. Returns as the calls above.
+ */
+int xkv_client_steered(struct xkv_client *c, uint8_t op, const void *key, size_t key_len,
+		       const void *value, size_t value_len, struct xkv_client_steer *steer,
+		       void **reply_value, uint32_t *reply_len);
 
 /* How many servers c spreads keys over; which of them holds key; a server's ketama name. */
 uint32_t xkv_client_servers(const struct xkv_client *c);

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xkv-dir: the coherence directory's controller (docs/DIRECTORY.md), a command line
+ * over userspace/dirctl.
+ *
+ *   xkv-dir [options] attach IFACE...   load the program onto the directory's interfaces
+ *   xkv-dir [options] detach IFACE...   take it off, and its pins with it
+ *   xkv-dir [options] add KEY...        replicate each key, its home alone at first
+ *   xkv-dir [options] remove KEY...     migrate each back home, then forget it
+ *   xkv-dir [options] status            the pool and the keys held
+ *   xkv-dir [options] stats             what the program did, counter by counter
+ *
+ * Exit codes: 0 done, 1 a command failed (on stderr), 2 bad usage.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xkv/dir.h>
+#include "dirctl/dirctl.h"
+#include "util/json.h"
+#include "util/opts.h"
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+enum { OPT_PIN, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_SKB, OPT_WAIT, OPT_TIMEOUT, OPT_JSON,
+       OPT_HELP };
+
+static const struct xkv_opt options[] = {
+	[OPT_PIN] = {"pin", 'p', "DIR", "where the program and its maps are pinned (default "
+					 XKV_DIRCTL_PIN ")"},
+	[OPT_SERVERS] = {"servers", 's', "LIST",
+			 "attach: the pool, as the clients have it: HOST:PORT[:WEIGHT][ NAME],... "
+			 "(IPv4); keys' homes follow its ketama"},
+	[OPT_PORT] = {"port", 'P', "PORT",
+		      "attach: xkv's port, a server's when the list leaves it out (default "
+		      XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
+	[OPT_SELECT] = {"select", 'S', "POLICY",
+			"attach: round-robin (default) or least-loaded, for reads among the "
+			"replica set and writes among the servers"},
+	[OPT_SKB] = {"skb", 'k', NULL, "attach: generic XDP, for a driver without its own"},
+	[OPT_WAIT] = {"wait", 'w', "MS",
+		      "remove: how long to wait for writes in flight to be acknowledged "
+		      "(default 1000)"},
+	[OPT_TIMEOUT] = {"timeout", 't', "MS", "add, remove: per request to a server (default 500)"},
+	[OPT_JSON] = {"json", 'j', NULL, "status, stats: print JSON"},
+	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
+};
+
+struct args {
+	const char *pin;
+	struct xkv_dirctl_setup setup;
+	uint32_t wait_ms, timeout_ms;
+	bool json;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: xkv-dir [options] attach IFACE...\n"
+	      "       xkv-dir [options] detach IFACE...\n"
+	      "       xkv-dir [options] add KEY...\n"
+	      "       xkv-dir [options] remove KEY...\n"
+	      "       xkv-dir [options] status\n"
+	      "       xkv-dir [options] stats\n"
+	      "options:\n",
+	      f);
+	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
+	fputs("exit codes: 0 done, 1 a command failed, 2 bad usage\n", f);
+}
+
+static int cmd_attach(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	(void)d;
+	if (!a->setup.servers) {
+		fprintf(stderr, "xkv-dir: attach needs --servers\n");
+		return -EINVAL;
+	}
+	return xkv_dirctl_attach(a->pin, &a->setup, argv, argc);
+}
+
+static int cmd_detach(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	(void)d;
+	return xkv_dirctl_detach(a->pin, argv, argc);
+}
+
+/* add or remove each key; says what became of each */
+static int each_key(const struct args *a, struct xkv_dirctl *d, int argc, char **argv, bool add)
+{
+	struct xkv_client *pool = xkv_dirctl_client(d, (int)a->timeout_ms);
+	int err, failed = 0;
+
+	if (!pool)
+		return -errno;
+	for (int i = 0; i < argc; i++) {
+		size_t len = strlen(argv[i]);
+		uint64_t hash;
+
+		err = add ? xkv_dirctl_add(d, pool, argv[i], len, &hash)
+			  : xkv_dirctl_remove(d, pool, argv[i], len, (int)a->wait_ms);
+		if (!err) {
+			if (add)
+				printf("added %s (hash %016llx, home %s)\n", argv[i],
+				       (unsigned long long)hash,
+				       xkv_client_server_name(pool, xkv_client_place(pool, argv[i],
+										     len)));
+			else
+				printf("removed %s\n", argv[i]);
+			continue;
+		}
+		failed = err;
+		if (err == -EEXIST)
+			fprintf(stderr, "xkv-dir: %s is replicated already\n", argv[i]);
+		else if (err == -ENOSPC)
+			fprintf(stderr, "xkv-dir: %s: the directory is full (%u keys)\n", argv[i],
+				XKV_DIR_KEYS);
+		else if (err == -ENOENT)
+			fprintf(stderr, "xkv-dir: %s is not replicated\n", argv[i]);
+		else
+			fprintf(stderr, "xkv-dir: %s %s: %s\n", add ? "adding" : "removing", argv[i],
+				strerror(-err));
+	}
+	xkv_client_close(pool);
+	return failed;
+}
+
+static int cmd_add(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	return each_key(a, d, argc, argv, true);
+}
+
+static int cmd_remove(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	return each_key(a, d, argc, argv, false);
+}
+
+static const char *select_name(uint8_t select)
+{
+	return select == XKV_DIR_SELECT_LEAST_LOADED ? "least-loaded" : "round-robin";
+}
+
+struct status {
+	struct xkv_json *w; /* NULL: text */
+	uint32_t n;
+};
+
+static int print_key(void *ctx, const struct xkv_dirctl_key *k)
+{
+	struct status *st = ctx;
+	const struct xkv_dir_entry *e = &k->entry;
+
+	st->n++;
+	if (!st->w) {
+		printf("  %016llx home %u rset 0x%x ver_curr %llu ver_next %llu reads %llu "
+		       "writes %llu%s\n",
+		       (unsigned long long)k->hash, e->home, e->rset,
+		       (unsigned long long)e->ver_curr, (unsigned long long)e->ver_next,
+		       (unsigned long long)e->reads, (unsigned long long)e->writes,
+		       k->migrating ? " migrating" : "");
+		return 0;
+	}
+	xkv_json_object_start(st->w);
+	xkv_json_uint_field(st->w, "hash", k->hash);
+	xkv_json_uint_field(st->w, "home", e->home);
+	xkv_json_uint_field(st->w, "rset", e->rset);
+	xkv_json_uint_field(st->w, "ver_curr", e->ver_curr);
+	xkv_json_uint_field(st->w, "ver_next", e->ver_next);
+	xkv_json_uint_field(st->w, "reads", e->reads);
+	xkv_json_uint_field(st->w, "writes", e->writes);
+	xkv_json_bool_field(st->w, "migrating", k->migrating);
+	xkv_json_object_end(st->w);
+	return 0;
+}
+
+static int print_servers(const struct xkv_dirctl *d, const struct xkv_dir_config *cfg,
+			 struct xkv_json *w)
+{
+	uint32_t loads[XKV_DIR_SERVERS];
+	int err = xkv_dirctl_loads(d, loads);
+
+	for (uint32_t id = 0; !err && id < cfg->nservers; id++) {
+		struct xkv_dir_server srv;
+		char addr[INET_ADDRSTRLEN];
+
+		err = xkv_dirctl_server(d, id, &srv);
+		if (err)
+			return err;
+		inet_ntop(AF_INET, &srv.addr, addr, sizeof(addr));
+		if (!w) {
+			printf("  server %u %s:%u%s load %u\n", id, addr, ntohs(srv.port),
+			       cfg->live >> id & 1 ? "" : " (not live)", loads[id]);
+			continue;
+		}
+		xkv_json_object_start(w);
+		xkv_json_uint_field(w, "id", id);
+		xkv_json_string_field(w, "addr", addr);
+		xkv_json_uint_field(w, "port", ntohs(srv.port));
+		xkv_json_bool_field(w, "live", cfg->live >> id & 1);
+		xkv_json_uint_field(w, "load", loads[id]);
+		xkv_json_object_end(w);
+	}
+	return err;
+}
+
+static int cmd_status(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	struct xkv_dir_config cfg;
+	struct xkv_json w;
+	struct status st = {.w = a->json ? &w : NULL};
+	struct xkv_dir_pool pool;
+	int err;
+
+	(void)argc;
+	(void)argv;
+	if ((err = xkv_dirctl_config(d, &cfg)) || (err = xkv_dirctl_pool(d, &pool)))
+		return err;
+	if (st.w) {
+		xkv_json_init(&w, stdout);
+		xkv_json_object_start(&w);
+		xkv_json_uint_field(&w, "port", cfg.port);
+		xkv_json_string_field(&w, "select", select_name(cfg.select));
+		xkv_json_string_field(&w, "pool", pool.servers);
+		xkv_json_key(&w, "servers");
+		xkv_json_array_start(&w);
+	} else {
+		printf("directory on port %u, %s, pool %s\n", cfg.port, select_name(cfg.select),
+		       pool.servers);
+	}
+	err = print_servers(d, &cfg, st.w);
+	if (st.w) {
+		xkv_json_array_end(&w);
+		xkv_json_key(&w, "keys");
+		xkv_json_array_start(&w);
+	} else {
+		printf("keys:\n");
+	}
+	if (!err)
+		err = xkv_dirctl_keys(d, print_key, &st);
+	if (st.w) {
+		xkv_json_array_end(&w);
+		xkv_json_object_end(&w);
+		if (!err)
+			err = xkv_json_finish(&w);
+	} else {
+		printf("%u of %u keys\n", st.n, XKV_DIR_KEYS);
+	}
+	return err;
+}
+
+static int cmd_stats(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	uint64_t counts[XKV_DIR_STAT_MAX];
+	struct xkv_json w;
+	int err = xkv_dirctl_stats(d, counts);
+
+	(void)argc;
+	(void)argv;
+	if (err)
+		return err;
+	if (a->json) {
+		xkv_json_init(&w, stdout);
+		xkv_json_object_start(&w);
+	}
+	for (uint32_t slot = 0; slot < XKV_DIR_STAT_MAX; slot++) {
+		if (a->json)
+			xkv_json_uint_field(&w, xkv_dir_stat_name(slot), counts[slot]);
+		else
+			printf("%-17s %llu\n", xkv_dir_stat_name(slot),
+			       (unsigned long long)counts[slot]);
+	}
+	if (!a->json)
+		return 0;
+	xkv_json_object_end(&w);
+	return xkv_json_finish(&w);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(const struct args *a, struct xkv_dirctl *d, int argc, char **argv);
+	bool operands; /* needs at least one, else takes none */
+	bool maps;     /* works on the pinned maps, opened for it */
+} commands[] = {
+	{"attach", cmd_attach, true, false}, {"detach", cmd_detach, true, false},
+	{"add", cmd_add, true, true},	     {"remove", cmd_remove, true, true},
+	{"status", cmd_status, false, true}, {"stats", cmd_stats, false, true},
+};
+
+static int run(size_t i, const struct args *a, int argc, char **argv)
+{
+	struct xkv_dirctl d;
+	int err;
+
+	if (!commands[i].maps)
+		return commands[i].run(a, NULL, argc, argv);
+	err = xkv_dirctl_open(&d, a->pin);
+	if (err)
+		return err;
+	err = commands[i].run(a, &d, argc, argv);
+	xkv_dirctl_close(&d);
+	return err;
+}
+
+static int take_option(struct xkv_opts *p, int opt, struct args *a)
+{
+	switch (opt) {
+	case OPT_PIN:
+		a->pin = p->arg;
+		return 0;
+	case OPT_SERVERS:
+		a->setup.servers = p->arg;
+		return 0;
+	case OPT_PORT: {
+		uint32_t port;
+		int err = xkv_opts_u32(p, 1, UINT16_MAX, &port);
+
+		a->setup.port = (uint16_t)port;
+		return err;
+	}
+	case OPT_SELECT:
+		if (!strcmp(p->arg, "round-robin"))
+			a->setup.select = XKV_DIR_SELECT_ROUND_ROBIN;
+		else if (!strcmp(p->arg, "least-loaded"))
+			a->setup.select = XKV_DIR_SELECT_LEAST_LOADED;
+		else
+			return xkv_opts_bad_value(p, "round-robin or least-loaded");
+		return 0;
+	case OPT_SKB:
+		a->setup.skb = true;
+		return 0;
+	case OPT_WAIT:
+		return xkv_opts_u32(p, 0, 600000, &a->wait_ms);
+	case OPT_TIMEOUT:
+		return xkv_opts_u32(p, 1, 600000, &a->timeout_ms);
+	case OPT_JSON:
+		a->json = true;
+		return 0;
+	default:
+		return opt;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {.pin = XKV_DIRCTL_PIN, .wait_ms = 1000, .timeout_ms = 500};
+	struct xkv_opts p;
+	int opt, err;
+
+	/* options end at the command: a key may start with a dash */
+	err = xkv_opts_init(&p, options, XKV_OPTS_COUNT(options), XKV_OPTS_IN_ORDER);
+	while (!err && (opt = xkv_opts_next(&p, argc, argv)) != XKV_OPTS_END) {
+		if (opt == OPT_HELP) {
+			usage(stdout);
+			return 0;
+		}
+		err = take_option(&p, opt, &a);
+	}
+	if (err) {
+		fprintf(stderr, "xkv-dir: %s (--help for usage)\n", p.why);
+		return EXIT_USAGE;
+	}
+	argc -= optind;
+	argv += optind;
+	for (size_t i = 0; argc && i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[0], commands[i].name))
+			continue;
+		if (commands[i].operands ? argc < 2 : argc > 1)
+			break;
+		return run(i, &a, argc - 1, argv + 1) ? EXIT_FAILED : 0;
+	}
+	usage(stderr);
+	return EXIT_USAGE;
+}

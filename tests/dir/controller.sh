@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# xkv-dir, the directory's controller (docs/DIRECTORY.md), in the lab of tools/netns-dir.sh
+# with two xkv-servers (io_uring backend) and xkv-cli --dir as the client, spreading keys
+# over both by ketama: attach, add, writes and reads through the directory, remove with
+# its migration home, add again over servers that hold older copies, a full directory,
+# a server that does not answer, status and stats in JSON, detach. Namespaces, pins and
+# processes are removed on every way out.
+#   controller.sh BUILD_DIR
+set -euo pipefail
+
+build=$(cd "${1:?usage: controller.sh BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../skip.sh"
+need_xdp_hosts
+need_commands /usr/bin/python3
+dir_prefix="xk$$"
+pin="/sys/fs/bpf/xkv-dir-ctl-$$"
+. "$here/lab_env.sh"
+
+pool="10.0.1.1:7411 s0,10.0.2.1:7411 s1"
+dir() { in_d "$build/xkv-dir" --pin "$pin" "$@"; }
+cli() { ip netns exec "$c" "$build/xkv-cli" -s "$pool" --dir "$@"; }
+json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+
+lab_servers
+dir --servers "$pool" attach "${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1" ||
+	fail "attach"
+dir --servers "$pool" attach "${dir_prefix}dc" 2>"$out/err" && fail "a second attach"
+grep -q "exists" "$out/err" || fail "a second attach says: $(cat "$out/err")"
+
+# the key's home, by ketama, as the client and the directory both place it
+home=$(cli where hot | awk '{print $2}')
+home=${home#s}
+other=$((1 - home))
+cli put hot v0 >/dev/null || fail "a write of a key the directory does not hold"
+added=$(dir add hot) || fail "add"
+echo "$added"
+[ "$(dir --json status | json '[(k["home"], k["rset"], k["ver_curr"]) for k in d["keys"]]')" = \
+	"[($home, $((1 << home)), 0)]" ] || fail "status after add: $(dir --json status)"
+dir add hot 2>"$out/err" && fail "adding a key twice"
+
+# writes go round the servers, each stamped; every read returns the last
+for v in 1 2 3 4 5; do
+	cli put hot "v$v" >/dev/null || fail "write v$v"
+	[ "$(cli get hot)" = "v$v" ] || fail "a read after write v$v: $(cli get hot)"
+done
+status=$(dir --json status)
+[ "$(echo "$status" | json '[(k["ver_curr"], k["ver_next"], k["writes"]) for k in d["keys"]]')" = \
+	"[(5, 5, 5)]" ] || fail "status after 5 writes: $status"
+
+# until the newest value is on the other server alone, so that the removal must move it
+rset() { dir --json status | json 'd["keys"][0]["rset"]'; }
+last=5
+while [ "$(rset)" != $((1 << other)) ] && [ $last -lt 9 ]; do
+	last=$((last + 1))
+	cli put hot "v$last" >/dev/null || fail "write v$last"
+done
+[ "$(rset)" = $((1 << other)) ] || fail "no write reached server $other: $(dir status)"
+
+# remove: the newest value goes home; after it, the home alone answers, in version 2 too
+dir remove hot || fail "remove"
+[ "$(in_s "$home" get hot)" = "v$last" ] || fail "home holds $(in_s "$home" get hot), not v$last"
+[ "$(ip netns exec "$c" "$build/xkv-cli" -s "$pool" get hot)" = "v$last" ] ||
+	fail "a version 2 read after the removal"
+dir remove hot 2>"$out/err" && fail "removing a key not held"
+grep -q "not replicated" "$out/err" || fail "removing a key not held says: $(cat "$out/err")"
+
+# added again: the versions start past any a server holds, so that a write to a server
+# with an older copy still applies there
+dir add hot >/dev/null || fail "add again"
+ver=$(dir --json status | json 'd["keys"][0]["ver_curr"]')
+[ "$ver" -ge "$last" ] || fail "added again at version $ver: servers hold up to $last"
+for v in 10 11; do
+	cli put hot "v$v" >/dev/null || fail "write v$v"
+	[ "$(cli get hot)" = "v$v" ] || fail "a read after write v$v, the key added again"
+done
+echo "controller: add, 5 writes and reads, remove home, add again at version $ver: ok"
+
+# stats: every steered request counted
+stats=$(dir --json stats)
+[ "$(echo "$stats" | json "d['write'] == $last + 2 and d['read'] >= 7 and
+	d['reply_newer'] >= $last + 2")" = True ] || fail "stats: $stats"
+
+# a full directory refuses, and says so
+mapfile -t keys < <(seq -f "k%g" 2 4096) # hot and 4095 more
+dir --timeout 200 add "${keys[@]}" >/dev/null || fail "filling it"
+dir add one-too-many 2>"$out/err" && fail "a key past a full directory"
+grep -q "full" "$out/err" || fail "a full directory says: $(cat "$out/err")"
+[ "$(dir --json status | json 'len(d["keys"])')" = 4096 ] || fail "not 4096 keys"
+echo "controller: 4096 keys held, the next refused"
+
+# a server that does not answer: its version is unknown, so no key is added
+kill "${pids[1]}"
+wait "${pids[1]}" 2>/dev/null || true
+dir remove k2 >/dev/null || fail "remove k2"
+dir --timeout 100 add k2 2>"$out/err" && fail "adding with a server down"
+echo "controller: with a server down, add refused: $(tail -1 "$out/err")"
+
+dir detach "${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1" || fail "detach"
+[ ! -e "$pin" ] || fail "$pin left after detach"
+ip -n "$d" link show "${dir_prefix}d0" | grep -q xdp && fail "XDP left on ${dir_prefix}d0"
+echo "controller: detached, nothing left"

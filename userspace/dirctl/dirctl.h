@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The coherence directory's controller (docs/DIRECTORY.md), under xkv-dir: loading its
+ * XDP program (bpf/dir.bpf.c) onto the directory host's interfaces, with its maps
+ * pinned so that each command, and the program, find them again; the server pool;
+ * adding a key with its home alone in its replica set, and removing one through
+ * Pegasus's migration (Sec. 6.5); what the maps hold.
+ *
+ * Functions return 0 or a negative errno, and say on stderr what failed and why.
+ */
+#ifndef XKV_DIRCTL_H
+#define XKV_DIRCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xkv/dir.h>
+
+#include "client/client.h"
+
+#define XKV_DIRCTL_PIN "/sys/fs/bpf/xkv-dir" /* where the program and its maps are pinned */
+
+/* The pinned maps of one directory, open. */
+struct xkv_dirctl {
+	int keys, migrating, servers, addrs, load, config, pool, stats;
+};
+
+/* What attach sets up. */
+struct xkv_dirctl_setup {
+	const char *servers; /* the pool, as the clients have it (client/servers.h) */
+	uint16_t port;	     /* xkv's port on every server; 0: XKV_DEFAULT_PORT */
+	enum xkv_dir_select select;
+	bool skb;	     /* generic XDP (skb mode), for a driver without it */
+};
+
+/*
+ * Loads the program, pins it and its maps under pin, writes the configuration and the
+ * pool (every server live), and attaches it to each of the n interfaces.
+ */
+int xkv_dirctl_attach(const char *pin, const struct xkv_dirctl_setup *setup,
+		      char *const *ifaces, int n);
+
+/* Detaches the program from each interface, and removes pin and what it holds. */
+int xkv_dirctl_detach(const char *pin, char *const *ifaces, int n);
+
+/* Opens the maps pinned under pin. */
+int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin);
+void xkv_dirctl_close(struct xkv_dirctl *d);
+
+/* The configuration, and the pool's server list. */
+int xkv_dirctl_config(const struct xkv_dirctl *d, struct xkv_dir_config *cfg);
+int xkv_dirctl_pool(const struct xkv_dirctl *d, struct xkv_dir_pool *pool);
+
+/* A client that reaches each server of the pool by its id (xkv_client_steered). */
+struct xkv_client *xkv_dirctl_client(const struct xkv_dirctl *d, int timeout_ms);
+
+/*
+ * Adds key: its home (ketama's, over the pool) alone in its replica set, its versions
+ * the newest any live server holds, so that no version given later is one a server
+ * already has. -EEXIST: held already; -ENOSPC: the directory is full; -EHOSTUNREACH: a
+ * live server did not answer (its version unknown). *hash: the key's.
+ */
+int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const void *key,
+		   size_t key_len, uint64_t *hash);
+
+/*
+ * Removes key (Sec. 6.5): its writes go home only; once every version given is
+ * acknowledged (or wait_ms passed), the newest value goes from its replica set to its
+ * home, with its version, and the key leaves the directory. -ENOENT: not held.
+ */
+int xkv_dirctl_remove(const struct xkv_dirctl *d, struct xkv_client *pool, const void *key,
+		      size_t key_len, int wait_ms);
+
+/* A key the directory holds, as its entry says. */
+struct xkv_dirctl_key {
+	uint64_t hash;
+	struct xkv_dir_entry entry;
+	bool migrating;
+};
+
+/*
+ * Calls fn for every key held (in the map's order), until fn returns non-zero, which
+ * it returns.
+ */
+int xkv_dirctl_keys(const struct xkv_dirctl *d,
+		    int (*fn)(void *ctx, const struct xkv_dirctl_key *k), void *ctx);
+
+/* The counters (XKV_DIR_STATS), summed over the CPUs, XKV_DIR_STAT_MAX of them. */
+int xkv_dirctl_stats(const struct xkv_dirctl *d, uint64_t *counts);
+
+/* Server id's address and port. */
+int xkv_dirctl_server(const struct xkv_dirctl *d, uint32_t id, struct xkv_dir_server *srv);
+
+/* The load each server reported last. */
+int xkv_dirctl_loads(const struct xkv_dirctl *d, uint32_t loads[XKV_DIR_SERVERS]);
+
+#endif /* XKV_DIRCTL_H */
