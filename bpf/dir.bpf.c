@@ -434,6 +434,9 @@ int xkv_dir(struct xdp_md *ctx)
 		return from_port ? dir_on_reply(ctx, &p, cfg) : dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
 	if (!to_port)
 		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);
+	/* a home may not hold a key's newest value yet: no request may reach one (Sec. 6.7) */
+	if (cfg->flags & XKV_DIR_HOLD)
+		return dir_count(XKV_DIR_STAT_HELD, XDP_DROP);
 	return dir_on_request(ctx, &p, cfg);
 }
 

@@ -4,7 +4,9 @@
  * over userspace/dirctl.
  *
  *   xkv-dir [options] attach IFACE...   load the program onto the directory's interfaces
+ *                                       (recovering the keys of a directory lost)
  *   xkv-dir [options] detach IFACE...   take it off, and its pins with it
+ *   xkv-dir [options] recover           the keys of a directory lost, back home
  *   xkv-dir [options] add KEY...        replicate each key, its home alone at first
  *   xkv-dir [options] remove KEY...     migrate each back home, then forget it
  *   xkv-dir [options] status            the pool and the keys held
@@ -26,12 +28,15 @@
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
-enum { OPT_PIN, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_SKB, OPT_WAIT, OPT_TIMEOUT, OPT_JSON,
-       OPT_HELP };
+enum { OPT_PIN, OPT_STATE, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_SKB, OPT_WAIT, OPT_TIMEOUT,
+       OPT_FORCE, OPT_JSON, OPT_HELP };
 
 static const struct xkv_opt options[] = {
 	[OPT_PIN] = {"pin", 'p', "DIR", "where the program and its maps are pinned (default "
 					 XKV_DIRCTL_PIN ")"},
+	[OPT_STATE] = {"state", 'd', "FILE",
+		       "the keys replicated, kept for a recovery if the maps are lost (default "
+		       XKV_DIRCTL_STATE ")"},
 	[OPT_SERVERS] = {"servers", 's', "LIST",
 			 "attach: the pool, as the clients have it: HOST:PORT[:WEIGHT][ NAME],... "
 			 "(IPv4); keys' homes follow its ketama"},
@@ -45,22 +50,26 @@ static const struct xkv_opt options[] = {
 	[OPT_WAIT] = {"wait", 'w', "MS",
 		      "remove: how long to wait for writes in flight to be acknowledged "
 		      "(default 1000)"},
-	[OPT_TIMEOUT] = {"timeout", 't', "MS", "add, remove: per request to a server (default 500)"},
+	[OPT_TIMEOUT] = {"timeout", 't', "MS",
+			 "add, remove, recover: per request to a server (default 500)"},
+	[OPT_FORCE] = {"force", 'f', NULL,
+		       "detach: though keys are replicated (the next attach recovers them)"},
 	[OPT_JSON] = {"json", 'j', NULL, "status, stats: print JSON"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
 struct args {
-	const char *pin;
+	const char *pin, *state;
 	struct xkv_dirctl_setup setup;
 	uint32_t wait_ms, timeout_ms;
-	bool json;
+	bool force, json;
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: xkv-dir [options] attach IFACE...\n"
 	      "       xkv-dir [options] detach IFACE...\n"
+	      "       xkv-dir [options] recover\n"
 	      "       xkv-dir [options] add KEY...\n"
 	      "       xkv-dir [options] remove KEY...\n"
 	      "       xkv-dir [options] status\n"
@@ -71,20 +80,82 @@ static void usage(FILE *f)
 	fputs("exit codes: 0 done, 1 a command failed, 2 bad usage\n", f);
 }
 
-static int cmd_attach(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+/* Sec. 6.7: the keys the state file lists, back home; requests held until then. */
+static int recover(const struct args *a, struct xkv_dirctl *d)
 {
-	(void)d;
-	if (!a->setup.servers) {
+	struct xkv_client *pool = xkv_dirctl_client(d, (int)a->timeout_ms);
+	uint32_t keys, moved;
+	int err;
+
+	if (!pool)
+		return -errno;
+	err = xkv_dirctl_recover(d, pool, &keys, &moved);
+	xkv_client_close(pool);
+	if (err) {
+		fprintf(stderr, "xkv-dir: recovering %s: %s; requests are held until "
+				"`xkv-dir recover` succeeds\n", a->state, strerror(-err));
+		return err;
+	}
+	printf("recovered %u keys, %u of them moved home; requests pass\n", keys, moved);
+	return 0;
+}
+
+static int cmd_attach(const struct args *a, struct xkv_dirctl *unused, int argc, char **argv)
+{
+	struct xkv_dirctl_setup setup = a->setup;
+	int lost = xkv_dirctl_state_count(a->state), err;
+	struct xkv_dirctl d;
+
+	(void)unused;
+	if (!setup.servers) {
 		fprintf(stderr, "xkv-dir: attach needs --servers\n");
 		return -EINVAL;
 	}
-	return xkv_dirctl_attach(a->pin, &a->setup, argv, argc);
+	if (lost < 0) {
+		fprintf(stderr, "xkv-dir: %s: %s\n", a->state, strerror(-lost));
+		return lost;
+	}
+	/* keys of a directory whose maps were lost: none may be read before they are home */
+	setup.hold = lost > 0;
+	err = xkv_dirctl_attach(a->pin, &setup, argv, argc);
+	if (err || !lost)
+		return err;
+	printf("%s lists %d keys of a directory lost: recovering them\n", a->state, lost);
+	err = xkv_dirctl_open(&d, a->pin, a->state);
+	if (err)
+		return err;
+	err = recover(a, &d);
+	xkv_dirctl_close(&d);
+	return err;
+}
+
+static int count_key(void *ctx, const struct xkv_dirctl_key *k)
+{
+	(void)k;
+	++*(uint32_t *)ctx;
+	return 0;
 }
 
 static int cmd_detach(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
 {
-	(void)d;
+	uint32_t held = 0;
+	int err = xkv_dirctl_keys(d, count_key, &held);
+
+	if (err)
+		return err;
+	if (held && !a->force) {
+		fprintf(stderr, "xkv-dir: %u keys are replicated: remove them first, or --force "
+				"(the next attach recovers them)\n", held);
+		return -EBUSY;
+	}
 	return xkv_dirctl_detach(a->pin, argv, argc);
+}
+
+static int cmd_recover(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return recover(a, d);
 }
 
 /* add or remove each key; says what became of each */
@@ -283,9 +354,10 @@ static const struct {
 	bool operands; /* needs at least one, else takes none */
 	bool maps;     /* works on the pinned maps, opened for it */
 } commands[] = {
-	{"attach", cmd_attach, true, false}, {"detach", cmd_detach, true, false},
-	{"add", cmd_add, true, true},	     {"remove", cmd_remove, true, true},
-	{"status", cmd_status, false, true}, {"stats", cmd_stats, false, true},
+	{"attach", cmd_attach, true, false}, {"detach", cmd_detach, true, true},
+	{"recover", cmd_recover, false, true}, {"add", cmd_add, true, true},
+	{"remove", cmd_remove, true, true},  {"status", cmd_status, false, true},
+	{"stats", cmd_stats, false, true},
 };
 
 static int run(size_t i, const struct args *a, int argc, char **argv)
@@ -295,7 +367,7 @@ static int run(size_t i, const struct args *a, int argc, char **argv)
 
 	if (!commands[i].maps)
 		return commands[i].run(a, NULL, argc, argv);
-	err = xkv_dirctl_open(&d, a->pin);
+	err = xkv_dirctl_open(&d, a->pin, a->state);
 	if (err)
 		return err;
 	err = commands[i].run(a, &d, argc, argv);
@@ -308,6 +380,12 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 	switch (opt) {
 	case OPT_PIN:
 		a->pin = p->arg;
+		return 0;
+	case OPT_STATE:
+		a->state = p->arg;
+		return 0;
+	case OPT_FORCE:
+		a->force = true;
 		return 0;
 	case OPT_SERVERS:
 		a->setup.servers = p->arg;
@@ -344,7 +422,8 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 
 int main(int argc, char **argv)
 {
-	struct args a = {.pin = XKV_DIRCTL_PIN, .wait_ms = 1000, .timeout_ms = 500};
+	struct args a = {.pin = XKV_DIRCTL_PIN, .state = XKV_DIRCTL_STATE, .wait_ms = 1000,
+			 .timeout_ms = 500};
 	struct xkv_opts p;
 	int opt, err;
 

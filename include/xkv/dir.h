@@ -68,7 +68,14 @@ struct xkv_dir_config {
 	__u8 select;   /* enum xkv_dir_select */
 	__u8 nservers; /* ids 0 .. nservers - 1 in xkv_dir_servers */
 	__u32 live;    /* the servers that may be chosen, a bit each */
+	__u32 flags;   /* XKV_DIR_HOLD */
 };
+
+/*
+ * xkv_dir_config.flags: recovering from lost maps (Sec. 6.7), requests are dropped
+ * until every key replicated before is back home with its newest value.
+ */
+#define XKV_DIR_HOLD 0x01
 
 /* xkv_dir_stats: what the program did with each packet, one slot each, per CPU. */
 #define XKV_DIR_STATS(X)                                                                           \
@@ -87,7 +94,8 @@ struct xkv_dir_config {
 	X(BAD_SERVER, "bad_server")	    /* a server id or set out of range: dropped */         \
 	X(NO_SERVER, "no_server")	    /* no live server to choose: dropped */                \
 	X(SPLIT_WRITE, "split_write")	    /* a replicated key's WRITE in pieces: dropped */      \
-	X(REPLY_NO_VERSION, "reply_no_version") /* it vouches for none (busy): set unchanged */
+	X(REPLY_NO_VERSION, "reply_no_version") /* it vouches for none (busy): set unchanged */ \
+	X(HELD, "held")			    /* a request while the directory recovers: dropped */
 
 #define XKV_DIR_STAT_ENUM(name, str) XKV_DIR_STAT_##name,
 enum xkv_dir_stat {

@@ -365,6 +365,24 @@ Test(dir, a_reply_without_a_version_changes_nothing)
 	assert_addr(ip_of(&o)->saddr, "10.0.1.2");
 }
 
+/* Recovering (Sec. 6.7): no request passes, steered or not; replies still do. */
+Test(dir, a_holding_directory_drops_every_request)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	const struct pkt_spec cold = request(XKV_OP_GET, "cold", true);
+	const struct pkt_spec r = reply(2, 9, 0, 0);
+	struct xkv_dir_config cfg = {.port = PKT_PORT, .nservers = DIR_SERVERS, .live = 0xf,
+				     .flags = XKV_DIR_HOLD};
+	__u32 zero = 0;
+
+	replicate(1u << 2, 9, 9, 0, false);
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_config), &zero, &cfg, 0),
+		     0);
+	cr_assert_eq(run(&get, XKV_DIR_STAT_HELD).verdict, XDP_DROP);
+	cr_assert_eq(run(&cold, XKV_DIR_STAT_HELD).verdict, XDP_DROP);
+	cr_assert_eq(run(&r, XKV_DIR_STAT_REPLY_SAME).verdict, XDP_PASS);
+}
+
 /* Each piece of a WRITE would take a version, and maybe a server, of its own. */
 Test(dir, a_replicated_keys_write_in_pieces_is_dropped)
 {

@@ -18,13 +18,13 @@ pin="/sys/fs/bpf/xkv-dir-ctl-$$"
 . "$here/lab_env.sh"
 
 pool="10.0.1.1:7411 s0,10.0.2.1:7411 s1"
-dir() { in_d "$build/xkv-dir" --pin "$pin" "$@"; }
+dir() { in_d "$build/xkv-dir" --pin "$pin" --state "$out/keys" "$@"; }
+ifaces=("${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1")
 cli() { ip netns exec "$c" "$build/xkv-cli" -s "$pool" --dir "$@"; }
 json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
 
 lab_servers
-dir --servers "$pool" attach "${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1" ||
-	fail "attach"
+dir --servers "$pool" attach "${ifaces[@]}" || fail "attach"
 dir --servers "$pool" attach "${dir_prefix}dc" 2>"$out/err" && fail "a second attach"
 grep -q "exists" "$out/err" || fail "a second attach says: $(cat "$out/err")"
 
@@ -48,14 +48,20 @@ status=$(dir --json status)
 [ "$(echo "$status" | json '[(k["ver_curr"], k["ver_next"], k["writes"]) for k in d["keys"]]')" = \
 	"[(5, 5, 5)]" ] || fail "status after 5 writes: $status"
 
-# until the newest value is on the other server alone, so that the removal must move it
+# Writes until the newest value is on the other server alone, so that a removal or a
+# recovery must move it; last: the value written last.
 rset() { dir --json status | json 'd["keys"][0]["rset"]'; }
+write_to_other() {
+	local tries
+	for tries in 1 2 3 4; do
+		[ "$(rset)" = $((1 << other)) ] && return
+		last=$((last + 1))
+		cli put hot "v$last" >/dev/null || fail "write v$last"
+	done
+	fail "no write reached server $other: $(dir status)"
+}
 last=5
-while [ "$(rset)" != $((1 << other)) ] && [ $last -lt 9 ]; do
-	last=$((last + 1))
-	cli put hot "v$last" >/dev/null || fail "write v$last"
-done
-[ "$(rset)" = $((1 << other)) ] || fail "no write reached server $other: $(dir status)"
+write_to_other
 
 # remove: the newest value goes home; after it, the home alone answers, in version 2 too
 dir remove hot || fail "remove"
@@ -70,6 +76,7 @@ grep -q "not replicated" "$out/err" || fail "removing a key not held says: $(cat
 dir add hot >/dev/null || fail "add again"
 ver=$(dir --json status | json 'd["keys"][0]["ver_curr"]')
 [ "$ver" -ge "$last" ] || fail "added again at version $ver: servers hold up to $last"
+writes=$last
 for v in 10 11; do
 	cli put hot "v$v" >/dev/null || fail "write v$v"
 	[ "$(cli get hot)" = "v$v" ] || fail "a read after write v$v, the key added again"
@@ -78,8 +85,25 @@ echo "controller: add, 5 writes and reads, remove home, add again at version $ve
 
 # stats: every steered request counted
 stats=$(dir --json stats)
-[ "$(echo "$stats" | json "d['write'] == $last + 2 and d['read'] >= 7 and
-	d['reply_newer'] >= $last + 2")" = True ] || fail "stats: $stats"
+[ "$(echo "$stats" | json "d['write'] == $writes + 2 and d['read'] >= 7 and
+	d['reply_newer'] >= $writes + 2")" = True ] || fail "stats: $stats"
+
+# The directory lost (Sec. 6.7): its maps go with a forced detach; the state file keeps
+# its keys, so the next attach holds requests until each key's newest value is home
+last=11
+write_to_other
+dir detach "${ifaces[@]}" 2>"$out/err" && fail "a detach with keys replicated"
+grep -q "replicated" "$out/err" || fail "a detach with keys replicated says: $(cat "$out/err")"
+dir --force detach "${ifaces[@]}" || fail "detach --force"
+[ "$(in_s "$home" get hot)" != "v$last" ] || fail "home holds the newest already: no test"
+dir --servers "$pool" attach "${ifaces[@]}" >"$out/attach" || fail "attach after the loss"
+grep -q "recovered 1 keys, 1 of them moved home" "$out/attach" ||
+	fail "the recovery says: $(cat "$out/attach")"
+[ "$(in_s "$home" get hot)" = "v$last" ] || fail "home holds $(in_s "$home" get hot) after recovery"
+[ "$(cli get hot)" = "v$last" ] || fail "a read after the recovery"
+[ "$(dir --json status | json 'len(d["keys"])')" = 0 ] || fail "keys held after the recovery"
+echo "controller: the directory lost and attached again: v$last back home first"
+dir add hot >/dev/null || fail "add after the recovery"
 
 # a full directory refuses, and says so
 mapfile -t keys < <(seq -f "k%g" 2 4096) # hot and 4095 more
@@ -89,14 +113,33 @@ grep -q "full" "$out/err" || fail "a full directory says: $(cat "$out/err")"
 [ "$(dir --json status | json 'len(d["keys"])')" = 4096 ] || fail "not 4096 keys"
 echo "controller: 4096 keys held, the next refused"
 
-# a server that does not answer: its version is unknown, so no key is added
+# a server that does not answer: its version is unknown, so no key is added, and a
+# recovery cannot finish: requests stay held until it does
 kill "${pids[1]}"
 wait "${pids[1]}" 2>/dev/null || true
 dir remove k2 >/dev/null || fail "remove k2"
 dir --timeout 100 add k2 2>"$out/err" && fail "adding with a server down"
 echo "controller: with a server down, add refused: $(tail -1 "$out/err")"
+dir --force detach "${ifaces[@]}" || fail "detach --force, 4095 keys"
+dir --timeout 100 --servers "$pool" attach "${ifaces[@]}" >/dev/null 2>"$out/err" &&
+	fail "a recovery with a server down"
+grep -q "held" "$out/err" || fail "a recovery with a server down says: $(cat "$out/err")"
+cli -r 0 -t 200 get k3 >/dev/null 2>&1 && fail "a request passed a holding directory"
+[ "$(dir --json stats | json 'd["held"] >= 1')" = True ] || fail "no request counted held"
+ip netns exec "$(dir_lab_ns_s 1)" "$build/xkv-server" -b uring -w 1 -M 0 -m 64M \
+	-a 10.0.0.0/16 -a 127.0.0.0/8 >"$out/s1.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do
+	dir --timeout 100 recover >"$out/recover" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q "recovered 4095 keys" "$out/recover" || fail "recover: $(cat "$out/recover")"
+rc=0
+cli get k3 >/dev/null 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "a request after the recovery: exit $rc, not 1 (not found)"
+echo "controller: a recovery held requests until the server was back: $(cat "$out/recover")"
 
-dir detach "${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1" || fail "detach"
+dir detach "${ifaces[@]}" || fail "detach"
 [ ! -e "$pin" ] || fail "$pin left after detach"
 ip -n "$d" link show "${dir_prefix}d0" | grep -q xdp && fail "XDP left on ${dir_prefix}d0"
 echo "controller: detached, nothing left"

@@ -33,7 +33,7 @@ le() { python3 -c "import sys; print(' '.join(f'{b:02x}' for b in int(sys.argv[1
 map_set() { bpftool map update pinned "$pin/$1" key hex $2 value hex $3; }
 
 # port 7411, round-robin, 2 servers, both live
-map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4)"
+map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4) $(le 0 4)"
 for i in 0 1; do
 	addr="0a 00 0$((i + 1)) 01" port="1c f3" # 10.0.(i+1).1:7411, network order
 	map_set xkv_dir_servers "$(le $i 4)" "$addr $port 00 00"

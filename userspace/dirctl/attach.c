@@ -151,7 +151,8 @@ int xkv_dirctl_attach(const char *pin, const struct xkv_dirctl_setup *setup,
 		      char *const *ifaces, int n)
 {
 	struct xkv_dir_config cfg = {.port = setup->port ? setup->port : XKV_DEFAULT_PORT,
-				     .select = (uint8_t)setup->select};
+				     .select = (uint8_t)setup->select,
+				     .flags = setup->hold ? XKV_DIR_HOLD : 0};
 	char path[PATH_MAX];
 	struct dir_bpf *skel;
 	struct stat st;

@@ -18,11 +18,13 @@
 
 #include "client/client.h"
 
-#define XKV_DIRCTL_PIN "/sys/fs/bpf/xkv-dir" /* where the program and its maps are pinned */
+#define XKV_DIRCTL_PIN	 "/sys/fs/bpf/xkv-dir" /* where the program and its maps are pinned */
+#define XKV_DIRCTL_STATE "/var/lib/xkv-dir/keys" /* the keys replicated, outliving the maps */
 
-/* The pinned maps of one directory, open. */
+/* The pinned maps of one directory, open, and the file of the keys it replicates. */
 struct xkv_dirctl {
 	int keys, migrating, servers, addrs, load, config, pool, stats;
+	const char *state;
 };
 
 /* What attach sets up. */
@@ -31,6 +33,7 @@ struct xkv_dirctl_setup {
 	uint16_t port;	     /* xkv's port on every server; 0: XKV_DEFAULT_PORT */
 	enum xkv_dir_select select;
 	bool skb;	     /* generic XDP (skb mode), for a driver without it */
+	bool hold;	     /* drop every request (XKV_DIR_HOLD) until xkv_dirctl_recover */
 };
 
 /*
@@ -40,11 +43,14 @@ struct xkv_dirctl_setup {
 int xkv_dirctl_attach(const char *pin, const struct xkv_dirctl_setup *setup,
 		      char *const *ifaces, int n);
 
-/* Detaches the program from each interface, and removes pin and what it holds. */
+/*
+ * Detaches the program from each interface, and removes pin and what it holds. The
+ * keys it replicated stay in the state file: the next attach recovers them.
+ */
 int xkv_dirctl_detach(const char *pin, char *const *ifaces, int n);
 
-/* Opens the maps pinned under pin. */
-int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin);
+/* Opens the maps pinned under pin; state: the file of its keys. */
+int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin, const char *state);
 void xkv_dirctl_close(struct xkv_dirctl *d);
 
 /* The configuration, and the pool's server list. */
@@ -70,6 +76,19 @@ int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const vo
  */
 int xkv_dirctl_remove(const struct xkv_dirctl *d, struct xkv_client *pool, const void *key,
 		      size_t key_len, int wait_ms);
+
+/*
+ * Recovery after the maps were lost (Sec. 6.7), with the directory holding requests:
+ * each key the state file lists gets the newest value any live server holds at its
+ * home, with its version; then the file empties and requests pass again. *keys: keys
+ * recovered; *moved: of those, values written home. Fails, holding still, if a live
+ * server does not answer.
+ */
+int xkv_dirctl_recover(const struct xkv_dirctl *d, struct xkv_client *pool, uint32_t *keys,
+		       uint32_t *moved);
+
+/* How many keys the state file lists, or -errno. */
+int xkv_dirctl_state_count(const char *path);
 
 /* A key the directory holds, as its entry says. */
 struct xkv_dirctl_key {

@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: MIT
-/*
- * Adding and removing replicated keys (Pegasus Sec. 6.5). The controller talks to the
- * servers as the directory does, in version 3 with XKV_DIR_STEERED set, so that they
- * vouch for the version they hold and apply a write by its version.
- */
+/* Adding and removing replicated keys (Pegasus Sec. 6.5). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,45 +8,9 @@
 #include <bpf/bpf.h>
 
 #include <xkv/hash.h>
-#include "dirctl/dirctl.h"
+#include "dirctl/internal.h"
 
 #define POLL_NS 1000000 /* how often remove looks whether every version is acknowledged */
-
-/* The extension of a request the directory would steer to server id for hash. */
-static struct xkv_client_steer steer_to(uint32_t id, uint64_t hash, uint64_t ver)
-{
-	return (struct xkv_client_steer){
-		.server = id,
-		.ext = {.key_hash = xkv_be64(hash), .ver = xkv_be64(ver), .target = (uint8_t)id,
-			.dflags = XKV_DIR_STEERED},
-	};
-}
-
-/*
- * Server id's value of key (malloc'ed into *value unless NULL, absent: -ENOENT) and
- * the version it vouches for. 0 or -ENOENT; else the server did not answer as it must.
- */
-static int read_version(struct xkv_client *pool, uint32_t id, const void *key, size_t key_len,
-			uint64_t hash, uint64_t *ver, void **value, uint32_t *value_len)
-{
-	struct xkv_client_steer s = steer_to(id, hash, 0);
-	int err = xkv_client_steered(pool, XKV_OP_GET, key, key_len, NULL, 0, &s, value,
-				     value_len);
-
-	if (err && err != -ENOENT) {
-		fprintf(stderr, "xkv-dir: server %u: %s\n", id, strerror(-err));
-		return err;
-	}
-	if (!(s.reply.dflags & XKV_DIR_STEERED) || (s.reply.dflags & XKV_DIR_NO_VERSION)) {
-		fprintf(stderr, "xkv-dir: server %u vouches for no version: does it speak "
-				"version 3?\n", id);
-		if (!err && value)
-			free(*value);
-		return -EPROTO;
-	}
-	*ver = xkv_be64(s.reply.ver);
-	return err;
-}
 
 static uint32_t home_of(const struct xkv_client *pool, const void *key, size_t key_len)
 {
@@ -74,7 +34,7 @@ int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const vo
 	for (uint32_t id = 0; id < cfg.nservers; id++) {
 		if (!(cfg.live >> id & 1))
 			continue;
-		err = read_version(pool, id, key, key_len, *hash, &ver, NULL, NULL);
+		err = dirctl_read(pool, id, key, key_len, *hash, &ver, NULL, NULL);
 		if (err && err != -ENOENT)
 			return err == -ETIMEDOUT ? -EHOSTUNREACH : err;
 		if (xkv_dir_newer(ver, newest))
@@ -85,7 +45,10 @@ int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const vo
 	e.rset = 1u << e.home;
 	if (bpf_map_update_elem(d->keys, hash, &e, BPF_NOEXIST))
 		return errno == E2BIG ? -ENOSPC : -errno;
-	return 0;
+	err = dirctl_state_add(d->state, key, key_len);
+	if (err) /* not replicated unless it is written down, for a recovery (Sec. 6.7) */
+		bpf_map_delete_elem(d->keys, hash);
+	return err;
 }
 
 static uint64_t now_ns(void)
@@ -128,30 +91,19 @@ static uint32_t first_of(uint32_t set)
 static int migrate_home(struct xkv_client *pool, const struct xkv_dir_entry *e, uint64_t hash,
 			const void *key, size_t key_len)
 {
-	uint32_t from = first_of(e->rset), len = 0;
-	struct xkv_client_steer s;
+	uint32_t len = 0;
 	void *value = NULL;
 	uint64_t ver;
 	int err;
 
 	if (e->rset & (1u << e->home))
 		return 0; /* home holds the newest already */
-	err = read_version(pool, from, key, key_len, hash, &ver, &value, &len);
+	err = dirctl_read(pool, first_of(e->rset), key, key_len, hash, &ver, &value, &len);
 	if (err && err != -ENOENT)
 		return err;
-	s = steer_to(e->home, hash, ver);
-	if (err == -ENOENT)
-		err = xkv_client_steered(pool, XKV_OP_DELETE, key, key_len, NULL, 0, &s, NULL,
-					 NULL);
-	else
-		err = xkv_client_steered(pool, XKV_OP_PUT, key, key_len, value, len, &s, NULL,
-					 NULL);
+	err = dirctl_write_home(pool, e->home, key, key_len, hash, ver, value, len,
+				err == -ENOENT);
 	free(value);
-	if (err == -ENOENT) /* a DELETE that found nothing: home holds nothing either */
-		err = 0;
-	if (err)
-		fprintf(stderr, "xkv-dir: writing the newest value home to server %u: %s\n",
-			e->home, strerror(-err));
 	return err;
 }
 
@@ -178,5 +130,5 @@ int xkv_dirctl_remove(const struct xkv_dirctl *d, struct xkv_client *pool, const
 	if (bpf_map_delete_elem(d->keys, &hash))
 		return -errno;
 	bpf_map_delete_elem(d->migrating, &hash);
-	return 0;
+	return dirctl_state_remove(d->state, key, key_len);
 }

@@ -8,7 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "dirctl/dirctl.h"
+#include "dirctl/internal.h"
 
 static int open_map(const char *pin, const char *name, int *fd)
 {
@@ -26,11 +26,11 @@ static int open_map(const char *pin, const char *name, int *fd)
 	return 0;
 }
 
-int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin)
+int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin, const char *state)
 {
 	int err;
 
-	*d = (struct xkv_dirctl){-1, -1, -1, -1, -1, -1, -1, -1};
+	*d = (struct xkv_dirctl){-1, -1, -1, -1, -1, -1, -1, -1, state};
 	if ((err = open_map(pin, "xkv_dir_keys", &d->keys)) ||
 	    (err = open_map(pin, "xkv_dir_migrating", &d->migrating)) ||
 	    (err = open_map(pin, "xkv_dir_servers", &d->servers)) ||
@@ -66,6 +66,13 @@ static int lookup_zero(int fd, void *value)
 int xkv_dirctl_config(const struct xkv_dirctl *d, struct xkv_dir_config *cfg)
 {
 	return lookup_zero(d->config, cfg);
+}
+
+int dirctl_config_set(const struct xkv_dirctl *d, const struct xkv_dir_config *cfg)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(d->config, &zero, cfg, 0) ? -errno : 0;
 }
 
 int xkv_dirctl_pool(const struct xkv_dirctl *d, struct xkv_dir_pool *pool)
