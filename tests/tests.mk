@@ -27,7 +27,7 @@ XDP_HOST_RUNS := $(addprefix $(BUILD)/tests/,run-memcached-tcp-xdp run-replay ru
 		 run-server-minos run-server-requeue run-server-mq2 run-server-mq4 \
 		 run-server-dcrew run-linearizable run-bench-xdp run-bench-xdp-queues \
 		 run-xdp-memcached run-soak run-bench-smoke run-latency run-dir-lab \
-		 run-dir-controller) \
+		 run-dir-controller run-dir-lincheck) \
 		 $(BUILD)/test-netns
 
 $(BUILD)/tests/run-no-xdp: tests/runner/test-no-xdp.sh tests/run-tests.sh | $(XDP_HOST_RUNS)

@@ -17,9 +17,9 @@ dir_prefix="xk$$"
 pin="/sys/fs/bpf/xkv-dir-ctl-$$"
 . "$here/lab_env.sh"
 
-pool="10.0.1.1:7411 s0,10.0.2.1:7411 s1"
+pool=$dir_pool
+ifaces=("${dir_ifaces[@]}")
 dir() { in_d "$build/xkv-dir" --pin "$pin" --state "$out/keys" "$@"; }
-ifaces=("${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1")
 cli() { ip netns exec "$c" "$build/xkv-cli" -s "$pool" --dir "$@"; }
 json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
 
@@ -126,9 +126,7 @@ dir --timeout 100 --servers "$pool" attach "${ifaces[@]}" >/dev/null 2>"$out/err
 grep -q "held" "$out/err" || fail "a recovery with a server down says: $(cat "$out/err")"
 cli -r 0 -t 200 get k3 >/dev/null 2>&1 && fail "a request passed a holding directory"
 [ "$(dir --json stats | json 'd["held"] >= 1')" = True ] || fail "no request counted held"
-ip netns exec "$(dir_lab_ns_s 1)" "$build/xkv-server" -b uring -w 1 -M 0 -m 64M \
-	-a 10.0.0.0/16 -a 127.0.0.0/8 >"$out/s1.log" 2>&1 &
-pids+=($!)
+lab_server 1
 for _ in $(seq 50); do
 	dir --timeout 100 recover >"$out/recover" 2>/dev/null && break
 	sleep 0.1

@@ -17,3 +17,51 @@ $(BUILD)/tests/run-dir-controller: tests/dir/controller.sh $(DIR_LAB) | $(BUILD)
 	$(call script_launcher,$(abspath $(BUILD)))
 
 TESTS += $(BUILD)/tests/run-dir-controller
+
+# Directories with one planted fault each, which run-dir-lincheck must catch:
+# xkv-dir-join, its program's Algorithm 2 broken by tests/dir/broken/join.sed (built from
+# the program's own source, so that it cannot drift from it); xkv-dir-no_migration, its
+# controller removing keys without the migration phase (tests/dir/broken/no_migration.c,
+# by --wrap).
+DIR_BROKEN := $(BUILD)/tests/dir/broken
+XKV_DIR_LINK = $(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(CLIENT_LDLIBS) $(BPF_LDLIBS)
+
+$(DIR_BROKEN)/join/dir.bpf.c: bpf/dir.bpf.c tests/dir/broken/join.sed
+	$(call msg,SED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sed -f tests/dir/broken/join.sed $< > $@
+	$(Q)! cmp -s $< $@ || { echo "join.sed changed nothing in $<" >&2; rm -f $@; exit 1; }
+
+$(DIR_BROKEN)/join/dir.skel.h: $(DIR_BROKEN)/join/dir.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name dir_bpf > $@
+
+$(DIR_BROKEN)/join/dir.bpf.o: $(DIR_BROKEN)/join/dir.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# attach.c against the broken skeleton, found before the real one
+$(DIR_BROKEN)/join/attach.o: userspace/dirctl/attach.c $(DIR_BROKEN)/join/dir.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -I$(DIR_BROKEN)/join $(XKV_CFLAGS) -c $< -o $@
+
+$(DIR_BROKEN)/xkv-dir-join: $(BUILD)/loader/xkv-dir.o $(DIR_BROKEN)/join/attach.o \
+			    $(filter-out %/attach.o,$(DIRCTL_OBJS)) $(LIBXKV_CLIENT) $(LIBXKV_PROTO) \
+			    $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(XKV_DIR_LINK)
+
+$(DIR_BROKEN)/xkv-dir-no_migration: $(BUILD)/loader/xkv-dir.o \
+				    $(BUILD)/tests/dir/broken/no_migration.o $(DIRCTL_OBJS) \
+				    $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
+	$(call msg,LINK,$@)
+	$(Q)$(XKV_DIR_LINK) -Wl,--wrap=dirctl_migrate
+
+# Linearizability across four servers through the directory, and the faults caught
+# (tests/dir/lincheck.sh).
+$(BUILD)/tests/run-dir-lincheck: tests/dir/lincheck.sh $(DIR_LAB) | $(BUILD)/xkv-dir \
+				 $(BUILD)/xkv-linload $(BUILD)/xkv-lincheck $(DIR_LAB_BINS) \
+				 $(DIR_BROKEN)/xkv-dir-join $(DIR_BROKEN)/xkv-dir-no_migration
+	$(call script_launcher,$(abspath $(BUILD)))
+
+TESTS += $(BUILD)/tests/run-dir-lincheck

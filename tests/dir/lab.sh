@@ -24,7 +24,7 @@ pin="/sys/fs/bpf/xkv-dir-lab-$$"
 
 mkdir -p "$pin"
 bpftool prog load "$build/bpf/dir.bpf.o" "$pin/prog" type xdp pinmaps "$pin"
-for ifname in "${dir_prefix}dc" "${dir_prefix}d0" "${dir_prefix}d1"; do
+for ifname in "${dir_ifaces[@]}"; do
 	in_d ip link set dev "$ifname" xdpdrv pinned "$pin/prog"
 done
 

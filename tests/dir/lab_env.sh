@@ -1,13 +1,22 @@
-# Sourced by the directory's lab tests (lab.sh, controller.sh), after skip.sh's checks:
-# the lab of tools/netns-dir.sh with two server hosts, XDP_PASS on the far ends of the
-# directory's veths (a redirect into a veth needs a program on its peer), an xkv-server
-# (io_uring backend) on each server host once lab_servers runs, and what the tests
-# use: fail, in_d, in_s. The caller sets build, here, dir_prefix and pin. On every way
-# out, the namespaces, the pins, the processes in pids and the files in out go.
+# Sourced by the directory's lab tests (lab.sh, controller.sh, lincheck.sh), after
+# skip.sh's checks: the lab of tools/netns-dir.sh with dir_nservers server hosts (2
+# unless the caller sets it), XDP_PASS on the far ends of the directory's veths (a
+# redirect into a veth needs a program on its peer), an xkv-server (io_uring backend)
+# on each server host once lab_servers runs, and what the tests use: fail, in_d, in_s,
+# the directory's interfaces (dir_ifaces) and the pool as clients list it (dir_pool).
+# The caller sets build, here, dir_prefix and pin. On every way out, the namespaces, the
+# pins, the processes in pids and the files in out go.
 
 . "$here/../../tools/netns-dir.sh"
 
-dir_nservers=2
+dir_nservers=${dir_nservers:-2}
+servers=$(seq 0 $((dir_nservers - 1)))
+dir_ifaces=("${dir_prefix}dc")
+dir_pool=
+for i in $servers; do
+	dir_ifaces+=("${dir_prefix}d$i")
+	dir_pool+="${dir_pool:+,}10.0.$((i + 1)).1:7411 s$i"
+done
 out=$(mktemp -d /tmp/xkv-dir-lab.XXXXXX)
 pids=()
 cleanup() {
@@ -31,7 +40,7 @@ c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
 dir_lab_up
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 ip -n "$c" link set dev "${dir_prefix}c0" xdpdrv obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
-for i in 0 1; do
+for i in $servers; do
 	ip -n "$(dir_lab_ns_s $i)" link set dev "${dir_prefix}s$i" xdpdrv \
 		obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
 done
@@ -41,15 +50,20 @@ in_d() { nsenter --net="/run/netns/$d" "$@"; }
 # xkv-cli on server host $1, to its own server
 in_s() { ip netns exec "$(dir_lab_ns_s "$1")" "$build/xkv-cli" -r 20 -t 100 "${@:2}"; }
 
-# An xkv-server on each server host, serving the lab's networks, once it answers.
+# An xkv-server on server host $1, serving the lab's networks.
+lab_server() {
+	ip netns exec "$(dir_lab_ns_s "$1")" "$build/xkv-server" -b uring -w 1 -M 0 -m 64M \
+		-a 10.0.0.0/16 -a 127.0.0.0/8 >"$out/s$1.log" 2>&1 &
+	pids+=($!)
+}
+
+# An xkv-server on each server host, once it answers.
 lab_servers() {
 	local i
-	for i in 0 1; do
-		ip netns exec "$(dir_lab_ns_s $i)" "$build/xkv-server" -b uring -w 1 -M 0 -m 64M \
-			-a 10.0.0.0/16 -a 127.0.0.0/8 >"$out/s$i.log" 2>&1 &
-		pids+=($!)
+	for i in $servers; do
+		lab_server "$i"
 	done
-	for i in 0 1; do
+	for i in $servers; do
 		for _ in $(seq 50); do # until it listens: a refused datagram ends xkv-cli at once
 			in_s $i get lab:nothing >/dev/null 2>&1 || [ $? -eq 1 ] && break
 			sleep 0.1

@@ -71,7 +71,7 @@ expect xkv-dir -p,--pin -d,--state -s,--servers -P,--port -S,--select -k,--skb -
 # --counted is the run callgrind counts, not for people: not listed
 expect xkv-storebench -t,--threads -k,--keys -s,--seconds -b,--batch -n,--no-callgrind -h,--help
 expect xkv-linload -s,--server -o,--out -t,--threads -k,--keys -m,--mix -v,--value -D,--duration \
-	-n,--ops --timeout-ms --seed -h,--help
+	-n,--ops --timeout-ms --seed -d,--dir -h,--help
 expect bench-xdp -r,--rounds -n,--repeat -h,--help
 
 [ "$failed" -eq 0 ] && echo "help: every program lists its options"

@@ -60,6 +60,7 @@ Test(history, writes_each_op_and_result_as_the_format_spells_it)
 		{6, HISTORY_DEL, HISTORY_OK, "k1", 2, 0, 600, 700},
 		{6, HISTORY_DEL, HISTORY_NONE, "k1", 2, 0, 800, 900},
 		{7, HISTORY_DEL, HISTORY_UNKNOWN, "k1", 2, 0, 1000, 0},
+		{8, HISTORY_DEL, HISTORY_DONE, "k1", 2, 0, 1100, 1200},
 	};
 	struct history *h = history_open(path);
 
@@ -74,7 +75,8 @@ Test(history, writes_each_op_and_result_as_the_format_spells_it)
 				  "5 get 00ff6b - 300 300 none\n"
 				  "6 del 6b31 - 600 700 ok\n"
 				  "6 del 6b31 - 800 900 none\n"
-				  "7 del 6b31 - 1000 - ?\n");
+				  "7 del 6b31 - 1000 - ?\n"
+				  "8 del 6b31 - 1100 1200 done\n");
 }
 
 Test(history, refuses_what_the_format_cannot_say)
@@ -84,6 +86,8 @@ Test(history, refuses_what_the_format_cannot_say)
 		{0, HISTORY_PUT, HISTORY_VALUE, "k", 1, 1, 1, 2},
 		{0, HISTORY_GET, HISTORY_OK, "k", 1, 0, 1, 2},
 		{0, HISTORY_DEL, HISTORY_VALUE, "k", 1, 0, 1, 2},
+		{0, HISTORY_PUT, HISTORY_DONE, "k", 1, 1, 1, 2},
+		{0, HISTORY_GET, HISTORY_DONE, "k", 1, 0, 1, 2},
 		{0, 3, HISTORY_OK, "k", 1, 0, 1, 2},		/* no such op */
 		{0, HISTORY_GET, HISTORY_NONE, "k", 1, 0, 5, 4}, /* returned before invoked */
 		{0, HISTORY_GET, HISTORY_NONE, "", 0, 0, 1, 2},	/* no key */

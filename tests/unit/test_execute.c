@@ -242,8 +242,10 @@ Test(execute, a_steered_write_applies_only_over_an_older_version)
 	struct xkv_msg put6 = steered(XKV_OP_PUT, "hot", "sixsix", 6, 6);
 	struct xkv_msg del5 = steered(XKV_OP_DELETE, "hot", NULL, 0, 5);
 	struct xkv_msg del7 = steered(XKV_OP_DELETE, "hot", NULL, 0, 7);
+	struct xkv_msg del8 = steered(XKV_OP_DELETE, "hot", NULL, 0, 8);
 	struct xkv_msg plain = request(XKV_OP_PUT, "hot", "plain", 5);
 	struct xkv_msg put1 = steered(XKV_OP_PUT, "hot", "one", 3, 1);
+	struct xkv_msg get = steered(XKV_OP_GET, "hot", NULL, 0, 0);
 	struct xkv_msg r;
 
 	r = run(&put5, 1);
@@ -264,8 +266,18 @@ Test(execute, a_steered_write_applies_only_over_an_older_version)
 	r = run(&del7, 1);
 	cr_assert_eq(r.status, XKV_S_OK);
 	cr_assert_eq(vouched(&del7, &r), 7);
-	cr_assert_eq(x.stats.dir_applied, 3);
-	cr_assert_eq(x.stats.dir_stale, 2);
+	r = run(&del8, 1);
+	cr_assert_eq(r.status, XKV_S_OK, "absent here, which says nothing of the key");
+	cr_assert_eq(vouched(&del8, &r), 8);
+	/* the deletion's tombstone: a read vouches for it, an older write is stale */
+	r = run(&get, 1);
+	cr_assert_eq(r.status, XKV_S_NOT_FOUND);
+	cr_assert_eq(vouched(&get, &r), 8);
+	r = run(&put6, 1);
+	cr_assert_eq(vouched(&put6, &r), 8, "a write older than the deletion");
+	cr_assert_eq(run(&get, 1).status, XKV_S_NOT_FOUND);
+	cr_assert_eq(x.stats.dir_applied, 4);
+	cr_assert_eq(x.stats.dir_stale, 3);
 	/* a write the directory did not steer leaves no version: any steered one follows */
 	cr_assert_eq(run(&plain, 1).status, XKV_S_OK);
 	cr_assert_eq(run(&put1, 1).status, XKV_S_OK);

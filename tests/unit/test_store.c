@@ -808,6 +808,38 @@ Test(store_meta, the_directorys_version_travels_with_the_value)
 	cr_assert_eq(got.ver, 0, "a write that is not the directory's leaves none");
 }
 
+/* A tombstone is absent for every read, yet remembers its version; a write replaces it. */
+Test(store_meta, a_tombstone_is_absent_but_keeps_its_version)
+{
+	struct xkv_item_meta m = {.ver = 5}, got = {.ver = 99};
+	const char *k = "gone";
+	uint64_t h = xkv_hash(k, 4);
+	uint32_t len;
+
+	cr_assert_eq(get_meta(k, &got), -ENOENT);
+	cr_assert_eq(got.ver, 0, "no item: no version");
+	cr_assert_eq(xkv_store_put_meta(s, k, 4, h, "v", 1, &m), 0);
+	cr_assert_eq(xkv_store_tombstone(s, k, 4, h, 7), 0);
+	cr_assert_eq(get(k, &len), -ENOENT);
+	cr_assert_eq(value_len(k), -ENOENT);
+	cr_assert_eq(touch(k, 0, NULL), -ENOENT);
+	cr_assert_eq(get_meta(k, &got), -ENOENT);
+	cr_assert_eq(got.ver, 7, "the tombstone's version");
+	cr_assert_eq(stats().items, 1, "a tombstone is an item");
+	m.ver = 8;
+	cr_assert_eq(xkv_store_put_meta(s, k, 4, h, "back", 4, &m), 0);
+	cr_assert_eq(get_meta(k, &got), 0);
+	cr_assert_eq(got.ver, 8);
+	cr_assert_eq(memcmp(out, "back", 4), 0);
+	/* one for a key never stored; a plain delete takes it, and its version */
+	cr_assert_eq(xkv_store_tombstone(s, "never", 5, xkv_hash("never", 5), 3), 0);
+	cr_assert_eq(get_meta("never", &got), -ENOENT);
+	cr_assert_eq(got.ver, 3);
+	cr_assert_eq(xkv_store_delete(s, "never", 5, xkv_hash("never", 5)), -ENOENT);
+	cr_assert_eq(get_meta("never", &got), -ENOENT);
+	cr_assert_eq(got.ver, 0);
+}
+
 /* An expired item is absent for get, get_meta and value_len; delete unlinks it. */
 Test(store_meta, expired_items_are_absent_for_every_read)
 {

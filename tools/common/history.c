@@ -47,7 +47,7 @@ static bool result_fits(const struct history_rec *r)
 		       r->result == HISTORY_UNKNOWN;
 	case HISTORY_DEL:
 		return r->result == HISTORY_OK || r->result == HISTORY_NONE ||
-		       r->result == HISTORY_UNKNOWN;
+		       r->result == HISTORY_UNKNOWN || r->result == HISTORY_DONE;
 	}
 	return false;
 }
@@ -55,7 +55,7 @@ static bool result_fits(const struct history_rec *r)
 int history_write(struct history *h, const struct history_rec *r)
 {
 	static const char *const ops[] = {"put", "get", "del"};
-	static const char *const results[] = {"ok", "none", NULL, "?"};
+	static const char *const results[] = {"ok", "none", NULL, "?", "done"};
 	const unsigned char *key = r->key;
 	bool unknown = r->result == HISTORY_UNKNOWN;
 	char result[17], ret[21];

@@ -22,6 +22,9 @@ enum history_result {
 	HISTORY_NONE,	 /* get, del: not found */
 	HISTORY_VALUE,	 /* get: found, its token in history_rec.token */
 	HISTORY_UNKNOWN, /* put, del: no reply came; a get without reply is left out */
+	/* del: applied, and the reply does not say whether the key existed (a replicated
+	 * key's: docs/DIRECTORY.md, "The servers") */
+	HISTORY_DONE,
 };
 
 struct history_rec {

@@ -109,8 +109,8 @@ func parseRecord(n int, text string) (record, error) {
 		if r.arg != "-" {
 			return bad("del's arg %q is not -", r.arg)
 		}
-		if r.result != "ok" && r.result != "none" && r.result != "?" {
-			return bad("del's result %q is not ok, none or ?", r.result)
+		if r.result != "ok" && r.result != "none" && r.result != "done" && r.result != "?" {
+			return bad("del's result %q is not ok, none, done or ?", r.result)
 		}
 	default:
 		return bad("op %q is not put, get or del", r.op)

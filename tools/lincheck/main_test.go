@@ -126,6 +126,13 @@ func TestDelete(t *testing.T) {
 		{"concurrent with a put: either order", put + "1 del 6b31 - 300 600 ok\n" +
 			"2 put 6b31 " + tokB + " 350 500 ok\n3 get 6b31 - 700 800 none\n",
 			exitLinearizable},
+		// done: applied, whether the key was there not said (a replicated key's)
+		{"done when the value is there", put + "1 del 6b31 - 300 400 done\n",
+			exitLinearizable},
+		{"done when nothing is there", "1 del 6b31 - 300 400 done\n", exitLinearizable},
+		{"done: the value gone afterwards",
+			put + "1 del 6b31 - 300 400 done\n1 get 6b31 - 500 600 " + tokA + "\n",
+			exitIllegal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { expectExit(t, c.lines, c.want) })
@@ -140,6 +147,7 @@ func TestMalformedHistoryNamesTheLine(t *testing.T) {
 		{"key not hex", "0 get k1 - 100 200 none", `key "k1"`},
 		{"short token", "0 put 6b31 a1 100 200 ok", `arg "a1"`},
 		{"get's result", "0 get 6b31 - 100 200 ok", `result "ok"`},
+		{"done for a put", "0 put 6b31 " + tokA + " 100 200 done", `result "done"`},
 		{"return before invoke", "0 get 6b31 - 300 200 none", "before invoke_ns"},
 		{"no reply but a result", "0 put 6b31 " + tokA + " 100 - ok", "return_ns is -"},
 		{"negative client", "-1 get 6b31 - 100 200 none", "client"},

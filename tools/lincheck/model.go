@@ -38,7 +38,7 @@ func kvStep(state, input, output interface{}) (bool, interface{}) {
 		case "none":
 			return st == noValue, noValue
 		}
-		return true, noValue
+		return true, noValue // "done" or "?": whatever was there, none is now
 	}
 	return false, st
 }

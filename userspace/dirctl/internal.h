@@ -29,6 +29,14 @@ int dirctl_write_home(struct xkv_client *pool, uint32_t home, const void *key, s
 		      uint64_t hash, uint64_t ver, const void *value, uint32_t value_len,
 		      bool absent);
 
+/*
+ * migrate.c: Sec. 6.5's migration phase for a key being removed: its writes home only,
+ * then its newest value home. 0: the key may leave the directory; on failure its
+ * writes go anywhere again.
+ */
+int dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool, uint64_t hash,
+		   const void *key, size_t key_len, int wait_ms);
+
 /* maps.c: the configuration written back (the hold lifted or set). */
 int dirctl_config_set(const struct xkv_dirctl *d, const struct xkv_dir_config *cfg);
 

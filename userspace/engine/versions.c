@@ -15,9 +15,9 @@ enum xkv_status xkv_versions_apply(struct xkv_exec *x, const struct xkv_msg *req
 	uint32_t len;
 	int err;
 
-	/* the writer's look: nobody else writes the key between it and the write */
-	err = xkv_store_get_meta(x->store, req->key, req->key_len, hash, x->scratch, 0, &len, &held);
-	if ((err == 0 || err == -ENOBUFS) && held.ver && !xkv_dir_newer(meta.ver, held.ver)) {
+	/* the writer's look, a tombstone's version too: nobody else writes the key meanwhile */
+	xkv_store_get_meta(x->store, req->key, req->key_len, hash, x->scratch, 0, &len, &held);
+	if (held.ver && !xkv_dir_newer(meta.ver, held.ver)) {
 		x->stats.dir_stale++;
 		vouch(x, hash, held.ver);
 		return XKV_S_OK;
@@ -26,8 +26,8 @@ enum xkv_status xkv_versions_apply(struct xkv_exec *x, const struct xkv_msg *req
 	if ((req->op & ~XKV_OP_REPLY) == XKV_OP_PUT)
 		err = xkv_store_put_meta(x->store, req->key, req->key_len, hash, req->frag,
 					 req->value_len, &meta);
-	else
-		err = xkv_store_delete(x->store, req->key, req->key_len, hash);
+	else /* answered OK whether the key was here or not: see versions.h */
+		err = xkv_store_tombstone(x->store, req->key, req->key_len, hash, meta.ver);
 	vouch(x, hash, meta.ver);
 	return xkv_status_from_errno(err);
 }
@@ -39,7 +39,7 @@ int xkv_versions_get(struct xkv_exec *x, const struct xkv_msg *req, uint64_t has
 	int err = xkv_store_get_meta(x->store, req->key, req->key_len, hash, buf, cap, value_len,
 				     &meta);
 
-	vouch(x, hash, err == 0 || err == -ENOBUFS ? meta.ver : 0);
+	vouch(x, hash, meta.ver); /* absent: its tombstone's, or 0 */
 	return err;
 }
 

@@ -24,11 +24,19 @@
  * The partition's writer: a steered PUT or DELETE (xkv_msg_steered), applied only if its
  * version is newer than the stored one (counted dir_applied). Else a newer write is
  * already here: nothing changes, counted dir_stale, and the write is answered OK
- * with the newer version, as if it had been applied just before that one.
+ * with the newer version, as if it had been applied just before that one. A DELETE
+ * leaves a tombstone with its version (xkv_store_tombstone), so that an older write
+ * arriving later is refused as stale and a read of the absent key vouches for the
+ * deletion; it is answered OK whether the key was here or not: the directory may have
+ * sent it to a server that does not hold the key's newest version, whose NOT_FOUND
+ * would then say nothing true of the key.
  */
 enum xkv_status xkv_versions_apply(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash);
 
-/* A steered GET's read, as xkv_store_get; the value's version goes in the reply. */
+/*
+ * A steered GET's read, as xkv_store_get; the value's version goes in the reply, or
+ * a tombstone's when the key is absent.
+ */
 int xkv_versions_get(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash, void *buf,
 		     size_t cap, uint32_t *value_len);
 

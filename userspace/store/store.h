@@ -79,7 +79,10 @@ void xkv_store_destroy(struct xkv_store *s);
 int xkv_store_get(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  void *buf, size_t cap, uint32_t *value_len);
 
-/* Like xkv_store_get, also filling *meta (unless NULL) on 0 and -ENOBUFS. */
+/*
+ * Like xkv_store_get, also filling *meta (unless NULL) on 0 and -ENOBUFS; on -ENOENT,
+ * meta->ver only: a tombstone's (xkv_store_tombstone), else 0.
+ */
 int xkv_store_get_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		       void *buf, size_t cap, uint32_t *value_len, struct xkv_item_meta *meta);
 
@@ -185,6 +188,16 @@ int xkv_store_value_len(struct xkv_store *s, const void *key, uint16_t key_len, 
  * knows a batch's keys before it serves them (MICA's prefetch). Never faults.
  */
 void xkv_store_prefetch(struct xkv_store *s, uint64_t hash);
+
+/*
+ * The writer only: key becomes absent for every read, as after delete, but keeps an
+ * item without a value that remembers ver, a coherence directory's version of the
+ * deletion (docs/DIRECTORY.md), so that an older write arriving later is known for one
+ * (xkv_store_get_meta reports it). It counts as an item, and CLOCK takes it first, as
+ * it takes expired ones. 0, or -ENOMEM as put.
+ */
+int xkv_store_tombstone(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+			uint64_t ver);
 
 /* Returns 0 or -ENOENT (an expired or flushed item is unlinked, and -ENOENT too). */
 int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash);

@@ -28,7 +28,7 @@
  * with relaxed loads and the version says whether it is whole.
  */
 struct xkv_item {
-	_Atomic uint32_t lengths;   /* key_len << 24 | value_len; rewritten in place */
+	_Atomic uint32_t lengths;   /* key_len << 24 | ITEM_TOMBSTONE? | value_len; in place */
 	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
 	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
 	_Atomic uint32_t flags;	    /* the client's, opaque */
@@ -39,7 +39,12 @@ struct xkv_item {
 };
 
 _Static_assert(sizeof(struct xkv_item) == 32, "the item header packs into 32 bytes");
-_Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX + 8 < (1u << 24), "lengths fit their bits");
+/* lengths: a tombstone (xkv_store_tombstone) holds no value and reads as absent */
+#define ITEM_TOMBSTONE	  (1u << 23)
+#define ITEM_VALUE_LEN_MASK ((1u << 21) - 1)
+_Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX <= ITEM_VALUE_LEN_MASK &&
+		       XKV_VALUE_MAX + 8 < (1u << 24),
+	       "lengths fit their bits, and so do capacities");
 
 /* One cache line: the chain's version, its link and seven tagged item addresses. */
 struct xkv_bucket {
@@ -113,7 +118,12 @@ static inline uint16_t item_key_len(const struct xkv_item *item)
 /* A reader's copy of the value can still be torn by an in-place rewrite: the version says. */
 static inline uint32_t item_value_len(const struct xkv_item *item)
 {
-	return atomic_load_explicit(&item->lengths, memory_order_relaxed) & 0xffffff;
+	return atomic_load_explicit(&item->lengths, memory_order_relaxed) & ITEM_VALUE_LEN_MASK;
+}
+
+static inline bool item_tombstone(const struct xkv_item *item)
+{
+	return atomic_load_explicit(&item->lengths, memory_order_relaxed) & ITEM_TOMBSTONE;
 }
 
 static inline void item_set_lengths(struct xkv_item *item, uint16_t key_len, uint32_t value_len)
@@ -156,9 +166,9 @@ static inline void item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t
 }
 
 /*
- * Expired, or stored before a flush: no read returns it, and the writer unlinks it
- * when it meets it (a write to its key, delete, CLOCK). Readers call it between
- * their version loads; exptime is compared only when set, sparing the clock.
+ * Expired, stored before a flush, or a tombstone: no read returns it, and the writer
+ * unlinks it when it meets it (a write to its key, delete, CLOCK). Readers call it
+ * between their version loads; exptime is compared only when set, sparing the clock.
  */
 static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *item)
 {
@@ -167,7 +177,7 @@ static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *i
 	const struct xkv_partition *p = &s->part[cas & (XKV_PARTITIONS - 1)];
 
 	return cas <= atomic_load_explicit(&p->flushed, memory_order_relaxed) ||
-	       (exptime && exptime <= xkv_store_now(s));
+	       (exptime && exptime <= xkv_store_now(s)) || item_tombstone(item);
 }
 
 /* The key's bytes padded to a multiple of 8, so that the value is 8-byte aligned. */

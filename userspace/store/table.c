@@ -216,6 +216,8 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 
 		slot = chain_find(buckets, head, tag, key, key_len);
 		if (!slot) {
+			if (meta)
+				meta->ver = 0;
 			err = -ENOENT;
 			goto validate;
 		}
@@ -223,6 +225,12 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 		if (!item) /* unlinked since chain_find: the version will have moved */
 			continue;
 		if (item_dead(s, item)) {
+			/* a tombstone's version stays, for the directory's next write */
+			if (meta)
+				meta->ver = item_tombstone(item)
+						    ? atomic_load_explicit(&item->ver,
+									   memory_order_relaxed)
+						    : 0;
 			err = -ENOENT;
 			goto validate;
 		}
@@ -399,10 +407,13 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	return 0;
 }
 
-/* put and put_meta, inlined into each: put's meta is a constant NULL. */
+/*
+ * put, put_meta and tombstone, inlined into each: put's meta is a constant NULL, and
+ * tomb a constant, ITEM_TOMBSTONE for a tombstone (value_len 0), else 0.
+ */
 static inline __attribute__((always_inline)) int
 put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const void *value,
-    uint32_t value_len, struct xkv_item_meta *meta)
+    uint32_t value_len, struct xkv_item_meta *meta, uint32_t tomb)
 {
 	uint32_t partition = xkv_partition(hash);
 	uint32_t flags = meta ? meta->flags : 0, exptime = meta ? meta->exptime : 0;
@@ -429,7 +440,7 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 			bucket_write_begin(head);
 			/* the caller's value is only read: into_item copies from it */
 			value_copy(item_value(old), (uint8_t *)value, value_len, true);
-			item_set_lengths(old, key_len, value_len);
+			item_set_lengths(old, key_len, value_len | tomb);
 			item_set_meta(old, flags, exptime, ver, partition_cas_next(s, partition));
 			bucket_write_end(head);
 			if (meta)
@@ -449,6 +460,8 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 		return -ENOMEM;
 	}
 	item_set_meta(item, flags, exptime, ver, 0);
+	if (tomb) /* not published yet */
+		item_set_lengths(item, key_len, tomb);
 	err = item_link(s, item, hash, NULL);
 	/* ours until our next quiescent state, even if replaced meanwhile */
 	if (!err && meta)
@@ -459,13 +472,21 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 int xkv_store_put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		  const void *value, uint32_t value_len)
 {
-	return put(s, key, key_len, hash, value, value_len, NULL);
+	return put(s, key, key_len, hash, value, value_len, NULL, 0);
 }
 
 int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 		       const void *value, uint32_t value_len, struct xkv_item_meta *meta)
 {
-	return put(s, key, key_len, hash, value, value_len, meta);
+	return put(s, key, key_len, hash, value, value_len, meta, 0);
+}
+
+int xkv_store_tombstone(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+			uint64_t ver)
+{
+	struct xkv_item_meta meta = {.ver = ver};
+
+	return put(s, key, key_len, hash, NULL, 0, &meta, ITEM_TOMBSTONE);
 }
 
 struct xkv_item *xkv_store_item_new(const void *key, uint16_t key_len, const void *value,

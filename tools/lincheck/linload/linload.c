@@ -3,8 +3,9 @@
  * xkv-linload: T client threads on K hot keys, each request timed, the whole run
  * written as a history for xkv-lincheck (docs/LINEARIZABILITY.md).
  *
- *   xkv-linload --server HOST[:PORT] --out FILE [--threads T] [--keys K] [--mix G:P:D]
+ *   xkv-linload --server SERVERS --out FILE [--threads T] [--keys K] [--mix G:P:D]
  *               [--value MIN-MAX] [--duration S | --ops N] [--timeout-ms MS] [--seed N]
+ *               [--dir]
  *
  * The keys are deleted first, outside the history, which starts from none. Each
  * value is unique: "t<thread> s<sequence> " then filler. Requests are not
@@ -40,10 +41,12 @@ enum { EXIT_DONE = 0, EXIT_ERROR = 2 };
 #define VALUE_HEADER 32 /* room for "t<thread> s<sequence> " */
 
 enum { OPT_SERVER, OPT_OUT, OPT_THREADS, OPT_KEYS, OPT_MIX, OPT_VALUE, OPT_DURATION, OPT_OPS,
-       OPT_TIMEOUT, OPT_SEED, OPT_HELP };
+       OPT_TIMEOUT, OPT_SEED, OPT_DIR, OPT_HELP };
 
 static const struct xkv_opt options[] = {
-	[OPT_SERVER] = {"server", 's', "HOST[:PORT]", "the server (port 7411 by default)"},
+	[OPT_SERVER] = {"server", 's', "SERVERS",
+			"HOST[:PORT] (port 7411 by default), or a list the keys are spread over by "
+			"ketama (xkv-cli's)"},
 	[OPT_OUT] = {"out", 'o', "FILE", "the history to write"},
 	[OPT_THREADS] = {"threads", 't', "T", "client threads, a client each (8)"},
 	[OPT_KEYS] = {"keys", 'k', "K", "hot keys, xkv-bench's first K (4)"},
@@ -55,6 +58,8 @@ static const struct xkv_opt options[] = {
 	[OPT_TIMEOUT] = {"timeout-ms", 0, "MS",
 			 "a request without a reply by then is unknown (1000)"},
 	[OPT_SEED] = {"seed", 0, "N", "fixes each thread's requests (1)"},
+	[OPT_DIR] = {"dir", 'd', NULL,
+		     "speak version 3, through a coherence directory (docs/DIRECTORY.md)"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
@@ -63,6 +68,7 @@ struct config {
 	uint32_t threads, keys, mix[3], value_min, value_max, timeout_ms;
 	double duration;
 	uint64_t ops, seed;
+	bool dir;
 };
 
 /* One operation as the thread saw it; the history's records are made from these. */
@@ -104,7 +110,7 @@ static uint64_t now_ns(void)
 
 static void usage(FILE *f)
 {
-	fputs("usage: xkv-linload --server HOST[:PORT] --out FILE [options]\n"
+	fputs("usage: xkv-linload --server SERVERS --out FILE [options]\n"
 	      "Concurrent clients on a few hot keys; every operation's invocation, reply and\n"
 	      "result written as a history for xkv-lincheck (docs/LINEARIZABILITY.md).\n",
 	      f);
@@ -198,6 +204,9 @@ static int op_run(struct worker *w, struct xkv_client *c, struct op *op, uint8_t
 	w->counts.ops[op->op]++;
 	if (!err) {
 		op->result = op->op == HISTORY_GET ? HISTORY_VALUE : HISTORY_OK;
+		/* through a directory, a DELETE's OK does not say the key was there */
+		if (op->op == HISTORY_DEL && w->cfg->dir)
+			op->result = HISTORY_DONE;
 		if (op->op == HISTORY_GET)
 			op->token = history_token(got, got_len);
 		free(got);
@@ -227,7 +236,8 @@ static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
 	const struct config *cfg = w->cfg;
-	const struct xkv_client_opts copts = {.timeout_ms = (int)cfg->timeout_ms, .retries = -1};
+	const struct xkv_client_opts copts = {.timeout_ms = (int)cfg->timeout_ms, .retries = -1,
+					      .dir = cfg->dir};
 	struct xkv_client *c = xkv_client_open(cfg->server, &copts);
 	uint8_t *value = malloc(cfg->value_max > VALUE_HEADER ? cfg->value_max : VALUE_HEADER);
 	struct rng r;
@@ -264,7 +274,7 @@ out_free:
 /* The model starts with every key empty: delete them first, outside the history. */
 static int keys_clear(const struct config *cfg)
 {
-	const struct xkv_client_opts copts = {.timeout_ms = (int)cfg->timeout_ms};
+	const struct xkv_client_opts copts = {.timeout_ms = (int)cfg->timeout_ms, .dir = cfg->dir};
 	struct xkv_client *c = xkv_client_open(cfg->server, &copts);
 	int err = 0;
 
@@ -354,6 +364,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_SEED:
 			err = xkv_opts_u64(&p, 0, UINT64_MAX, &cfg->seed);
+			break;
+		case OPT_DIR:
+			cfg->dir = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);
