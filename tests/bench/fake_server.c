@@ -75,9 +75,9 @@ static void fake_reply(struct fake_server *f, const struct xkv_msg *req, uint64_
 		reply.status = XKV_S_NOT_FOUND;
 		f->not_found++;
 		queue_reply(f, &reply, now);
-	} else if (req->token != f->faults.token) {
+	} else if (req->token != f->faults.token + (f->faults.dest ? f->faults.dest[key] : 0)) {
 		reply.status = XKV_S_VALIDATE;
-		reply.token = f->faults.token;
+		reply.token = f->faults.token + (f->faults.dest ? f->faults.dest[key] : 0);
 		f->validated++;
 		queue_reply(f, &reply, now);
 	} else {
@@ -143,6 +143,10 @@ static int fake_send(struct transport *t, const struct bench_dgram *d, unsigned 
 		    (f->faults.send_max && i == f->faults.send_max))
 			return (int)i; /* full, as a socket can be */
 		cr_assert_eq(xkv_decode(d[i].data, d[i].len, &req), XKV_R_OK);
+		if (f->faults.dest)
+			cr_assert_eq(d[i].dest, f->faults.dest[key_index(&req)],
+				     "a datagram to server %u, its key's is %u", d[i].dest,
+				     f->faults.dest[key_index(&req)]);
 		if (req.op == XKV_OP_PUT && req.frag_len < req.value_len &&
 		    f->faults.refuse_pieces) {
 			refuse_piece(f, &req, now);

@@ -37,6 +37,9 @@ struct fake_faults {
 	uint64_t delay_ns;    /* a reply is ready this long after its request was sent */
 	uint64_t stall_ns;    /* one send call takes this long on the fake clock ... */
 	uint64_t stall_after; /* ... the first one after this many requests (0: none) */
+	/* a list of servers: each key's, which its datagrams must go to; a server's token
+	 * is token + its index */
+	const uint8_t *dest;
 };
 
 /* A receive that waited on the fake clock: from when, to when (the timeout or a reply). */

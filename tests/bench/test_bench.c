@@ -399,13 +399,17 @@ struct fake_run {
 	struct bench_stats load, measured;
 };
 
-static struct fake_run *fake_run_of(const struct workload_config *wc)
+/* A run on wc's workload; dest: to a list of nservers, each key to its dest (or NULL). */
+static struct fake_run *fake_run_to(const struct workload_config *wc, const uint8_t *dest,
+				    uint32_t nservers)
 {
 	struct fake_run *run = calloc(1, sizeof(*run));
 	struct loop_config cfg = {
 		.depth = FAKE_DEPTH,
 		.timeout_ns = 20000000, /* 20 ms */
 		.seed = 1,
+		.dest = dest,
+		.nservers = nservers,
 	};
 
 	cr_assert_not_null(run);
@@ -415,6 +419,11 @@ static struct fake_run *fake_run_of(const struct workload_config *wc)
 	cfg.deadline_ns = &run->deadline;
 	cr_assert_eq(loop_init(&run->loop, &run->server->base, &run->w, &cfg), 0);
 	return run;
+}
+
+static struct fake_run *fake_run_of(const struct workload_config *wc)
+{
+	return fake_run_to(wc, NULL, 0);
 }
 
 static struct fake_run *fake_run_new(double get_ratio)
@@ -508,6 +517,26 @@ Test(closed_loop, validations_are_asked_again_with_the_token)
 	cr_assert(run->measured.validations >= 1 && run->measured.validations <= FAKE_DEPTH,
 		  "only the GETs sent before the token came: %llu",
 		  (unsigned long long)run->measured.validations);
+	fake_run_free(run);
+}
+
+/* A list: each request goes to its key's server, with that server's token alone. */
+Test(closed_loop, each_request_goes_to_its_keys_server_with_its_token)
+{
+	static uint8_t dest[FAKE_KEYS];
+	struct workload_config wc = {.keys = FAKE_KEYS, .key_size = 16, .value_size = 64,
+				     .get_ratio = 0.9, .zipf = 0.99};
+	struct fake_run *run;
+
+	for (uint32_t k = 0; k < FAKE_KEYS; k++)
+		dest[k] = (uint8_t)(k * 7 % 3);
+	run = fake_run_to(&wc, dest, 3);
+	fake_run(run, &(struct fake_faults){.token = 0x5eed, .dest = dest});
+	cr_assert_gt(TOTAL(&run->measured, ok), 1000, "the loop ran");
+	cr_assert_eq(TOTAL(&run->measured, errors), 0);
+	/* one token for all would be refused by two servers of three, again and again */
+	cr_assert(run->measured.validations >= 3 && run->measured.validations <= 3 * FAKE_DEPTH,
+		  "validations: %llu", (unsigned long long)run->measured.validations);
 	fake_run_free(run);
 }
 

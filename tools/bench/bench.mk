@@ -4,8 +4,9 @@
 BENCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/bench/main.c %.bpf.c,$(wildcard tools/bench/*.c))) \
 	      $(COMMON_OBJS)
 # the AF_XDP transport reuses the server's UMEM and ring code and its frame parser/writer
-BENCH_NET_OBJS := $(LIBXKV_NET)
-BENCH_LDLIBS := $(XKV_LDLIBS) -lxdp $(BPF_LDLIBS) -lm
+# a server list's ketama is the client library's
+BENCH_NET_OBJS := $(LIBXKV_NET) $(LIBXKV_CLIENT)
+BENCH_LDLIBS := $(XKV_LDLIBS) -lxdp $(BPF_LDLIBS) $(CLIENT_LDLIBS)
 
 $(BUILD)/tools/bench/afxdp.o: $(BUILD)/bench_client.skel.h
 

@@ -21,7 +21,7 @@ static int encode_piece(const struct loop *l, const struct loop_slot *s, uint32_
 		.op = s->op,
 		.request_id = s->request_id,
 		.timestamp = s->timestamp,
-		.token = l->token,
+		.token = l->tokens[s->dest],
 		.key = key,
 		.key_len = w->cfg.key_size,
 		.value_len = s->value_size,
@@ -45,6 +45,7 @@ static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 	s->timestamp = bench_clock_now(l->clock);
 	s->op = op;
 	s->key = key;
+	s->dest = l->dest ? l->dest[key] : 0;
 	s->size_class = (uint8_t)workload_size_class(size);
 	s->value_size = op == XKV_OP_PUT ? size : 0;
 	s->pieces = s->value_size > l->piece_max ? (s->value_size - 1) / l->piece_max + 1 : 1;
@@ -152,9 +153,6 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 		l->stats->invalid++;
 		return;
 	}
-	/* the transport's one source address: any reply's token is ours */
-	if (reply.token)
-		l->token = reply.token;
 	i = reply.request_id & l->slot_mask;
 	if (i >= l->depth) {
 		l->stats->invalid++;
@@ -167,6 +165,9 @@ static void take_reply(struct loop *l, const struct bench_dgram *d, uint64_t now
 			l->stats->late++;
 		return;
 	}
+	/* the token of the server the request went to, for every request to it */
+	if (reply.token)
+		l->tokens[s->dest] = reply.token;
 	/* our id with another request's timestamp is someone else's answer */
 	outcome = l->proto->echoes_timestamp && reply.timestamp != s->timestamp
 			  ? WORKLOAD_ERROR
@@ -232,7 +233,8 @@ static unsigned batch_ready(struct loop *l)
 
 		if (s->pieces == 1) {
 			l->tx_slot[n] = i;
-			l->tx[n++] = (struct bench_dgram){.data = s->dgram, .len = s->len};
+			l->tx[n++] = (struct bench_dgram){.data = s->dgram, .len = s->len,
+							  .dest = s->dest};
 			continue;
 		}
 		for (; piece < s->pieces && burst < LOOP_PIECE_BURST; piece++, burst++) {
@@ -241,7 +243,8 @@ static unsigned batch_ready(struct loop *l)
 			l->tx_slot[n] = i;
 			/* loop_init encoded the largest request's pieces: this cannot fail */
 			l->tx[n++] = (struct bench_dgram){
-				.data = buf, .len = (uint32_t)encode_piece(l, s, piece, buf)};
+				.data = buf, .len = (uint32_t)encode_piece(l, s, piece, buf),
+				.dest = s->dest};
 		}
 		if (piece < s->pieces)
 			break;
@@ -505,10 +508,17 @@ int loop_init(struct loop *l, struct transport *t, const struct workload *w,
 		.expiry_period_ns = expiry_period_ns > NS_PER_MS ? expiry_period_ns : NS_PER_MS,
 		.depth = cfg->depth,
 		.slot_mask = (1u << bits) - 1,
-		.piece_max = LOOP_DGRAM_CAP - (uint32_t)sizeof(struct xkv_hdr) - w->cfg.key_size,
+		.dest = cfg->dest,
 	};
-	if (check_encodes(l, w))
+	l->piece_max = LOOP_DGRAM_CAP - (uint32_t)sizeof(struct xkv_hdr) - l->proto->ext_len -
+		       w->cfg.key_size;
+	l->tokens = calloc(cfg->nservers ? cfg->nservers : 1, sizeof(*l->tokens));
+	if (!l->tokens)
+		return -ENOMEM;
+	if (check_encodes(l, w)) {
+		loop_free(l);
 		return -EINVAL;
+	}
 	rng_seed(&l->rng, cfg->seed, cfg->stream);
 	l->slots = calloc(cfg->depth, sizeof(*l->slots));
 	l->dgrams = malloc(cfg->depth * LOOP_DGRAM_CAP);
@@ -540,5 +550,6 @@ void loop_free(struct loop *l)
 	free(l->tx);
 	free(l->tx_slot);
 	free(l->rx);
+	free(l->tokens);
 	*l = (struct loop){0};
 }

@@ -63,6 +63,8 @@ struct loop_config {
 	struct bench_clock *clock;	     /* NULL: CLOCK_MONOTONIC */
 	const struct large_schedule *schedule; /* NULL: the workload's large_pct throughout */
 	struct interval_log *intervals;	       /* measuring: each second's counts, or NULL */
+	const uint8_t *dest; /* a list's: the server of each key, by ketama; NULL: one server */
+	uint32_t nservers;   /* in the list; 0: one */
 };
 
 struct loop_slot {
@@ -72,6 +74,7 @@ struct loop_slot {
 	uint8_t in_flight;
 	uint8_t attempts;     /* loading: sends of this PUT that got no reply */
 	uint8_t size_class;   /* of the key's value */
+	uint8_t dest;	      /* the server it goes to, of a list */
 	uint32_t len;	      /* of the encoded request, when it is one datagram */
 	uint32_t value_size;  /* a PUT's value */
 	uint32_t pieces, pieces_sent; /* datagrams of the request: 1, or a PUT's pieces */
@@ -110,7 +113,8 @@ struct loop {
 	bool open;
 	uint64_t starved_at; /* open loop: when an arrival last found no free slot */
 	uint32_t piece_max; /* value bytes a datagram carries */
-	uint64_t token;	    /* xkv: the server's last validation token, sent in every request */
+	const uint8_t *dest; /* loop_config's */
+	uint64_t *tokens;    /* xkv: each server's last validation token, sent in its requests */
 	uint8_t *piece_dgrams; /* LOOP_PIECE_BURST datagrams of pieces being sent */
 	unsigned *tx_slot;     /* the slot of each datagram in tx */
 	struct bench_dgram *tx, *rx;

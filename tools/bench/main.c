@@ -54,8 +54,7 @@ struct bench_thread {
 struct bench {
 	struct bench_opts o;
 	struct workload workload;
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
+	struct bench_pool pool;
 	struct afxdp_client *xdp;
 	struct bench_thread *threads;
 	unsigned opened;		  /* threads with a transport and a loop */
@@ -457,6 +456,8 @@ static int open_threads(struct bench *b)
 			.proto = o->proto,
 			.schedule = &o->schedule,
 			.intervals = o->interval_csv ? &t->intervals : NULL,
+			.dest = b->pool.dest,
+			.nservers = b->pool.n,
 		};
 		int err;
 
@@ -474,7 +475,7 @@ static int open_threads(struct bench *b)
 		if (b->xdp)
 			err = afxdp_transport_open(b->xdp, &t->transport, why, sizeof(why));
 		else
-			err = udp_transport_open(&b->addr, b->addr_len, batch, &t->transport);
+			err = udp_transport_open(&b->pool, batch, &t->transport);
 		if (err) {
 			fprintf(stderr, "xkv-bench: thread %u: opening a socket to %s: %s\n", i,
 				o->server, b->xdp ? why : strerror(-err));
@@ -498,12 +499,13 @@ static int open_xdp(struct bench *b)
 	char why[256];
 	int err;
 
-	if (b->addr.ss_family != AF_INET) {
-		fprintf(stderr, "xkv-bench: --transport xdp speaks IPv4 only\n");
+	if (b->pool.n > 1 || b->pool.addrs[0].addr.ss_family != AF_INET) {
+		fprintf(stderr, "xkv-bench: --transport xdp speaks to one IPv4 server\n");
 		return -EAFNOSUPPORT;
 	}
 	err = afxdp_client_open(b->o.iface, b->o.queue, b->o.queues, b->o.threads,
-				(const struct sockaddr_in *)&b->addr, &b->xdp, why, sizeof(why));
+				(const struct sockaddr_in *)&b->pool.addrs[0].addr, &b->xdp, why,
+				sizeof(why));
 	if (err) {
 		fprintf(stderr, "xkv-bench: --transport xdp: %s\n", why);
 		return err;
@@ -558,16 +560,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xkv-bench: %s (--help for usage)\n", why);
 		return EXIT_USAGE;
 	}
-	err = udp_resolve(b.o.server, &b.addr, &b.addr_len);
-	if (err == -EINVAL) {
-		fprintf(stderr, "xkv-bench: --server %s: not HOST, HOST:PORT or [IPV6]:PORT\n",
-			b.o.server);
-		return EXIT_USAGE;
-	}
-	if (err) {
-		fprintf(stderr, "xkv-bench: --server %s: the host does not resolve\n", b.o.server);
-		return EXIT_USAGE;
-	}
 	/*
 	 * The open loop sleeps to within LOOP_WAKE_EARLY_NS of each arrival: the default
 	 * slack of 50 us would make every wakeup that late. Threads inherit it.
@@ -580,6 +572,14 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "xkv-bench: building the workload: %s\n", strerror(-err));
 		return EXIT_FAILED;
+	}
+	err = bench_pool_open(&b.pool, b.o.server, &b.workload, why, sizeof(why));
+	if (err) {
+		if (err == -ENOMEM)
+			snprintf(why, sizeof(why), "--server: %s", strerror(ENOMEM));
+		fprintf(stderr, "xkv-bench: %s\n", why);
+		bench_pool_close(&b.pool);
+		return EXIT_USAGE;
 	}
 	b.threads = calloc(b.o.threads, sizeof(*b.threads));
 	b.load = malloc(sizeof(*b.load));
@@ -606,5 +606,6 @@ out_free:
 	free(b.load);
 	free(b.measured);
 	free(b.total);
+	bench_pool_close(&b.pool);
 	return status;
 }

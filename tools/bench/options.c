@@ -60,11 +60,13 @@ enum {
 };
 
 static const struct xkv_opt options[] = {
-	[OPT_SERVER] = {"server", 's', "HOST[:PORT]", "the server (port 7411 by default)"},
+	[OPT_SERVER] = {"server", 's', "SERVERS",
+			"the server, HOST[:PORT] (port 7411 by default), or a list the keys are "
+			"spread over by ketama as twemproxy spreads them (xkv-cli's form; udp)"},
 	[OPT_PROTOCOL] = {"protocol", 0, "NAME",
-			  "what the server speaks (xkv): xkv; memcached, its UDP frame and the "
-			  "ASCII protocol; memcached-binary, its UDP frame and the binary "
-			  "protocol"},
+			  "what the server speaks (xkv): xkv; xkv-dir, its version 3, through a "
+			  "coherence directory; memcached, its UDP frame and the ASCII protocol; "
+			  "memcached-binary, its UDP frame and the binary protocol"},
 	[OPT_TRANSPORT] = {"transport", 0, "udp|xdp",
 			   "kernel UDP sockets, or AF_XDP sockets on --iface (udp)"},
 	[OPT_IFACE] = {"iface", 0, "IF", "xdp: the client interface (an XDP program is attached)"},
@@ -131,7 +133,7 @@ static const struct xkv_opt options[] = {
 void bench_options_usage(FILE *f)
 {
 	fputs(
-	    "usage: xkv-bench --server HOST[:PORT] [options]\n"
+	    "usage: xkv-bench --server SERVERS [options]\n"
 	    "Load on an xkv server: each thread first PUTs its share of the keys (not measured),\n"
 	    "then runs the GET/PUT mix in a closed loop (--depth outstanding), an open loop\n"
 	    "(--rate, Poisson arrivals), or a sweep of open-loop steps (--sweep).\n"
@@ -189,7 +191,8 @@ static int take_option(struct xkv_opts *p, int opt, struct bench_opts *o, struct
 		return 0;
 	case OPT_PROTOCOL:
 		o->proto = bench_proto_find(p->arg);
-		return o->proto ? 0 : xkv_opts_bad_value(p, "xkv, memcached or memcached-binary");
+		return o->proto ? 0
+				: xkv_opts_bad_value(p, "xkv, xkv-dir, memcached or memcached-binary");
 	case OPT_TRANSPORT:
 		if (strcmp(p->arg, "udp") && strcmp(p->arg, "xdp"))
 			return xkv_opts_bad_value(p, "udp or xdp");
@@ -418,7 +421,7 @@ int bench_options_parse(int argc, char **argv, struct bench_opts *o, char *why, 
 	if (optind < argc)
 		return refuse(why, why_len, "unexpected argument %s", argv[optind]);
 	if (!o->server)
-		return refuse(why, why_len, "--server HOST[:PORT] is required");
+		return refuse(why, why_len, "--server SERVERS is required");
 	err = check_workload(o, &given, why, why_len);
 	return err ? err : check_modes(o, &given, why, why_len);
 }

@@ -5,10 +5,12 @@
 
 #include "proto.h"
 
-static int xkv_encode_request(void *buf, size_t cap, const struct bench_request *req)
+/* version 2, or 3 with the directory's extension zero (dir) */
+static int xkv_encode_version(void *buf, size_t cap, const struct bench_request *req, bool dir)
 {
 	bool put = req->op == XKV_OP_PUT;
 	struct xkv_msg msg = {
+		.dir = dir,
 		.op = req->op,
 		.key_len = (uint16_t)req->key_len,
 		.request_id = req->request_id,
@@ -24,6 +26,16 @@ static int xkv_encode_request(void *buf, size_t cap, const struct bench_request 
 	return xkv_encode(buf, cap, &msg);
 }
 
+static int xkv_encode_request(void *buf, size_t cap, const struct bench_request *req)
+{
+	return xkv_encode_version(buf, cap, req, false);
+}
+
+static int xkv_dir_encode_request(void *buf, size_t cap, const struct bench_request *req)
+{
+	return xkv_encode_version(buf, cap, req, true);
+}
+
 static int xkv_parse_reply(const void *buf, size_t len, struct xkv_msg *reply)
 {
 	if (xkv_decode(buf, len, reply) != XKV_R_OK || !(reply->op & XKV_OP_REPLY))
@@ -36,6 +48,15 @@ const struct bench_proto bench_proto_xkv = {
 	.id_mask = UINT32_MAX,
 	.echoes_timestamp = true,
 	.encode = xkv_encode_request,
+	.parse = xkv_parse_reply,
+};
+
+const struct bench_proto bench_proto_xkv_dir = {
+	.name = "xkv-dir",
+	.id_mask = UINT32_MAX,
+	.echoes_timestamp = true,
+	.ext_len = XKV_DIR_EXT_LEN,
+	.encode = xkv_dir_encode_request,
 	.parse = xkv_parse_reply,
 };
 
@@ -335,7 +356,8 @@ const struct bench_proto bench_proto_memcached_binary = {
 
 const struct bench_proto *bench_proto_find(const char *name)
 {
-	static const struct bench_proto *const all[] = {&bench_proto_xkv, &bench_proto_memcached,
+	static const struct bench_proto *const all[] = {&bench_proto_xkv, &bench_proto_xkv_dir,
+							&bench_proto_memcached,
 							&bench_proto_memcached_binary};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)

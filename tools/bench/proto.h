@@ -5,7 +5,8 @@
  * reply, so that the loop and the workload's checks are the same for every server.
  *
  * xkv: the xkv datagram (include/xkv/proto.h); the reply echoes the 32-bit request
- * id and the request's timestamp.
+ * id and the request's timestamp. xkv-dir: the same in version 3, its extension
+ * zero, as a coherence directory's clients send it (docs/DIRECTORY.md).
  *
  * memcached: the ASCII protocol over UDP. Each datagram starts with memcached's
  * 8-byte frame header: request id, sequence number, datagrams in the message,
@@ -56,6 +57,7 @@ struct bench_proto {
 	const char *name;
 	uint32_t id_mask;      /* the request id bits a reply carries back */
 	bool echoes_timestamp; /* whether a reply's timestamp must be the request's */
+	uint32_t ext_len;      /* xkv: bytes between the header and the key */
 	/* Writes req into buf; returns the datagram length, -ENOSPC or -EINVAL. */
 	int (*encode)(void *buf, size_t cap, const struct bench_request *req);
 	/*
@@ -75,6 +77,8 @@ struct bench_proto {
 };
 
 extern const struct bench_proto bench_proto_xkv;
+/* xkv's version 3, the directory's extension zero: through a coherence directory */
+extern const struct bench_proto bench_proto_xkv_dir;
 extern const struct bench_proto bench_proto_memcached;
 extern const struct bench_proto bench_proto_memcached_binary;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How the load generator moves datagrams, apart from what it sends. One transport
- * carries one thread's traffic to one server; it batches (a kernel UDP socket with
+ * carries one thread's traffic to one server, or to each of a list; it batches (a kernel UDP socket with
  * sendmmsg/recvmmsg today, an AF_XDP socket later) and never blocks longer than asked.
  */
 #ifndef XKV_BENCH_TRANSPORT_H
@@ -9,10 +9,11 @@
 
 #include <stdint.h>
 
-/* One UDP payload. */
+/* One UDP payload, and the server it goes to: of a list, its index (0: the one). */
 struct bench_dgram {
 	void *data;
 	uint32_t len;
+	uint16_t dest;
 };
 
 struct transport;

@@ -18,6 +18,7 @@
 struct udp_transport {
 	struct transport base;
 	int fd;
+	const struct bench_addr *addrs; /* a list's: each datagram to its dest; NULL: connected */
 	unsigned batch;
 	struct mmsghdr *tx_msgs, *rx_msgs;
 	struct iovec *tx_iov, *rx_iov;
@@ -75,8 +76,13 @@ static int udp_send(struct transport *t, const struct bench_dgram *d, unsigned n
 
 	if (n > u->batch)
 		n = u->batch;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		u->tx_iov[i] = (struct iovec){.iov_base = d[i].data, .iov_len = d[i].len};
+		if (u->addrs) {
+			u->tx_msgs[i].msg_hdr.msg_name = (void *)&u->addrs[d[i].dest].addr;
+			u->tx_msgs[i].msg_hdr.msg_namelen = u->addrs[d[i].dest].len;
+		}
+	}
 	sent = sendmmsg(u->fd, u->tx_msgs, n, MSG_DONTWAIT);
 	if (sent < 0)
 		return errno == EAGAIN || errno == ENOBUFS || errno == EINTR ? 0 : -errno;
@@ -130,9 +136,9 @@ static const struct transport_ops udp_ops = {
 	.close = udp_close,
 };
 
-int udp_transport_open(const struct sockaddr_storage *addr, socklen_t addr_len, unsigned batch,
-		       struct transport **out)
+int udp_transport_open(const struct bench_pool *pool, unsigned batch, struct transport **out)
 {
+	const struct sockaddr_storage *addr = &pool->addrs[0].addr;
 	struct udp_transport *u;
 	int rcvbuf = SOCKET_BUF, err;
 
@@ -169,7 +175,10 @@ int udp_transport_open(const struct sockaddr_storage *addr, socklen_t addr_len, 
 	/* FORCE passes net.core.rmem_max, for root only; otherwise take what is allowed */
 	if (setsockopt(u->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (connect(u->fd, (const struct sockaddr *)addr, addr_len)) {
+	/* one server: connected, so that its refusals come back as errors */
+	if (pool->n > 1)
+		u->addrs = pool->addrs;
+	else if (connect(u->fd, (const struct sockaddr *)addr, pool->addrs[0].len)) {
 		err = -errno;
 		goto out_close;
 	}
