@@ -39,7 +39,7 @@ BENCHES	:=
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
 .PHONY: all deps test check test-asan asan-suites test-tsan tsan-suites bench bench-minos \
-	bench-dcrew bench-compaction bench-order bench-memcached demo clean
+	bench-dcrew bench-compaction bench-order bench-memcached bench-dir demo clean
 
 include userspace/userspace.mk
 include tests/tests.mk
@@ -143,6 +143,13 @@ bench-compaction: deps
 bench-order: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/bench-order.sh $(BUILD)
+
+# The coherence directory's load balance: four servers behind it, ketama alone against
+# the 32 hottest keys replicated, zipf 0.99 and 1.2, ~2 minutes (tools/bench/bench-dir.sh;
+# docs/DIRECTORY.md). Run it on an idle machine.
+bench-dir: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/bench-dir.sh $(BUILD)
 
 # xkv speaking memcached against memcached, one worker/thread each: UDP GETs through XDP
 # (AF_XDP client, SLO search) and TCP (memcaslap), ~2 minutes

@@ -74,6 +74,7 @@ smoke bench-dcrew.sh '^dcrew/crew highest rate: ' "$tools/bench-dcrew.sh" "$buil
 smoke bench-compaction.sh "^  xkv-sim's gain from compaction at 64 cores " \
 	"$tools/bench-compaction.sh" "$build"
 smoke bench-order.sh '^median p99 over [0-9]+ rounds' "$tools/bench-order.sh" "$build"
+smoke bench-dir.sh '^bench-dir: done in [0-9]+ s' "$tools/bench-dir.sh" "$build"
 smoke bench-memcached-proto.sh '^xkv/memcached: .*\(target >= 1\)$' \
 	"$tools/bench-memcached-proto.sh" "$build"
 smoke compare_clients.sh '^AF_XDP client / UDP client: store ' \
