@@ -39,8 +39,12 @@ struct xkv_item {
 };
 
 _Static_assert(sizeof(struct xkv_item) == 32, "the item header packs into 32 bytes");
-/* lengths: a tombstone (xkv_store_tombstone) holds no value and reads as absent */
+/*
+ * lengths: a tombstone (xkv_store_tombstone) holds no value. It reads as absent by its
+ * exptime, long past, so that item_dead asks nothing more of every live item.
+ */
 #define ITEM_TOMBSTONE	  (1u << 23)
+#define ITEM_TOMBSTONE_EXPTIME 1
 #define ITEM_VALUE_LEN_MASK ((1u << 21) - 1)
 _Static_assert(XKV_KEY_MAX < 256 && XKV_VALUE_MAX <= ITEM_VALUE_LEN_MASK &&
 		       XKV_VALUE_MAX + 8 < (1u << 24),
@@ -166,9 +170,9 @@ static inline void item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t
 }
 
 /*
- * Expired, stored before a flush, or a tombstone: no read returns it, and the writer
- * unlinks it when it meets it (a write to its key, delete, CLOCK). Readers call it
- * between their version loads; exptime is compared only when set, sparing the clock.
+ * Expired (a tombstone too), or stored before a flush: no read returns it, and the
+ * writer unlinks it when it meets it (a write to its key, delete, CLOCK). Readers call
+ * it between their version loads; exptime is compared only when set, sparing the clock.
  */
 static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *item)
 {
@@ -177,7 +181,7 @@ static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *i
 	const struct xkv_partition *p = &s->part[cas & (XKV_PARTITIONS - 1)];
 
 	return cas <= atomic_load_explicit(&p->flushed, memory_order_relaxed) ||
-	       (exptime && exptime <= xkv_store_now(s)) || item_tombstone(item);
+	       (exptime && exptime <= xkv_store_now(s));
 }
 
 /* The key's bytes padded to a multiple of 8, so that the value is 8-byte aligned. */

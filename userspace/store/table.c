@@ -484,7 +484,7 @@ int xkv_store_put_meta(struct xkv_store *s, const void *key, uint16_t key_len, u
 int xkv_store_tombstone(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 			uint64_t ver)
 {
-	struct xkv_item_meta meta = {.ver = ver};
+	struct xkv_item_meta meta = {.exptime = ITEM_TOMBSTONE_EXPTIME, .ver = ver};
 
 	return put(s, key, key_len, hash, NULL, 0, &meta, ITEM_TOMBSTONE);
 }
