@@ -15,6 +15,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/pkt_cls.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -261,6 +262,65 @@ static __always_inline void dir_readdress(struct dir_packet *p, const struct xkv
 	p->udp->check = 0; /* IPv4 allows none: the bytes changed, and veth's may be partial */
 }
 
+/*
+ * How many servers a WRITE goes to (Sec. 6.4): as many as the key has had reads per
+ * write, a cap that keeps the copies cheap when writes are frequent, up to write_max
+ * and the live servers.
+ */
+static __always_inline __u32 dir_write_count(const struct xkv_dir_config *cfg,
+					     const struct xkv_dir_entry *e, __u32 live)
+{
+	__u64 per_write = e->reads / (e->writes + 1);
+	__u32 n = cfg->write_max > 1 ? cfg->write_max : 1, nlive = (__u32)__builtin_popcount(live);
+
+	if (n > nlive)
+		n = nlive;
+	if (per_write < n)
+		n = per_write ? (__u32)per_write : 1;
+	return n;
+}
+
+/* n of the live servers, from first on in id order, wrapping: a WRITE's set. */
+static __always_inline __u32 dir_write_set(__u32 live, __u32 first, __u32 n)
+{
+	__u32 set = 0;
+
+	for (__u32 i = 0; i < XKV_DIR_SERVERS && n; i++) {
+		__u32 id = (first + i) & (XKV_DIR_SERVERS - 1);
+
+		if (live >> id & 1) {
+			set |= 1u << id;
+			n--;
+		}
+	}
+	return set;
+}
+
+/*
+ * A WRITE for several servers, its extension written: XDP cannot copy a frame, so it
+ * passes to the kernel with the set in its metadata, for the interface's tc program
+ * (xkv_dir_fanout) to send a copy to each. A driver without room for metadata drops it.
+ */
+static __always_inline int dir_fanout(struct xdp_md *ctx, struct dir_packet *p, __u32 set)
+{
+	void *data = (void *)(long)ctx->data;
+	struct xkv_dir_fanout *f;
+	__u16 ip_off = (__u16)((void *)p->ip - data), udp_off = (__u16)((void *)p->udp - data);
+
+	p->udp->check = 0; /* each copy's addresses change: none, as IPv4 allows */
+	/* the frame's pointers are stale after this, whatever it returns */
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*f)))
+		return dir_count(XKV_DIR_STAT_FANOUT_NO_ROOM, XDP_DROP);
+	f = (void *)(long)ctx->data_meta;
+	if ((void *)(f + 1) > (void *)(long)ctx->data)
+		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_DROP);
+	f->write_set = set;
+	f->ip_off = ip_off;
+	f->udp_off = udp_off;
+	f->magic = XKV_DIR_FANOUT_MAGIC;
+	return dir_count(XKV_DIR_STAT_FANOUT, XDP_PASS);
+}
+
 /* Algorithm 1: a request for a key the directory holds, whose server id target is. */
 static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 				       const struct xkv_dir_config *cfg, struct xkv_dir_entry *e,
@@ -272,8 +332,8 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 		   : bpf_map_lookup_elem(&xkv_dir_migrating, &hash) ? 1u << (e->home & 31)
 								       : 0xffffffff;
 	const struct xkv_dir_server *srv;
+	__u32 to, set = 0, n = 1;
 	__u64 ver = 0;
-	__u32 to;
 
 	if (!(from & cfg->live))
 		return dir_count(XKV_DIR_STAT_NO_SERVER, XDP_DROP);
@@ -282,6 +342,9 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 	if (!srv)
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
 	if (write) {
+		if (from == 0xffffffff)
+			n = dir_write_count(cfg, e, cfg->live);
+		set = dir_write_set(cfg->live, to, n);
 		ver = __sync_fetch_and_add(&e->ver_next, 1) + 1;
 		__sync_fetch_and_add(&e->writes, 1);
 	} else {
@@ -289,11 +352,13 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 	}
 	p->ext->key_hash = bpf_cpu_to_be64(hash);
 	p->ext->ver = bpf_cpu_to_be64(ver);
-	p->ext->write_set = bpf_htonl(write ? 1u << to : 0);
+	p->ext->write_set = bpf_htonl(set);
 	p->ext->target = (__u8)target;
 	p->ext->dflags = XKV_DIR_STEERED;
-	dir_readdress(p, srv, false);
 	dir_count(write ? XKV_DIR_STAT_WRITE : XKV_DIR_STAT_READ, 0);
+	if (n > 1)
+		return dir_fanout(ctx, p, set);
+	dir_readdress(p, srv, false);
 	return dir_forward(ctx, p);
 }
 
@@ -438,6 +503,67 @@ int xkv_dir(struct xdp_md *ctx)
 	if (cfg->flags & XKV_DIR_HOLD)
 		return dir_count(XKV_DIR_STAT_HELD, XDP_DROP);
 	return dir_on_request(ctx, &p, cfg);
+}
+
+/*
+ * The copies of a WRITE for several servers (dir_fanout), on the ingress of the
+ * interface it came in on: one to each server of its set, readdressed, its TTL one
+ * less, by the FIB's next hop; then the frame itself goes. Whatever the XDP program
+ * did not pass for copies is the kernel's, untouched.
+ */
+SEC("tc")
+int xkv_dir_fanout(struct __sk_buff *skb)
+{
+	struct xkv_dir_fanout *meta = (void *)(long)skb->data_meta, f;
+	struct bpf_fib_lookup fib;
+	__be32 saddr, daddr;
+	__u8 ttl, new_ttl;
+
+	if ((void *)(meta + 1) > (void *)(long)skb->data || meta->magic != XKV_DIR_FANOUT_MAGIC)
+		return TC_ACT_OK;
+	f = *meta;
+	/* one VLAN tag at most before it, IP options at most 40 bytes: the XDP program's */
+	if (f.ip_off > 18 || f.udp_off > f.ip_off + 60 ||
+	    bpf_skb_load_bytes(skb, f.ip_off + offsetof(struct iphdr, ttl), &ttl, 1) ||
+	    bpf_skb_load_bytes(skb, f.ip_off + offsetof(struct iphdr, saddr), &saddr, 4))
+		return dir_count(XKV_DIR_STAT_MALFORMED, TC_ACT_SHOT);
+	if (ttl <= 1) /* the kernel answers what a router must */
+		return TC_ACT_OK;
+	new_ttl = ttl - 1;
+	bpf_l3_csum_replace(skb, f.ip_off + offsetof(struct iphdr, check), bpf_htons(ttl << 8),
+			    bpf_htons(new_ttl << 8), 2);
+	bpf_skb_store_bytes(skb, f.ip_off + offsetof(struct iphdr, ttl), &new_ttl, 1, 0);
+	for (__u32 id = 0; id < XKV_DIR_SERVERS; id++) {
+		const struct xkv_dir_server *srv;
+
+		if (!(f.write_set >> id & 1))
+			continue;
+		srv = bpf_map_lookup_elem(&xkv_dir_servers, &id);
+		if (!srv ||
+		    bpf_skb_load_bytes(skb, f.ip_off + offsetof(struct iphdr, daddr), &daddr, 4)) {
+			dir_count(XKV_DIR_STAT_BAD_SERVER, 0);
+			continue;
+		}
+		bpf_l3_csum_replace(skb, f.ip_off + offsetof(struct iphdr, check), daddr, srv->addr,
+				    4);
+		bpf_skb_store_bytes(skb, f.ip_off + offsetof(struct iphdr, daddr), &srv->addr, 4, 0);
+		bpf_skb_store_bytes(skb, f.udp_off + offsetof(struct udphdr, dest), &srv->port, 2, 0);
+		fib = (struct bpf_fib_lookup){.family = AF_INET,
+					      .l4_protocol = IPPROTO_UDP,
+					      .ipv4_src = saddr,
+					      .ipv4_dst = srv->addr,
+					      .ifindex = skb->ingress_ifindex};
+		if (bpf_fib_lookup(skb, &fib, sizeof(fib), 0) != BPF_FIB_LKUP_RET_SUCCESS) {
+			dir_count(XKV_DIR_STAT_FANOUT_NO_ROUTE, 0);
+			continue;
+		}
+		bpf_skb_store_bytes(skb, offsetof(struct ethhdr, h_dest), fib.dmac, ETH_ALEN, 0);
+		bpf_skb_store_bytes(skb, offsetof(struct ethhdr, h_source), fib.smac, ETH_ALEN, 0);
+		dir_count(bpf_clone_redirect(skb, fib.ifindex, 0) ? XKV_DIR_STAT_FANOUT_NO_ROUTE
+								  : XKV_DIR_STAT_FANOUT_COPY,
+			  0);
+	}
+	return TC_ACT_SHOT; /* its copies went */
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -28,8 +28,8 @@
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
-enum { OPT_PIN, OPT_STATE, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_SKB, OPT_WAIT, OPT_TIMEOUT,
-       OPT_FORCE, OPT_JSON, OPT_HELP };
+enum { OPT_PIN, OPT_STATE, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_WRITE_SERVERS, OPT_SKB,
+       OPT_WAIT, OPT_TIMEOUT, OPT_FORCE, OPT_JSON, OPT_HELP };
 
 static const struct xkv_opt options[] = {
 	[OPT_PIN] = {"pin", 'p', "DIR", "where the program and its maps are pinned (default "
@@ -46,6 +46,9 @@ static const struct xkv_opt options[] = {
 	[OPT_SELECT] = {"select", 'S', "POLICY",
 			"attach: round-robin (default) or least-loaded, for reads among the "
 			"replica set and writes among the servers"},
+	[OPT_WRITE_SERVERS] = {"write-servers", 'W', "N",
+			       "attach: a write goes to as many servers as its key has had reads "
+			       "per write, up to N (default 1; Pegasus Sec. 6.4)"},
 	[OPT_SKB] = {"skb", 'k', NULL, "attach: generic XDP, for a driver without its own"},
 	[OPT_WAIT] = {"wait", 'w', "MS",
 		      "remove: how long to wait for writes in flight to be acknowledged "
@@ -405,6 +408,13 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 		else
 			return xkv_opts_bad_value(p, "round-robin or least-loaded");
 		return 0;
+	case OPT_WRITE_SERVERS: {
+		uint32_t n;
+		int err = xkv_opts_u32(p, 1, XKV_DIR_SERVERS, &n);
+
+		a->setup.write_max = (uint8_t)n;
+		return err;
+	}
 	case OPT_SKB:
 		a->setup.skb = true;
 		return 0;

@@ -69,7 +69,27 @@ struct xkv_dir_config {
 	__u8 nservers; /* ids 0 .. nservers - 1 in xkv_dir_servers */
 	__u32 live;    /* the servers that may be chosen, a bit each */
 	__u32 flags;   /* XKV_DIR_HOLD */
+	/*
+	 * Servers a WRITE goes to at most (Pegasus Sec. 6.4): as many as the key has had
+	 * reads per write, up to this many; 0 or 1: one. More than one: the XDP program
+	 * passes the write to the same interface's tc program, which sends a copy to each.
+	 */
+	__u8 write_max;
+	__u8 pad[3];
 };
+
+/*
+ * Before a write passed for copies (xkv_dir_config.write_max), in the frame's metadata:
+ * what the tc program (xkv_dir_fanout) needs. Written by the XDP program alone.
+ */
+struct xkv_dir_fanout {
+	__u32 write_set; /* the servers that each get a copy */
+	__u16 ip_off;	 /* where the IPv4 header starts in the frame */
+	__u16 udp_off;	 /* and the UDP header */
+	__u32 magic;	 /* XKV_DIR_FANOUT_MAGIC */
+};
+
+#define XKV_DIR_FANOUT_MAGIC 0x78646972 /* "xdir" */
 
 /*
  * xkv_dir_config.flags: recovering from lost maps (Sec. 6.7), requests are dropped
@@ -95,7 +115,11 @@ struct xkv_dir_config {
 	X(NO_SERVER, "no_server")	    /* no live server to choose: dropped */                \
 	X(SPLIT_WRITE, "split_write")	    /* a replicated key's WRITE in pieces: dropped */      \
 	X(REPLY_NO_VERSION, "reply_no_version") /* it vouches for none (busy): set unchanged */ \
-	X(HELD, "held")			    /* a request while the directory recovers: dropped */
+	X(HELD, "held")			    /* a request while the directory recovers: dropped */ \
+	X(FANOUT, "fanout")		    /* a WRITE passed to tc, for copies to its servers */  \
+	X(FANOUT_NO_ROOM, "fanout_no_room") /* ... no room for its metadata: dropped */         \
+	X(FANOUT_COPY, "fanout_copy")	    /* tc: one copy of it sent to one server */            \
+	X(FANOUT_NO_ROUTE, "fanout_no_route") /* tc: a server of it with no next hop: skipped */
 
 #define XKV_DIR_STAT_ENUM(name, str) XKV_DIR_STAT_##name,
 enum xkv_dir_stat {

@@ -103,8 +103,8 @@ struct out {
 	__u32 verdict;
 };
 
-/* Runs spec once; exactly the counter `counted` grows (none: NO_COUNT). */
-static struct out run(const struct pkt_spec *spec, __u32 counted)
+/* Runs spec once; exactly the counters of the mask `counted` grow, each by one. */
+static struct out run_counting(const struct pkt_spec *spec, __u64 counted)
 {
 	__u8 in[PKT_SIZE_MAX];
 	struct pkt_layout layout;
@@ -121,9 +121,15 @@ static struct out run(const struct pkt_spec *spec, __u32 counted)
 	o.verdict = opts.retval;
 	o.len = opts.data_size_out;
 	for (__u32 s = 0; s < XKV_DIR_STAT_MAX; s++)
-		cr_assert_eq(counter(s) - before[s], s == counted, "counter %s grew by %llu",
+		cr_assert_eq(counter(s) - before[s], counted >> s & 1, "counter %s grew by %llu",
 			     xkv_dir_stat_name(s), (unsigned long long)(counter(s) - before[s]));
 	return o;
+}
+
+/* Runs spec once; exactly the counter `counted` grows. */
+static struct out run(const struct pkt_spec *spec, __u32 counted)
+{
+	return run_counting(spec, 1ull << counted);
 }
 
 /* The packet the same spec builds, to compare an unchanged frame with. */
@@ -381,6 +387,52 @@ Test(dir, a_holding_directory_drops_every_request)
 	cr_assert_eq(run(&get, XKV_DIR_STAT_HELD).verdict, XDP_DROP);
 	cr_assert_eq(run(&cold, XKV_DIR_STAT_HELD).verdict, XDP_DROP);
 	cr_assert_eq(run(&r, XKV_DIR_STAT_REPLY_SAME).verdict, XDP_PASS);
+}
+
+/*
+ * Sec. 6.4: a WRITE goes to as many servers as its key has had reads per write, up to
+ * write_max; for more than one it passes, set in its extension, for tc's copies.
+ */
+Test(dir, a_write_goes_to_as_many_servers_as_reads_per_write_up_to_the_most)
+{
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+	struct xkv_dir_config cfg = {.port = PKT_PORT, .nservers = DIR_SERVERS, .live = 0xf,
+				     .write_max = 3};
+	struct xkv_dir_entry e = {.rset = 1u << 0, .ver_curr = 5, .ver_next = 5, .reads = 1};
+	struct xkv_dir_fanout meta;
+	__u64 hash = hot_hash();
+	__u32 zero = 0, set;
+	struct out o;
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_config), &zero, &cfg, 0),
+		     0);
+	cr_assert_eq(dir_fixture_replicate(skel, HOT_KEY, &e), 0);
+	/* 1 read for 0 writes: one server, as ever */
+	o = run(&put, XKV_DIR_STAT_WRITE);
+	cr_assert_eq(__builtin_popcount(ntohl(ext_of(&o).write_set)), 1);
+	/* 10 reads for 1 write: 5 a write, the most 3 */
+	e.reads = 10;
+	e.writes = 1;
+	e.ver_next = 6;
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_keys), &hash, &e, 0), 0);
+	o = run_counting(&put, 1ull << XKV_DIR_STAT_WRITE | 1ull << XKV_DIR_STAT_FANOUT);
+	cr_assert_eq(o.verdict, XDP_PASS, "for the tc program's copies");
+	/* BPF_PROG_RUN hands the metadata back before the frame */
+	memcpy(&meta, o.frame, sizeof(meta));
+	memmove(o.frame, o.frame + sizeof(meta), o.len - sizeof(meta));
+	set = ntohl(ext_of(&o).write_set);
+	cr_assert_eq(__builtin_popcount(set), 3, "write set 0x%x", set);
+	cr_assert_eq(be64toh(ext_of(&o).ver), 7, "one version for every copy");
+	cr_assert_eq(entry().ver_next, 7);
+	cr_assert_eq(meta.magic, XKV_DIR_FANOUT_MAGIC);
+	cr_assert_eq(meta.write_set, set, "the copies go where the extension says");
+	cr_assert_eq(meta.ip_off, sizeof(struct ethhdr));
+	cr_assert_eq(meta.udp_off, sizeof(struct ethhdr) + sizeof(struct iphdr));
+	cr_assert_eq(udp_of(&o)->check, 0);
+	/* while it is removed, home alone, whatever the reads */
+	replicate(1u << 0, 7, 7, 2, true);
+	o = run(&put, XKV_DIR_STAT_WRITE);
+	cr_assert_eq(ntohl(ext_of(&o).write_set), 1u << 2);
 }
 
 /* Each piece of a WRITE would take a version, and maybe a server, of its own. */

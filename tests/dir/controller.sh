@@ -105,9 +105,31 @@ grep -q "recovered 1 keys, 1 of them moved home" "$out/attach" ||
 echo "controller: the directory lost and attached again: v$last back home first"
 dir add hot >/dev/null || fail "add after the recovery"
 
+# Writes to several servers (Sec. 6.4): attached with --write-servers 2, a write of a key
+# read more often than written goes to two servers, through the tc program's copies;
+# both apply it, and both replies put their server in the replica set
+dir remove hot >/dev/null || fail "remove before the writes to two servers"
+dir detach "${ifaces[@]}" || fail "detach before the writes to two servers"
+dir --servers "$pool" --write-servers 2 attach "${ifaces[@]}" || fail "attach --write-servers 2"
+dir add hot >/dev/null || fail "add, two servers a write"
+for _ in 1 2 3 4 5 6; do cli get hot >/dev/null || fail "a read of hot"; done
+cli put hot v-both >/dev/null || fail "a write to two servers"
+for _ in $(seq 20); do
+	[ "$(rset)" = 3 ] && break
+	sleep 0.05
+done
+[ "$(rset)" = 3 ] || fail "the replica set after a write to two servers: $(dir status)"
+for i in 0 1; do
+	[ "$(in_s $i get hot)" = v-both ] || fail "server $i holds $(in_s $i get hot), not v-both"
+done
+for _ in 1 2 3 4; do [ "$(cli get hot)" = v-both ] || fail "a read after the write to two"; done
+[ "$(dir --json stats | json 'd["fanout"] == 1 and d["fanout_copy"] == 2')" = True ] ||
+	fail "the copies counted: $(dir stats)"
+echo "controller: a write to two servers, both hold it, the replica set both"
+
 # a full directory refuses, and says so
 mapfile -t keys < <(seq -f "k%g" 2 4096) # hot and 4095 more
-dir --timeout 200 add "${keys[@]}" >/dev/null || fail "filling it"
+dir add "${keys[@]}" >/dev/null 2>"$out/err" || fail "filling it: $(tail -3 "$out/err")"
 dir add one-too-many 2>"$out/err" && fail "a key past a full directory"
 grep -q "full" "$out/err" || fail "a full directory says: $(cat "$out/err")"
 [ "$(dir --json status | json 'len(d["keys"])')" = 4096 ] || fail "not 4096 keys"

@@ -23,9 +23,10 @@ pin="/sys/fs/bpf/xkv-dir-lab-$$"
 . "$here/lab_env.sh"
 
 mkdir -p "$pin"
-bpftool prog load "$build/bpf/dir.bpf.o" "$pin/prog" type xdp pinmaps "$pin"
+# its two programs and its maps, each pinned by its name: the XDP one is attached here
+bpftool prog loadall "$build/bpf/dir.bpf.o" "$pin" pinmaps "$pin"
 for ifname in "${dir_ifaces[@]}"; do
-	in_d ip link set dev "$ifname" xdpdrv pinned "$pin/prog"
+	in_d ip link set dev "$ifname" xdpdrv pinned "$pin/xkv_dir"
 done
 
 # Little-endian hex bytes of an unsigned number, width bytes wide.
@@ -33,7 +34,7 @@ le() { python3 -c "import sys; print(' '.join(f'{b:02x}' for b in int(sys.argv[1
 map_set() { bpftool map update pinned "$pin/$1" key hex $2 value hex $3; }
 
 # port 7411, round-robin, 2 servers, both live
-map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4) $(le 0 4)"
+map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4) $(le 0 4) 00 00 00 00"
 for i in 0 1; do
 	addr="0a 00 0$((i + 1)) 01" port="1c f3" # 10.0.(i+1).1:7411, network order
 	map_set xkv_dir_servers "$(le $i 4)" "$addr $port 00 00"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Linearizability across servers through the coherence directory (docs/DIRECTORY.md):
-# the lab with four xkv-servers, xkv-dir attached, and xkv-linload --dir on the pool's
-# hot keys, every one replicated, while the keys are removed and added again and the
-# directory loses its maps once and recovers them (Sec. 6.5, 6.7). xkv-lincheck must
+# the lab with four xkv-servers, xkv-dir attached with writes to up to two servers,
+# and xkv-linload --dir on the pool's hot keys (80 % reads), every one replicated,
+# while the keys are removed and added again and the directory loses its maps once and
+# recovers them (Sec. 6.4, 6.5, 6.7). xkv-lincheck must
 # call the history linearizable. Then the same run with a directory built with one
 # planted fault each must be called not linearizable: a newer reply that joins the
 # replica set instead of resetting it (tests/dir/broken/join.sed), and a removal without
@@ -23,14 +24,17 @@ keys=(k000000000000000 k000000000000001 k000000000000002 k000000000000003)
 lab_servers
 
 forwarding() { ip netns exec "$d" sysctl -qw net.ipv4.ip_forward="$1"; }
+# the writes the run's directory sent to two servers, since its last attach
+dir_copies() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["fanout"])' "$out/$name.stats"; }
 
 # One run with the xkv-dir at $1 (its name $2): the history's verdict, xkv-lincheck's exit.
 run() {
 	local xkv_dir=$1 name=$2 load rc=0 round=0
 	dir() { in_d "$xkv_dir" --pin "$pin" --state "$out/$name.keys" --timeout 200 "$@"; }
-	dir --servers "$dir_pool" attach "${dir_ifaces[@]}" >/dev/null || fail "$name: attach"
+	dir --servers "$dir_pool" --write-servers 2 attach "${dir_ifaces[@]}" >/dev/null ||
+		fail "$name: attach"
 	dir add "${keys[@]}" >/dev/null || fail "$name: add"
-	ip netns exec "$c" "$build/xkv-linload" --dir -s "$dir_pool" -t 8 -k 4 -D 4 \
+	ip netns exec "$c" "$build/xkv-linload" --dir -s "$dir_pool" -t 8 -k 4 -D 4 -m 80:15:5 \
 		-v 16-1000 --timeout-ms 300 --out "$out/$name.history" >"$out/$name.load" 2>&1 &
 	load=$!
 	pids+=($load)
@@ -43,8 +47,8 @@ run() {
 			# it is attached again (holding, as it recovers, what may cross then)
 			forwarding 0
 			dir --force detach "${dir_ifaces[@]}" >/dev/null
-			dir --servers "$dir_pool" attach "${dir_ifaces[@]}" >/dev/null ||
-				fail "$name: attach after the loss"
+			dir --servers "$dir_pool" --write-servers 2 attach "${dir_ifaces[@]}" \
+				>/dev/null || fail "$name: attach after the loss"
 			forwarding 1
 			dir add "${keys[@]}" >/dev/null
 			continue
@@ -56,8 +60,9 @@ run() {
 			fail "$name: remove and add $key"
 	done
 	wait "$load" || fail "$name: xkv-linload: $(tail -3 "$out/$name.load")"
+	dir --json stats >"$out/$name.stats"
 	dir --force detach "${dir_ifaces[@]}" >/dev/null || fail "$name: detach"
-	echo "$name: $(grep -m1 'operations' "$out/$name.load" || tail -1 "$out/$name.load"), $round rounds of churn"
+	echo "$name: $(grep -m1 'operations' "$out/$name.load" || tail -1 "$out/$name.load"), $round rounds of churn, $(dir_copies) writes to two servers"
 	"$build/xkv-lincheck" "$out/$name.history" >"$out/$name.verdict" 2>&1 || rc=$?
 	echo "$name: $(head -1 "$out/$name.verdict")"
 	return $rc

@@ -19,6 +19,9 @@
 #include "dir.skel.h"
 
 #define PROG_PIN "prog" /* the program's pin, beside its maps' */
+/* the tc filter of the copies (xkv_dir_fanout) on each interface's ingress */
+#define TC_HANDLE   0x7864
+#define TC_PRIORITY 1
 
 /* The pool's servers into the maps: ids in the list's order, every one live. */
 static int write_pool(struct dir_bpf *skel, const struct xkv_dirctl_setup *setup,
@@ -103,23 +106,53 @@ static __u32 prog_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-static int attach_one(int prog_fd, const char *ifname, bool skb)
+/* The tc program that sends a WRITE's copies, on ifindex's ingress (a clsact qdisc's). */
+static int tc_attach(int prog_fd, unsigned ifindex)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = TC_HANDLE, .priority = TC_PRIORITY,
+			    .prog_fd = prog_fd);
+	int err = bpf_tc_hook_create(&hook);
+
+	if (err && err != -EEXIST)
+		return err;
+	return bpf_tc_attach(&hook, &opts);
+}
+
+/* Takes ours off; the clsact qdisc stays, for whatever else uses it. */
+static void tc_detach(unsigned ifindex)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = TC_HANDLE, .priority = TC_PRIORITY);
+
+	bpf_tc_detach(&hook, &opts);
+}
+
+static int attach_one(const struct dir_bpf *skel, const char *ifname, bool skb)
 {
 	unsigned ifindex = if_nametoindex(ifname);
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (skb ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	int err;
 
 	if (!ifindex) {
 		fprintf(stderr, "xkv-dir: %s: no such interface\n", ifname);
 		return -ENODEV;
 	}
-	if (bpf_xdp_attach((int)ifindex, prog_fd, flags, NULL)) {
-		int err = -errno;
-
+	if (bpf_xdp_attach((int)ifindex, bpf_program__fd(skel->progs.xkv_dir), flags, NULL)) {
+		err = -errno;
 		fprintf(stderr, "xkv-dir: attaching to %s: %s%s\n", ifname, strerror(-err),
 			err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
 		return err;
 	}
-	return 0;
+	err = tc_attach(bpf_program__fd(skel->progs.xkv_dir_fanout), ifindex);
+	if (err) {
+		fprintf(stderr, "xkv-dir: attaching the copies' tc program to %s: %s\n", ifname,
+			strerror(-err));
+		bpf_xdp_detach((int)ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	}
+	return err;
 }
 
 /* Takes the program off ifname if it is the one pinned; 0 if nothing of ours is there. */
@@ -132,6 +165,7 @@ static int detach_one(const char *ifname, __u32 prog_id)
 		fprintf(stderr, "xkv-dir: %s: no such interface\n", ifname);
 		return -ENODEV;
 	}
+	tc_detach(ifindex);
 	for (__u32 mode = XDP_FLAGS_DRV_MODE; mode; mode = mode == XDP_FLAGS_DRV_MODE
 								  ? XDP_FLAGS_SKB_MODE
 								  : 0) {
@@ -152,7 +186,8 @@ int xkv_dirctl_attach(const char *pin, const struct xkv_dirctl_setup *setup,
 {
 	struct xkv_dir_config cfg = {.port = setup->port ? setup->port : XKV_DEFAULT_PORT,
 				     .select = (uint8_t)setup->select,
-				     .flags = setup->hold ? XKV_DIR_HOLD : 0};
+				     .flags = setup->hold ? XKV_DIR_HOLD : 0,
+				     .write_max = setup->write_max};
 	char path[PATH_MAX];
 	struct dir_bpf *skel;
 	struct stat st;
@@ -192,7 +227,7 @@ int xkv_dirctl_attach(const char *pin, const struct xkv_dirctl_setup *setup,
 		goto unpin;
 	}
 	for (i = 0; i < n; i++) {
-		err = attach_one(bpf_program__fd(skel->progs.xkv_dir), ifaces[i], setup->skb);
+		err = attach_one(skel, ifaces[i], setup->skb);
 		if (err)
 			goto detach;
 	}

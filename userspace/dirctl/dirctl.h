@@ -34,6 +34,7 @@ struct xkv_dirctl_setup {
 	enum xkv_dir_select select;
 	bool skb;	     /* generic XDP (skb mode), for a driver without it */
 	bool hold;	     /* drop every request (XKV_DIR_HOLD) until xkv_dirctl_recover */
+	uint8_t write_max;   /* servers a WRITE goes to at most (xkv_dir_config.write_max) */
 };
 
 /*
