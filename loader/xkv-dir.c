@@ -64,6 +64,7 @@ static const struct xkv_opt options[] = {
 struct args {
 	const char *pin, *state;
 	struct xkv_dirctl_setup setup;
+	uint32_t port, write_max; /* attach's, into setup */
 	uint32_t wait_ms, timeout_ms;
 	bool force, json;
 };
@@ -109,6 +110,8 @@ static int cmd_attach(const struct args *a, struct xkv_dirctl *unused, int argc,
 	int lost = xkv_dirctl_state_count(a->state), err;
 	struct xkv_dirctl d;
 
+	setup.port = (uint16_t)a->port;
+	setup.write_max = (uint8_t)a->write_max;
 	(void)unused;
 	if (!setup.servers) {
 		fprintf(stderr, "xkv-dir: attach needs --servers\n");
@@ -393,13 +396,8 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 	case OPT_SERVERS:
 		a->setup.servers = p->arg;
 		return 0;
-	case OPT_PORT: {
-		uint32_t port;
-		int err = xkv_opts_u32(p, 1, UINT16_MAX, &port);
-
-		a->setup.port = (uint16_t)port;
-		return err;
-	}
+	case OPT_PORT:
+		return xkv_opts_u32(p, 1, UINT16_MAX, &a->port);
 	case OPT_SELECT:
 		if (!strcmp(p->arg, "round-robin"))
 			a->setup.select = XKV_DIR_SELECT_ROUND_ROBIN;
@@ -408,13 +406,8 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 		else
 			return xkv_opts_bad_value(p, "round-robin or least-loaded");
 		return 0;
-	case OPT_WRITE_SERVERS: {
-		uint32_t n;
-		int err = xkv_opts_u32(p, 1, XKV_DIR_SERVERS, &n);
-
-		a->setup.write_max = (uint8_t)n;
-		return err;
-	}
+	case OPT_WRITE_SERVERS:
+		return xkv_opts_u32(p, 1, XKV_DIR_SERVERS, &a->write_max);
 	case OPT_SKB:
 		a->setup.skb = true;
 		return 0;

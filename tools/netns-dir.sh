@@ -34,6 +34,28 @@ dir_lab_up() {
 	done
 }
 
+# The lab's servers as the clients list them (dir_pool: "10.0.1.1:7411 s0,...") and the
+# directory's interfaces (dir_ifaces: to the client, then to each server).
+dir_lab_names() {
+	local i
+	dir_pool=
+	dir_ifaces=("${dir_prefix}dc")
+	for i in $(seq 0 $((dir_nservers - 1))); do
+		dir_pool+="${dir_pool:+,}10.0.$((i + 1)).1:7411 s$i"
+		dir_ifaces+=("${dir_prefix}d$i")
+	done
+}
+
+# dir_lab_far_ends XDP_PASS_OBJ: an XDP program on the client's and the servers' ends
+# of the directory's veths, which a redirect into a veth needs on its peer.
+dir_lab_far_ends() {
+	local i
+	ip -n "$(dir_lab_ns_c)" link set dev "${dir_prefix}c0" xdpdrv obj "$1" sec xdp
+	for i in $(seq 0 $((dir_nservers - 1))); do
+		ip -n "$(dir_lab_ns_s "$i")" link set dev "${dir_prefix}s$i" xdpdrv obj "$1" sec xdp
+	done
+}
+
 # Kills what still runs in the lab's namespaces and removes them.
 dir_lab_down() {
 	local ns pids i

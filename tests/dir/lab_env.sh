@@ -11,12 +11,7 @@
 
 dir_nservers=${dir_nservers:-2}
 servers=$(seq 0 $((dir_nservers - 1)))
-dir_ifaces=("${dir_prefix}dc")
-dir_pool=
-for i in $servers; do
-	dir_ifaces+=("${dir_prefix}d$i")
-	dir_pool+="${dir_pool:+,}10.0.$((i + 1)).1:7411 s$i"
-done
+dir_lab_names
 out=$(mktemp -d /tmp/xkv-dir-lab.XXXXXX)
 pids=()
 cleanup() {
@@ -39,11 +34,7 @@ fail() {
 c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
 dir_lab_up
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-ip -n "$c" link set dev "${dir_prefix}c0" xdpdrv obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
-for i in $servers; do
-	ip -n "$(dir_lab_ns_s $i)" link set dev "${dir_prefix}s$i" xdpdrv \
-		obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
-done
+dir_lab_far_ends "$build/tests/bpf/xdp_pass.bpf.o"
 
 # in the directory's namespace by nsenter: ip netns exec would hide bpffs (DESIGN.md)
 in_d() { nsenter --net="/run/netns/$d" "$@"; }

@@ -51,14 +51,9 @@ start=$SECONDS step=0 steps=$((${#zipfs[@]} * 2 + 2))
 c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
 dir_lab_up
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-ip -n "$c" link set dev "${dir_prefix}c0" xdpdrv obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
-pool= ifaces=("${dir_prefix}dc")
-for i in $(seq 0 3); do
-	ip -n "$(dir_lab_ns_s "$i")" link set dev "${dir_prefix}s$i" xdpdrv \
-		obj "$build/tests/bpf/xdp_pass.bpf.o" sec xdp
-	pool+="${pool:+,}10.0.$((i + 1)).1:7411 s$i"
-	ifaces+=("${dir_prefix}d$i")
-done
+dir_lab_far_ends "$build/tests/bpf/xdp_pass.bpf.o"
+dir_lab_names
+pool=$dir_pool ifaces=("${dir_ifaces[@]}")
 dir() { nsenter --net="/run/netns/$d" "$build/xkv-dir" --pin "$pin" --state "$out/state" "$@"; }
 key() { printf 'k%015d' "$1"; }
 
