@@ -26,9 +26,14 @@
 
 #define AF_INET 2
 
+/*
+ * Not preallocated: an entry removed is freed after the programs that found it, never
+ * handed at once to a key added meanwhile while a reply for the old one updates it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XKV_DIR_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64); /* the key's hash */
 	__type(value, struct xkv_dir_entry);
 } xkv_dir_keys SEC(".maps");

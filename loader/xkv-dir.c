@@ -95,6 +95,11 @@ static int recover(const struct args *a, struct xkv_dirctl *d)
 		return -errno;
 	err = xkv_dirctl_recover(d, pool, &keys, &moved);
 	xkv_client_close(pool);
+	if (err == -EALREADY) {
+		fprintf(stderr, "xkv-dir: the directory is not recovering: nothing to do (%s "
+				"lists the keys it replicates)\n", a->state);
+		return err;
+	}
 	if (err) {
 		fprintf(stderr, "xkv-dir: recovering %s: %s; requests are held until "
 				"`xkv-dir recover` succeeds\n", a->state, strerror(-err));
@@ -196,6 +201,9 @@ static int each_key(const struct args *a, struct xkv_dirctl *d, int argc, char *
 				XKV_DIR_KEYS);
 		else if (err == -ENOENT)
 			fprintf(stderr, "xkv-dir: %s is not replicated\n", argv[i]);
+		else if (err == -EBUSY)
+			fprintf(stderr, "xkv-dir: %s: the directory is recovering: `xkv-dir "
+					"recover` first\n", argv[i]);
 		else
 			fprintf(stderr, "xkv-dir: %s %s: %s\n", add ? "adding" : "removing", argv[i],
 				strerror(-err));

@@ -35,8 +35,9 @@ other=$((1 - home))
 cli put hot v0 >/dev/null || fail "a write of a key the directory does not hold"
 added=$(dir add hot) || fail "add"
 echo "$added"
+# one past the newest version any server holds: none holds one yet
 [ "$(dir --json status | json '[(k["home"], k["rset"], k["ver_curr"]) for k in d["keys"]]')" = \
-	"[($home, $((1 << home)), 0)]" ] || fail "status after add: $(dir --json status)"
+	"[($home, $((1 << home)), 1)]" ] || fail "status after add: $(dir --json status)"
 dir add hot 2>"$out/err" && fail "adding a key twice"
 
 # writes go round the servers, each stamped; every read returns the last
@@ -46,7 +47,7 @@ for v in 1 2 3 4 5; do
 done
 status=$(dir --json status)
 [ "$(echo "$status" | json '[(k["ver_curr"], k["ver_next"], k["writes"]) for k in d["keys"]]')" = \
-	"[(5, 5, 5)]" ] || fail "status after 5 writes: $status"
+	"[(6, 6, 5)]" ] || fail "status after 5 writes: $status"
 
 # Writes until the newest value is on the other server alone, so that a removal or a
 # recovery must move it; last: the value written last.
@@ -75,7 +76,7 @@ grep -q "not replicated" "$out/err" || fail "removing a key not held says: $(cat
 # with an older copy still applies there
 dir add hot >/dev/null || fail "add again"
 ver=$(dir --json status | json 'd["keys"][0]["ver_curr"]')
-[ "$ver" -ge "$last" ] || fail "added again at version $ver: servers hold up to $last"
+[ "$ver" -gt "$((last + 1))" ] || fail "added again at version $ver: servers hold up to $((last + 1))"
 writes=$last
 for v in 10 11; do
 	cli put hot "v$v" >/dev/null || fail "write v$v"
@@ -92,6 +93,9 @@ stats=$(dir --json stats)
 # its keys, so the next attach holds requests until each key's newest value is home
 last=11
 write_to_other
+dir recover 2>"$out/err" && fail "a recovery of a directory that lost nothing"
+grep -q "not recovering" "$out/err" || fail "a needless recovery says: $(cat "$out/err")"
+[ "$(dir --json status | json 'len(d["keys"])')" = 1 ] || fail "a needless recovery changed the keys"
 dir detach "${ifaces[@]}" 2>"$out/err" && fail "a detach with keys replicated"
 grep -q "replicated" "$out/err" || fail "a detach with keys replicated says: $(cat "$out/err")"
 dir --force detach "${ifaces[@]}" || fail "detach --force"
@@ -146,6 +150,8 @@ dir --force detach "${ifaces[@]}" || fail "detach --force, 4095 keys"
 dir --timeout 100 --servers "$pool" attach "${ifaces[@]}" >/dev/null 2>"$out/err" &&
 	fail "a recovery with a server down"
 grep -q "held" "$out/err" || fail "a recovery with a server down says: $(cat "$out/err")"
+dir add k2 2>"$out/err" && fail "an add while recovering"
+grep -q "recovering" "$out/err" || fail "an add while recovering says: $(cat "$out/err")"
 cli -r 0 -t 200 get k3 >/dev/null 2>&1 && fail "a request passed a holding directory"
 [ "$(dir --json stats | json 'd["held"] >= 1')" = True ] || fail "no request counted held"
 lab_server 1

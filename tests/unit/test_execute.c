@@ -781,6 +781,40 @@ Test(execute, xkv_whole_put_for_another_holder_is_installed_by_it)
 	xkv_workers_fini();
 }
 
+/*
+ * A steered PUT whose item another worker built is installed by its version, as one
+ * applied in place: newer, installed with it; older, freed and answered with the newer.
+ */
+Test(execute, a_steered_put_installed_by_its_holder_goes_by_its_version)
+{
+	struct xkv_msg put = steered(XKV_OP_PUT, "big", big, sizeof(big), 9), reply;
+	struct xkv_item_meta meta;
+	uint32_t len;
+
+	xkv_workers(0);
+	memset(big, 'n', sizeof(big));
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed_pieces(&xw[1], put, in_order, 3);
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(be64toh(reply.ext.ver), 9);
+	cr_assert_eq(xkv_store_get_meta(store, "big", 3, xkv_hash("big", 3), NULL, 0, &len, &meta),
+		     -ENOBUFS);
+	cr_assert_eq(meta.ver, 9, "installed with its version");
+	/* an older one, by the same way: freed, the newer kept and vouched for */
+	put = steered(XKV_OP_PUT, "big", big, sizeof(big), 8);
+	memset(big, 'o', sizeof(big));
+	*slot_of("big") = (struct xkv_ewt_slot){.owner = 0, .writes = 1};
+	feed_pieces(&xw[1], put, in_order, 3);
+	cr_assert_eq(xkv_worker_handoffs(&xw[0]), 1);
+	cr_assert_eq(only_reply(&reply), XKV_S_OK);
+	cr_assert_eq(be64toh(reply.ext.ver), 9, "an older write loses to the newer");
+	memset(big, 'n', sizeof(big));
+	expect_stored("big", big, sizeof(big));
+	cr_assert_eq(xw[0].exec.stats.dir_stale, 1);
+	xkv_workers_fini();
+}
+
 /* A hand-off that finds the ring full gives the joined write back and answers BUSY. */
 Test(execute, xkv_failed_handoff_releases_the_joined_write_and_replies_busy)
 {

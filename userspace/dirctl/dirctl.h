@@ -63,9 +63,10 @@ struct xkv_client *xkv_dirctl_client(const struct xkv_dirctl *d, int timeout_ms)
 
 /*
  * Adds key: its home (ketama's, over the pool) alone in its replica set, its versions
- * the newest any live server holds, so that no version given later is one a server
- * already has. -EEXIST: held already; -ENOSPC: the directory is full; -EHOSTUNREACH: a
- * live server did not answer (its version unknown). *hash: the key's.
+ * one past the newest any live server holds, so that no version given later is one a
+ * server already has. -EEXIST: held already; -ENOSPC: the directory is full;
+ * -EHOSTUNREACH: a live server did not answer (its version unknown); -EBUSY: the
+ * directory is recovering (add and remove wait for xkv_dirctl_recover). *hash: the key's.
  */
 int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const void *key,
 		   size_t key_len, uint64_t *hash);
@@ -83,7 +84,8 @@ int xkv_dirctl_remove(const struct xkv_dirctl *d, struct xkv_client *pool, const
  * each key the state file lists gets the newest value any live server holds at its
  * home, with its version; then the file empties and requests pass again. *keys: keys
  * recovered; *moved: of those, values written home. Fails, holding still, if a live
- * server does not answer.
+ * server does not answer; -EALREADY if the directory is not holding (its file lists
+ * the keys it replicates now).
  */
 int xkv_dirctl_recover(const struct xkv_dirctl *d, struct xkv_client *pool, uint32_t *keys,
 		       uint32_t *moved);

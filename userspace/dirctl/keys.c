@@ -25,6 +25,8 @@ int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const vo
 	*hash = xkv_hash(key, (uint32_t)key_len);
 	if (err)
 		return err;
+	if (cfg.flags & XKV_DIR_HOLD)
+		return -EBUSY; /* recovering: its keys first */
 	if (!bpf_map_lookup_elem_flags(d->keys, hash, &e, BPF_F_LOCK))
 		return -EEXIST;
 	/* versions given from now on must be newer than any a server holds, live or late */
@@ -37,14 +39,22 @@ int xkv_dirctl_add(const struct xkv_dirctl *d, struct xkv_client *pool, const vo
 		if (xkv_dir_newer(ver, newest))
 			newest = ver;
 	}
-	e = (struct xkv_dir_entry){.home = home_of(pool, key, key_len), .ver_curr = newest,
-				   .ver_next = newest};
+	/*
+	 * One past the newest: version 0 is also what a server vouches for a key it does
+	 * not hold, and no reply of a server holding an older copy may join the set.
+	 */
+	e = (struct xkv_dir_entry){.home = home_of(pool, key, key_len), .ver_curr = newest + 1,
+				   .ver_next = newest + 1};
 	e.rset = 1u << e.home;
-	if (bpf_map_update_elem(d->keys, hash, &e, BPF_NOEXIST))
-		return errno == E2BIG ? -ENOSPC : -errno;
+	/* written down first: a key steered is one a recovery finds (Sec. 6.7) */
 	err = dirctl_state_add(d->state, key, key_len);
-	if (err) /* not replicated unless it is written down, for a recovery (Sec. 6.7) */
-		bpf_map_delete_elem(d->keys, hash);
+	if (err)
+		return err;
+	bpf_map_delete_elem(d->migrating, hash); /* a removal killed half way left it */
+	if (bpf_map_update_elem(d->keys, hash, &e, BPF_NOEXIST)) {
+		err = errno == E2BIG ? -ENOSPC : -errno;
+		dirctl_state_remove(d->state, key, key_len);
+	}
 	return err;
 }
 
@@ -52,9 +62,14 @@ int xkv_dirctl_remove(const struct xkv_dirctl *d, struct xkv_client *pool, const
 		      size_t key_len, int wait_ms)
 {
 	uint64_t hash = xkv_hash(key, (uint32_t)key_len);
+	struct xkv_dir_config cfg;
 	struct xkv_dir_entry e;
-	int err;
+	int err = xkv_dirctl_config(d, &cfg);
 
+	if (err)
+		return err;
+	if (cfg.flags & XKV_DIR_HOLD)
+		return -EBUSY; /* recovering: its keys first */
 	if (bpf_map_lookup_elem_flags(d->keys, &hash, &e, BPF_F_LOCK))
 		return -errno;
 	err = dirctl_migrate(d, pool, hash, key, key_len, wait_ms);

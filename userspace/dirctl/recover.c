@@ -72,8 +72,13 @@ int xkv_dirctl_recover(const struct xkv_dirctl *d, struct xkv_client *pool, uint
 	struct recovery r = {.d = d, .pool = pool};
 	int err = xkv_dirctl_config(d, &r.cfg);
 
-	if (!err)
-		err = dirctl_state_each(d->state, recover_key, &r);
+	*keys = *moved = 0;
+	if (err)
+		return err;
+	/* the file lists keys replicated now: only a directory attached after a loss recovers */
+	if (!(r.cfg.flags & XKV_DIR_HOLD))
+		return -EALREADY;
+	err = dirctl_state_each(d->state, recover_key, &r);
 	*keys = r.keys;
 	*moved = r.moved;
 	if (err)

@@ -2,13 +2,16 @@
 /*
  * The keys the directory replicates, in a file that outlives its maps (Sec. 6.7): one
  * a line, in hex, since a key may hold any byte. Rewritten whole through a temporary
- * file and a rename, so that a crash leaves the old list or the new one.
+ * file, synced, and a rename, so that a crash or a power cut leaves the old list or the
+ * new one; under a lock (PATH.lock), so that two commands at once lose no key.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,32 +79,69 @@ static int copy_key(void *ctx, const uint8_t *key, size_t len)
 	return 0;
 }
 
-/* The list with key added (add) or left out, or emptied (key NULL). */
-static int rewrite(const char *path, const uint8_t *key, size_t len, bool add)
+/* Syncs the directory holding path, so that a rename in it survives a power cut. */
+static int sync_dir(const char *dir)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Writes the new list into tmp: the old one's lines but key's, then key if add. */
+static int write_list(const char *path, const char *tmp, const uint8_t *key, size_t len,
+		      bool add)
+{
 	struct rewrite r = {.drop = key, .drop_len = len};
-	char *slash;
 	int err;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			goto fail_errno;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	r.out = fopen(tmp, "w");
 	if (!r.out)
-		goto fail_errno;
+		return -errno;
 	err = key ? dirctl_state_each(path, copy_key, &r) : 0;
 	if (!err && add)
 		hex_line(r.out, key, len);
+	if (!err && (fflush(r.out) || fsync(fileno(r.out))))
+		err = -errno;
 	if (fclose(r.out) && !err)
 		err = -errno;
+	return err;
+}
+
+/* The list with key added (add) or left out, or emptied (key NULL). */
+static int rewrite(const char *path, const uint8_t *key, size_t len, bool add)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX], lock_path[PATH_MAX];
+	char *slash;
+	int lock, err;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		goto fail_errno;
+	snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+	lock = open(lock_path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	if (lock < 0)
+		goto fail_errno;
+	if (flock(lock, LOCK_EX)) {
+		close(lock);
+		goto fail_errno;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	err = write_list(path, tmp, key, len, add);
 	if (!err && rename(tmp, path))
 		err = -errno;
+	if (!err)
+		err = sync_dir(dir);
+	close(lock); /* and the lock with it */
 	if (err) {
 		unlink(tmp);
 		fprintf(stderr, "xkv-dir: writing %s: %s\n", path, strerror(-err));

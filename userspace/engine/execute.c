@@ -149,6 +149,7 @@ static int64_t execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 	if (err == -ENOBUFS && xkv_size_class(len) > x->small_class_max && x->handoff_get &&
 	    x->handoff_get(x->handoff_ctx, from, req, hash, len)) {
 		from->tx->release(from, buf);
+		x->vouch.valid = false; /* the worker that serves it reads again */
 		return -1; /* counted where it is served */
 	}
 	x->stats.requests[XKV_OP_GET]++;

@@ -9,26 +9,35 @@ static void vouch(struct xkv_exec *x, uint64_t hash, uint64_t ver)
 	x->vouch = (struct xkv_vouch){.hash = hash, .ver = ver, .valid = true};
 }
 
-enum xkv_status xkv_versions_apply(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
+bool xkv_versions_stale(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
 {
-	struct xkv_item_meta meta = {.ver = xkv_be64(req->ext.ver)}, held;
+	struct xkv_item_meta held;
 	uint32_t len;
-	int err;
 
 	/* the writer's look, a tombstone's version too: nobody else writes the key meanwhile */
 	xkv_store_get_meta(x->store, req->key, req->key_len, hash, x->scratch, 0, &len, &held);
-	if (held.ver && !xkv_dir_newer(meta.ver, held.ver)) {
+	if (held.ver && !xkv_dir_newer(xkv_be64(req->ext.ver), held.ver)) {
 		x->stats.dir_stale++;
 		vouch(x, hash, held.ver);
-		return XKV_S_OK;
+		return true;
 	}
 	x->stats.dir_applied++;
+	vouch(x, hash, xkv_be64(req->ext.ver));
+	return false;
+}
+
+enum xkv_status xkv_versions_apply(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash)
+{
+	struct xkv_item_meta meta = {.ver = xkv_be64(req->ext.ver)};
+	int err;
+
+	if (xkv_versions_stale(x, req, hash))
+		return XKV_S_OK;
 	if ((req->op & ~XKV_OP_REPLY) == XKV_OP_PUT)
 		err = xkv_store_put_meta(x->store, req->key, req->key_len, hash, req->frag,
 					 req->value_len, &meta);
 	else /* answered OK whether the key was here or not: see versions.h */
 		err = xkv_store_tombstone(x->store, req->key, req->key_len, hash, meta.ver);
-	vouch(x, hash, meta.ver);
 	return xkv_status_from_errno(err);
 }
 

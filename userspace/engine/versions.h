@@ -34,6 +34,13 @@
 enum xkv_status xkv_versions_apply(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash);
 
 /*
+ * The partition's writer, for a steered write it applies itself (an item another
+ * worker built: engine/writes.c): whether a newer version is already here, counted and
+ * vouched for as xkv_versions_apply does. False: the caller writes it at req's version.
+ */
+bool xkv_versions_stale(struct xkv_exec *x, const struct xkv_msg *req, uint64_t hash);
+
+/*
  * A steered GET's read, as xkv_store_get; the value's version goes in the reply, or
  * a tombstone's when the key is absent.
  */

@@ -3,6 +3,7 @@
 
 #include "engine/apply.h"
 #include "engine/handoff_send.h"
+#include "engine/versions.h"
 #include "engine/windows.h"
 #include "engine/worker.h"
 #include "engine/writes.h"
@@ -159,7 +160,15 @@ void xkv_write_install(struct xkv_worker *w, struct xkv_handoff *m)
 	}
 	w->exec.stats.requests[XKV_OP_PUT]++;
 	xkv_windows_close_key(w, m->hash, &m->req);
-	err = xkv_apply_item(w, m->item, m->hash, m->req.value_len);
+	if (xkv_msg_steered(&m->req) && xkv_versions_stale(&w->exec, &m->req, m->hash)) {
+		xkv_store_item_free(m->item); /* a newer version is here: answered OK with it */
+		err = 0;
+	} else {
+		if (xkv_msg_steered(&m->req))
+			xkv_store_item_set_meta(m->item, &(struct xkv_item_meta){
+								 .ver = xkv_be64(m->req.ext.ver)});
+		err = xkv_apply_item(w, m->item, m->hash, m->req.value_len);
+	}
 	m->item = NULL; /* the store's now, or freed */
 	xkv_reply_status(&w->exec, &m->from, &m->req, xkv_status_from_errno(err));
 	xkv_holds_let_go(&w->holds, xkv_partition(m->hash), 1);
