@@ -384,6 +384,31 @@ static __always_inline void dir_unsteered(struct dir_packet *p)
 		__builtin_memset(p->ext, 0, sizeof(*p->ext));
 }
 
+/*
+ * A stray request a server sent home (Sec. 6.6, XKV_DIR_FORWARDED) as from its client:
+ * steered already, it goes on as it is, to the home the server addressed. Only a
+ * server may send one: a datagram that arrives by the interface its source is routed
+ * through came from the client's side, whatever it says, and would bypass steering.
+ */
+static __always_inline int dir_on_forwarded(struct xdp_md *ctx, struct dir_packet *p)
+{
+	struct bpf_fib_lookup fib = {
+		.family = AF_INET,
+		.ipv4_dst = p->ip->saddr,
+		.ifindex = ctx->ingress_ifindex,
+	};
+	long found = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+
+	/*
+	 * A route with no neighbour yet still names its interface; a host that does not
+	 * forward (FWD_DISABLED) would not send it on either.
+	 */
+	if ((found != BPF_FIB_LKUP_RET_SUCCESS && found != BPF_FIB_LKUP_RET_NO_NEIGH) ||
+	    fib.ifindex == ctx->ingress_ifindex)
+		return dir_count(XKV_DIR_STAT_FORGED, XDP_DROP);
+	return dir_count(XKV_DIR_STAT_FORWARDED, dir_forward(ctx, p));
+}
+
 /* A request to the xkv port: steered if its key is replicated, else on unchanged. */
 static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet *p,
 					  const struct xkv_dir_config *cfg)
@@ -394,6 +419,8 @@ static __always_inline int dir_on_request(struct xdp_md *ctx, struct dir_packet 
 	__u32 key_len = bpf_ntohs(p->hdr->key_len), *target;
 	struct xkv_dir_entry *e;
 
+	if (p->ext && (p->ext->dflags & XKV_DIR_FORWARDED))
+		return dir_on_forwarded(ctx, p);
 	barrier_var(key_len);
 	if (key_len < XKV_KEY_MIN || key_len > XKV_KEY_MAX)
 		return dir_count(XKV_DIR_STAT_MALFORMED, XDP_PASS);

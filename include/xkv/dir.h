@@ -29,6 +29,27 @@ struct xkv_dir_server {
 	__u16 pad;
 };
 
+/*
+ * What the controller tells every server of a key (Pegasus Sec. 6.5), as the value
+ * of a version 3 PUT of that key with XKV_DIR_NOTICE set: that it is replicated, that
+ * it is being removed (writes that reach a server other than its home go home), or
+ * that it is gone. With it, the pool and the id the receiving server has in it, so
+ * that a server sends a stray request home (Sec. 6.6) without other configuration.
+ */
+enum xkv_dir_key_state {
+	XKV_DIR_KEY_GONE,	/* not replicated (REMOVE-COMPLETE) */
+	XKV_DIR_KEY_REPLICATED, /* in the directory */
+	XKV_DIR_KEY_MIGRATING,	/* being removed (REMOVE-REQ) */
+};
+
+struct xkv_dir_notice {
+	__u8 state;    /* enum xkv_dir_key_state */
+	__u8 self;     /* the receiving server's id */
+	__u8 nservers; /* servers[0 .. nservers - 1] */
+	__u8 pad;      /* 0 */
+	struct xkv_dir_server servers[XKV_DIR_SERVERS];
+};
+
 /* xkv_dir_addrs's key: a server's address, to find its id (who a client addressed). */
 struct xkv_dir_addr {
 	__be32 addr;
@@ -119,7 +140,9 @@ struct xkv_dir_fanout {
 	X(FANOUT, "fanout")		    /* a WRITE passed to tc, for copies to its servers */  \
 	X(FANOUT_NO_ROOM, "fanout_no_room") /* ... no room for its metadata: dropped */         \
 	X(FANOUT_COPY, "fanout_copy")	    /* tc: one copy of it sent to one server */            \
-	X(FANOUT_NO_ROUTE, "fanout_no_route") /* tc: a server of it with no next hop: skipped */
+	X(FANOUT_NO_ROUTE, "fanout_no_route") /* tc: a server of it with no next hop: skipped */ \
+	X(FORWARDED, "forwarded")	    /* a stray a server sent home: on unchanged */         \
+	X(FORGED, "forged")		    /* ... from where its client is: a client's, dropped */
 
 #define XKV_DIR_STAT_ENUM(name, str) XKV_DIR_STAT_##name,
 enum xkv_dir_stat {

@@ -85,6 +85,8 @@ _Static_assert(sizeof(struct xkv_hdr) == 40, "the wire header is 40 bytes");
 /* xkv_dir_ext.dflags */
 #define XKV_DIR_STEERED	   0x01 /* set by the directory: the key is replicated, ver is its */
 #define XKV_DIR_NO_VERSION 0x02 /* set by a server: its reply vouches for no version */
+#define XKV_DIR_NOTICE	   0x04 /* set by the controller: a PUT whose value is a notice */
+#define XKV_DIR_FORWARDED  0x08 /* set by a server: a stray request it sent home (Sec. 6.6) */
 
 /*
  * After the header and before the key, in requests and replies alike, in version 3
@@ -98,7 +100,7 @@ struct xkv_dir_ext {
 	__be32 load;	  /* replies: the server's load (requests it has queued) */
 	__be32 write_set; /* a steered WRITE: the servers it goes to, a bit each */
 	__u8 target;	  /* the server the client addressed, whose address the reply takes */
-	__u8 dflags;	  /* XKV_DIR_STEERED, XKV_DIR_NO_VERSION */
+	__u8 dflags;	  /* XKV_DIR_STEERED, _NO_VERSION, _NOTICE, _FORWARDED */
 	__u8 pad[6];	  /* 0 */
 };
 

@@ -52,6 +52,12 @@ struct xkv_request_counters {
 	__u64 store_writes;	/* PUTs and DELETEs applied to the store: one per window */
 	__u64 dir_applied;	/* writes a coherence directory steered, applied: newer */
 	__u64 dir_stale;	/* ... not applied: a newer version was already here */
+	__u64 dir_notices;	/* the directory's controller's notices applied (engine/replicas.h) */
+	__u64 dir_notices_refused; /* ... refused: malformed, or the set full */
+	__u64 dir_forwarded;	/* steered requests for keys not replicated, sent home (Sec. 6.6) */
+	__u64 dir_forward_failed; /* ... that could not be sent: dropped */
+	__u64 dir_unreplicated;	/* ... at their home: served as unsteered */
+	__u64 dir_strays_refused; /* ... with no home to go to: answered BAD_REQUEST */
 	__u64 compact_windows;	/* compaction windows opened */
 	__u64 compact_writes;	/* PUTs answered from a window: one store write per window */
 	__u64 compact_window_max; /* most PUTs one window held */

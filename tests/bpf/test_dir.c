@@ -8,9 +8,13 @@
  * network has no route to the servers, so a steered datagram leaves by XDP_PASS, to
  * the kernel's forwarding, rather than by a redirect.
  */
+#define _GNU_SOURCE /* unshare */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <endian.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <linux/if_ether.h>
@@ -103,17 +107,26 @@ struct out {
 	__u32 verdict;
 };
 
-/* Runs spec once; exactly the counters of the mask `counted` grow, each by one. */
-static struct out run_counting(const struct pkt_spec *spec, __u64 counted)
+/*
+ * Runs spec once, as it came in on interface ingress (0: none); exactly the counters
+ * of the mask `counted` grow, each by one.
+ */
+static struct out run_on(const struct pkt_spec *spec, __u32 ingress, __u64 counted)
 {
 	__u8 in[PKT_SIZE_MAX];
 	struct pkt_layout layout;
 	__u64 before[XKV_DIR_STAT_MAX];
 	struct out o = {0};
+	struct xdp_md ctx = {.ingress_ifindex = ingress};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_out = o.frame,
 		    .data_size_out = sizeof(o.frame));
 
+	if (ingress) {
+		opts.ctx_in = &ctx;
+		opts.ctx_size_in = sizeof(ctx);
+	}
 	pkt_build(spec, in, &layout);
+	ctx.data_end = (__u32)layout.len;
 	opts.data_size_in = (__u32)layout.len;
 	for (__u32 s = 0; s < XKV_DIR_STAT_MAX; s++)
 		before[s] = counter(s);
@@ -124,6 +137,11 @@ static struct out run_counting(const struct pkt_spec *spec, __u64 counted)
 		cr_assert_eq(counter(s) - before[s], counted >> s & 1, "counter %s grew by %llu",
 			     xkv_dir_stat_name(s), (unsigned long long)(counter(s) - before[s]));
 	return o;
+}
+
+static struct out run_counting(const struct pkt_spec *spec, __u64 counted)
+{
+	return run_on(spec, 0, counted);
 }
 
 /* Runs spec once; exactly the counter `counted` grows. */
@@ -656,4 +674,41 @@ Test(dir, a_request_cut_at_every_byte_is_never_steered)
 		cr_assert_eq(o.verdict, XDP_PASS, "cut at %u", cut);
 		cr_assert_eq(counter(XKV_DIR_STAT_READ), reads);
 	}
+}
+
+/*
+ * Sec. 6.6: a stray a server sends home, from its client's address and marked, passes
+ * as it is (steered already: a collision with a replicated key's hash would steer it
+ * again, round and round); one that arrives where its client lives is a client's, and
+ * is dropped, as is one from nowhere a route leads. In a network of the test's own: lo,
+ * the servers' side, and a veth with the clients' network.
+ */
+Test(dir, a_stray_passes_from_the_servers_side_and_a_forged_one_is_dropped)
+{
+	struct pkt_spec stray = request(XKV_OP_PUT, HOT_KEY, false);
+	struct pkt_spec nowhere;
+	__u32 servers_side, clients_side;
+	struct out o;
+
+	cr_assert_eq(unshare(CLONE_NEWNET), 0, "a network namespace of its own");
+	cr_assert_eq(system("ip link set lo up && ip link add xkvc type veth peer name xkvp && "
+			    "ip addr add 10.0.0.254/24 dev xkvc && ip link set xkvc up && "
+			    "ip link set xkvp up && sysctl -qw net.ipv4.ip_forward=1"),
+		     0);
+	servers_side = if_nametoindex("lo");
+	clients_side = if_nametoindex("xkvc");
+	replicate(1u << 1, 9, 9, 0, false);
+	stray.dir_ext = (struct xkv_dir_ext){.key_hash = htobe64(hot_hash()), .ver = htobe64(7),
+					     .target = 0,
+					     .dflags = XKV_DIR_STEERED | XKV_DIR_FORWARDED};
+	o = run_on(&stray, servers_side, 1ull << XKV_DIR_STAT_FORWARDED);
+	cr_assert_eq(o.verdict, XDP_PASS, "no route to the servers here: the kernel's");
+	assert_unchanged(&stray, &o);
+	cr_assert_eq(entry().ver_next, 9, "not stamped again");
+	o = run_on(&stray, clients_side, 1ull << XKV_DIR_STAT_FORGED);
+	cr_assert_eq(o.verdict, XDP_DROP);
+	nowhere = stray;
+	snprintf(nowhere.src, sizeof(nowhere.src), "%s", FOREIGN);
+	o = run_on(&nowhere, servers_side, 1ull << XKV_DIR_STAT_FORGED);
+	cr_assert_eq(o.verdict, XDP_DROP);
 }

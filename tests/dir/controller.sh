@@ -89,6 +89,36 @@ stats=$(dir --json stats)
 [ "$(echo "$stats" | json "d['write'] == $writes + 2 and d['read'] >= 7 and
 	d['reply_newer'] >= $writes + 2")" = True ] || fail "stats: $stats"
 
+# Sec. 6.6: a server sends home a steered request for a key it does not hold replicated
+# (a late packet, a key whose hash collides with a replicated one's). "cold" added and
+# removed, so that the servers heard it is gone, then put back in the directory by hand
+# on its other server, as a collision would steer it: each of its requests reaches that
+# server, which sends it home; home serves it; the directory lets it by, as it drops one
+# a client forges.
+chash=$(dir add cold | sed -n 's/.*hash \([0-9a-f]*\).*/\1/p')
+[ -n "$chash" ] || fail "add cold printed no hash"
+dir remove cold >/dev/null || fail "remove cold"
+chome=$(cli where cold | awk '{print $2}')
+chome=${chome#s}
+cother=$((1 - chome))
+map_set xkv_dir_keys "$(le "0x$chash" 8)" "$(le 0 4) $(le $((1 << cother)) 4) $(le 1 8) \
+	$(le 1 8) $(le "$chome" 4) $(le 0 4) $(le 0 8) $(le 0 8)"
+cli put cold stray >/dev/null || fail "a stray write"
+for _ in 1 2 3; do
+	[ "$(cli get cold)" = stray ] || fail "a stray read: $(cli get cold)"
+done
+[ "$(in_s "$chome" get cold)" = stray ] || fail "home does not hold the stray write"
+rc=0
+in_s "$cother" get cold >/dev/null 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "server $cother, not home, took a stray (exit $rc)"
+ip netns exec "$c" /usr/bin/python3 "$here/lab.py" forge "10.0.$((chome + 1)).1" cold ||
+	fail "a forged stray"
+# the reads went to the replica set, the other server; the write to any server, maybe home
+[ "$(dir --json stats | json 'd["forwarded"] in (3, 4) and d["forged"] == 1')" = True ] ||
+	fail "strays counted: $(dir stats)"
+bpftool map delete pinned "$pin/xkv_dir_keys" key hex $(le "0x$chash" 8)
+echo "controller: strays sent home by server $cother, served by $chome; a forged one dropped"
+
 # The directory lost (Sec. 6.7): its maps go with a forced detach; the state file keeps
 # its keys, so the next attach holds requests until each key's newest value is home
 last=11
@@ -141,9 +171,9 @@ echo "controller: 4096 keys held, the next refused"
 
 # a server that does not answer: its version is unknown, so no key is added, and a
 # recovery cannot finish: requests stay held until it does
+dir remove k2 >/dev/null || fail "remove k2" # every server hears of it
 kill "${pids[1]}"
 wait "${pids[1]}" 2>/dev/null || true
-dir remove k2 >/dev/null || fail "remove k2"
 dir --timeout 100 add k2 2>"$out/err" && fail "adding with a server down"
 echo "controller: with a server down, add refused: $(tail -1 "$out/err")"
 dir --force detach "${ifaces[@]}" || fail "detach --force, 4095 keys"

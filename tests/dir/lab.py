@@ -4,12 +4,14 @@ at the wire's level, so that it sees the extension the servers send back.
 
   lab.py client HOME HOT COLD  through the directory to HOME (server 0's address); each
                                server i holds HOT and COLD as "si", and the directory
-                               replicates HOT on server 1 alone"""
+                               replicates HOT on server 1 alone
+  lab.py forge SERVER KEY      a GET of KEY to SERVER marked as a server marks a stray it
+                               sends home (Sec. 6.6): the directory must drop it"""
 import socket
 import struct
 import sys
 
-MAGIC, PORT, GET, PUT, REPLY, F_DIR, STEERED = 0x584B, 7411, 1, 2, 0x80, 1, 1
+MAGIC, PORT, GET, PUT, REPLY, F_DIR, STEERED, FORWARDED = 0x584B, 7411, 1, 2, 0x80, 1, 1, 8
 HDR = struct.Struct("!HBBBBHIIIIQQ")  # include/xkv/proto.h, 40 bytes
 EXT = struct.Struct("!QQIIBB6x")  # struct xkv_dir_ext, include/xkv/proto.h, 32 bytes
 
@@ -74,7 +76,22 @@ def client(home, hot, cold):
 	      f"version 2 dropped")
 
 
+def forge(server, key):
+	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	s.connect((server, PORT))
+	s.settimeout(1)
+	s.send(encode(GET, 1, key.encode(), ext=(0, 0, 0, 0, 0, STEERED | FORWARDED)))
+	try:
+		s.recv(2048)
+		fail("a client's request marked as a server's stray was answered")
+	except socket.timeout:
+		print("lab: a client's request marked as a server's stray: dropped")
+
+
 if __name__ == "__main__":
-	if sys.argv[1:2] != ["client"]:
+	if sys.argv[1:2] == ["client"]:
+		client(*sys.argv[2:5])
+	elif sys.argv[1:2] == ["forge"]:
+		forge(*sys.argv[2:4])
+	else:
 		sys.exit(__doc__)
-	client(*sys.argv[2:5])

@@ -29,9 +29,6 @@ for ifname in "${dir_ifaces[@]}"; do
 	in_d ip link set dev "$ifname" xdpdrv pinned "$pin/xkv_dir"
 done
 
-# Little-endian hex bytes of an unsigned number, width bytes wide.
-le() { python3 -c "import sys; print(' '.join(f'{b:02x}' for b in int(sys.argv[1], 0).to_bytes(int(sys.argv[2]), 'little')))" "$1" "$2"; }
-map_set() { bpftool map update pinned "$pin/$1" key hex $2 value hex $3; }
 
 # port 7411, round-robin, 2 servers, both live
 map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4) $(le 0 4) 00 00 00 00"

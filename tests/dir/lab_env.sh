@@ -3,7 +3,8 @@
 # unless the caller sets it), XDP_PASS on the far ends of the directory's veths (a
 # redirect into a veth needs a program on its peer), an xkv-server (io_uring backend)
 # on each server host once lab_servers runs, and what the tests use: fail, in_d, in_s,
-# the directory's interfaces (dir_ifaces) and the pool as clients list it (dir_pool).
+# the directory's interfaces (dir_ifaces), the pool as clients list it (dir_pool), and
+# le and map_set, to write the directory's maps by hand.
 # The caller sets build, here, dir_prefix and pin. On every way out, the namespaces, the
 # pins, the processes in pids and the files in out go.
 
@@ -40,6 +41,11 @@ dir_lab_far_ends "$build/tests/bpf/xdp_pass.bpf.o"
 in_d() { nsenter --net="/run/netns/$d" "$@"; }
 # xkv-cli on server host $1, to its own server
 in_s() { ip netns exec "$(dir_lab_ns_s "$1")" "$build/xkv-cli" -r 20 -t 100 "${@:2}"; }
+
+# Little-endian hex bytes of an unsigned number, width bytes wide.
+le() { /usr/bin/python3 -c "import sys; print(' '.join(f'{b:02x}' for b in int(sys.argv[1], 0).to_bytes(int(sys.argv[2]), 'little')))" "$1" "$2"; }
+# A pinned map of the directory's, under $pin, written with bpftool: map_set MAP KEY VALUE.
+map_set() { bpftool map update pinned "$pin/$1" key hex $2 value hex $3; }
 
 # An xkv-server on server host $1, serving the lab's networks.
 lab_server() {

@@ -22,6 +22,7 @@
 #include <xkv/hash.h>
 #include "client/client.h"
 #include "proto/codec.h"
+#include "xkv/dir.h"
 #include "xkv/ewt.h"
 #include "server_proc.h"
 #include "workloads.h"
@@ -118,6 +119,74 @@ Test(server_xdp, version_3_end_to_end)
 	cr_assert_eq(server_stop(&srv), 0, "clean exit");
 	cr_assert_eq(server_counter(&srv, "dir_stale"), 1);
 	cr_assert_eq(server_counter(&srv, "dir_applied"), 1);
+	assert_frames_idle();
+}
+
+/*
+ * Pegasus Sec. 6.6 on the XDP backend: told that "hot" is replicated, the server sends
+ * a steered request for another key home, as it came and from its client. Home, here,
+ * is the client host's second address, where the frame that leaves is caught (the
+ * client host accepts a datagram from its own address: accept_local).
+ */
+Test(server_xdp, a_stray_leaves_for_home_as_from_its_client)
+{
+	static const char *const extra[] = {"--memory", "64M", NULL};
+	const struct xkv_client_opts opts = {.dir = true};
+	struct xkv_dir_notice n = {.state = XKV_DIR_KEY_REPLICATED, .self = 0, .nservers = 2};
+	struct xkv_client_steer s = {.ext = {.dflags = XKV_DIR_NOTICE}};
+	struct sockaddr_in home = {.sin_family = AF_INET}, client = home, to = home, from;
+	struct timeval wait = {.tv_sec = 2};
+	struct xkv_msg stray = {.op = XKV_OP_GET, .key = "cold", .key_len = 4, .request_id = 7,
+				.dir = true,
+				.ext = {.key_hash = htobe64(xkv_hash("cold", 4)), .ver = htobe64(3),
+					.target = 1, .dflags = XKV_DIR_STEERED}};
+	socklen_t len = sizeof(home);
+	int home_fd = socket(AF_INET, SOCK_DGRAM, 0), client_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	uint8_t buf[2048];
+	struct xkv_client *v3;
+	struct xkv_msg got;
+	ssize_t n_got;
+	int n_out;
+
+	cr_assert_eq(system("sysctl -qw net.ipv4.conf.all.accept_local=1"), 0);
+	start_xdp("1", extra);
+	inet_pton(AF_INET, netns_env("XKV_STRANGER_IP"), &home.sin_addr);
+	cr_assert_eq(bind(home_fd, (struct sockaddr *)&home, sizeof(home)), 0);
+	cr_assert_eq(getsockname(home_fd, (struct sockaddr *)&home, &len), 0);
+	cr_assert_eq(setsockopt(home_fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)), 0);
+	inet_pton(AF_INET, netns_env("XKV_SERVER_IP"), &to.sin_addr);
+	to.sin_port = htons(srv.port);
+	n.servers[0] = (struct xkv_dir_server){.addr = to.sin_addr.s_addr, .port = to.sin_port};
+	n.servers[1] = (struct xkv_dir_server){.addr = home.sin_addr.s_addr, .port = home.sin_port};
+	v3 = xkv_client_open(server_addr(&srv), &opts);
+	cr_assert_not_null(v3);
+	cr_assert_eq(xkv_client_steered(v3, XKV_OP_PUT, "hot", 3, &n, sizeof(n), &s, NULL, NULL),
+		     0, "the notice");
+	xkv_client_close(v3);
+
+	inet_pton(AF_INET, netns_env("XKV_CLIENT_IP"), &client.sin_addr);
+	len = sizeof(client);
+	cr_assert_eq(bind(client_fd, (struct sockaddr *)&client, sizeof(client)), 0);
+	cr_assert_eq(getsockname(client_fd, (struct sockaddr *)&client, &len), 0);
+	n_out = xkv_encode(buf, sizeof(buf), &stray);
+	cr_assert_gt(n_out, 0);
+	cr_assert_eq(sendto(client_fd, buf, (size_t)n_out, 0, (struct sockaddr *)&to, sizeof(to)),
+		     n_out);
+	len = sizeof(from);
+	n_got = recvfrom(home_fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &len);
+	cr_assert_gt(n_got, 0, "nothing reached home");
+	cr_assert_eq(from.sin_addr.s_addr, client.sin_addr.s_addr, "from its client");
+	cr_assert_eq(from.sin_port, client.sin_port);
+	cr_assert_eq(xkv_decode(buf, (size_t)n_got, &got), XKV_R_OK);
+	cr_assert(got.op == XKV_OP_GET && got.key_len == 4 && !memcmp(got.key, "cold", 4));
+	cr_assert_eq(got.request_id, 7);
+	cr_assert_eq(got.ext.dflags, XKV_DIR_STEERED | XKV_DIR_FORWARDED);
+	close(home_fd);
+	close(client_fd);
+	system("sysctl -qw net.ipv4.conf.all.accept_local=0");
+	cr_assert_eq(server_stop(&srv), 0, "clean exit");
+	cr_assert_eq(server_counter(&srv, "dir_notices"), 1);
+	cr_assert_eq(server_counter(&srv, "dir_forwarded"), 1);
 	assert_frames_idle();
 }
 

@@ -30,12 +30,22 @@ int dirctl_write_home(struct xkv_client *pool, uint32_t home, const void *key, s
 		      bool absent);
 
 /*
+ * servers.c: every live server told of key (Pegasus Sec. 6.5's notices: struct
+ * xkv_dir_notice), with the pool and its id in it. Every one is told, whoever fails;
+ * 0, or the first error.
+ */
+int dirctl_notify(const struct xkv_dirctl *d, struct xkv_client *pool,
+		  const struct xkv_dir_config *cfg, const void *key, size_t key_len,
+		  enum xkv_dir_key_state state);
+
+/*
  * migrate.c: Sec. 6.5's migration phase for a key being removed: its writes home only,
  * then its newest value home. 0: the key may leave the directory; on failure its
  * writes go anywhere again.
  */
-int dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool, uint64_t hash,
-		   const void *key, size_t key_len, int wait_ms);
+int dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool,
+		   const struct xkv_dir_config *cfg, uint64_t hash, const void *key,
+		   size_t key_len, int wait_ms);
 
 /* maps.c: the configuration written back (the hold lifted or set). */
 int dirctl_config_set(const struct xkv_dirctl *d, const struct xkv_dir_config *cfg);

@@ -69,20 +69,26 @@ static int migrate_home(struct xkv_client *pool, const struct xkv_dir_entry *e, 
 	return err;
 }
 
-int dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool, uint64_t hash,
-		   const void *key, size_t key_len, int wait_ms)
+int dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool,
+		   const struct xkv_dir_config *cfg, uint64_t hash, const void *key,
+		   size_t key_len, int wait_ms)
 {
 	struct xkv_dir_entry e;
 	uint32_t one = 1;
 	int err;
 
-	/* from here on, writes go home only */
+	/* from here on, the directory sends writes home only */
 	if (bpf_map_update_elem(d->migrating, &hash, &one, 0))
 		return -errno;
-	err = quiesce(d, hash, wait_ms, &e);
+	/* REMOVE-REQ: and a server sends home a write stamped before, that reaches it late */
+	err = dirctl_notify(d, pool, cfg, key, key_len, XKV_DIR_KEY_MIGRATING);
+	if (!err)
+		err = quiesce(d, hash, wait_ms, &e);
 	if (!err)
 		err = migrate_home(pool, &e, hash, key, key_len);
-	if (err) /* still replicated, as it was: the removal may be asked again */
+	if (err) { /* still replicated, as it was: the removal may be asked again */
 		bpf_map_delete_elem(d->migrating, &hash);
+		dirctl_notify(d, pool, cfg, key, key_len, XKV_DIR_KEY_REPLICATED);
+	}
 	return err;
 }

@@ -34,6 +34,10 @@ static int recover_key(void *ctx, const uint8_t *key, size_t len)
 		fprintf(stderr, "xkv-dir: the home of a key, server %u, is not live\n", home);
 		return -EHOSTUNREACH;
 	}
+	/* a server that restarted since vouches only for a key it knows replicated */
+	err = dirctl_notify(r->d, r->pool, &r->cfg, key, len, XKV_DIR_KEY_REPLICATED);
+	if (err)
+		return err;
 	for (uint32_t id = 0; id < r->cfg.nservers; id++) {
 		if (!(r->cfg.live >> id & 1))
 			continue;
@@ -61,6 +65,9 @@ static int recover_key(void *ctx, const uint8_t *key, size_t len)
 					newest_len, absent);
 		r->moved += !err;
 	}
+	/* home alone holds it now, unsteered: a late request for it goes there */
+	if (!err)
+		err = dirctl_notify(r->d, r->pool, &r->cfg, key, len, XKV_DIR_KEY_GONE);
 free_newest:
 	free(newest_value);
 	return err;

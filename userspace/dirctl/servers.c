@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 
 #include "dirctl/internal.h"
 
@@ -56,5 +57,34 @@ int dirctl_write_home(struct xkv_client *pool, uint32_t home, const void *key, s
 	if (err)
 		fprintf(stderr, "xkv-dir: writing the newest value home to server %u: %s\n", home,
 			strerror(-err));
+	return err;
+}
+
+int dirctl_notify(const struct xkv_dirctl *d, struct xkv_client *pool,
+		  const struct xkv_dir_config *cfg, const void *key, size_t key_len,
+		  enum xkv_dir_key_state state)
+{
+	struct xkv_dir_notice n = {.state = (uint8_t)state, .nservers = cfg->nservers};
+	int err = 0;
+
+	for (uint32_t id = 0; id < cfg->nservers; id++) {
+		if (bpf_map_lookup_elem(d->servers, &id, &n.servers[id]))
+			return -errno;
+	}
+	for (uint32_t id = 0; id < cfg->nservers; id++) {
+		struct xkv_client_steer s = {.server = id, .ext = {.dflags = XKV_DIR_NOTICE}};
+		int sent;
+
+		if (!(cfg->live >> id & 1))
+			continue;
+		n.self = (uint8_t)id;
+		sent = xkv_client_steered(pool, XKV_OP_PUT, key, key_len, &n, sizeof(n), &s, NULL,
+					  NULL);
+		if (sent) {
+			fprintf(stderr, "xkv-dir: telling server %u of a key: %s\n", id,
+				strerror(-sent));
+			err = err ? err : sent;
+		}
+	}
 	return err;
 }

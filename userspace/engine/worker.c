@@ -7,6 +7,7 @@
 
 #include "proto/mc_udp.h"
 #include "engine/ahead.h"
+#include "engine/dir_serve.h"
 #include "engine/mc_serve.h"
 #include "engine/windows.h"
 #include "engine/worker.h"
@@ -35,6 +36,7 @@ int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 	if (!w->policy || !w->order)
 		return -EINVAL;
 	w->tx = cfg->tx;
+	w->replicas = cfg->replicas;
 	err = xkv_exec_init(&w->exec, cfg->store, cfg->validate);
 	if (err)
 		return err;
@@ -192,11 +194,17 @@ static void serve(struct xkv_worker *w, const struct xkv_origin *from, const str
 		  uint64_t hash)
 {
 	bool held = claimed(w, m);
+	struct xkv_msg plain;
 
 	xkv_worker_roles_check(w);
 	/* a write that came without its slot: a steering bug, or the table changed under us */
 	if (held && !xkv_holds_claim(&w->holds, xkv_partition(hash))) {
 		xkv_reply_status(&w->exec, from, m, XKV_S_BUSY);
+		return;
+	}
+	if (m->dir && xkv_dir_serve_take(w, from, &m, &plain, hash)) {
+		if (held) /* a notice, a stray sent home: nothing written here */
+			xkv_holds_let_go(&w->holds, xkv_partition(hash), 1);
 		return;
 	}
 	if (m->op == XKV_OP_PUT && m->frag_len != m->value_len) {

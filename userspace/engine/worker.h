@@ -20,6 +20,8 @@
 #include "engine/policy.h"
 #include "engine/roles_adopt.h"
 
+struct xkv_replicas; /* engine/replicas.h: a worker only passes it on */
+
 #define XKV_WORKER_AHEAD 64 /* requests of a batch whose hashes look-ahead keeps */
 
 /*
@@ -81,6 +83,7 @@ struct xkv_worker {
 	void (*mc_done)(void *ctx, uint64_t tag, const struct xkv_mc_result *r);
 	void *mc_ctx;
 	struct xkv_handoff *mc_unsent; /* results whose ring back was full, oldest first */
+	struct xkv_replicas *replicas; /* the config's */
 };
 
 /* What a worker is made of; the roles and the EWT come after (xkv_worker_minos, _dcrew). */
@@ -92,6 +95,8 @@ struct xkv_worker_config {
 	const struct xkv_validate *validate; /* the anti-amplification bound, every worker's */
 	struct xkv_reasm_config reasm;	     /* its reassembly's budget */
 	const char *order; /* its local order's name (engine/order.h); NULL: the default */
+	/* the replicated keys a directory's controller told of, every worker's; NULL: none */
+	struct xkv_replicas *replicas;
 };
 
 /* 0; -EINVAL for a policy or an order nobody registered, or no bound; -ENOMEM. */

@@ -217,3 +217,14 @@ uint32_t xkv_reply_write_hdr(uint8_t *frame, const struct xkv_route *r, uint32_t
 	}
 	return off + udp_len;
 }
+
+void xkv_route_onward(const struct xkv_route *route, uint32_t addr, uint16_t port,
+		      struct xkv_route *out)
+{
+	*out = *route;
+	/* a reply goes to the route's source from its destination: swap them to match */
+	memcpy(out->ip_src, &addr, 4);
+	memcpy(out->ip_dst, route->ip_src, 4);
+	out->port_src = port;
+	out->port_dst = route->port_src;
+}

@@ -44,4 +44,12 @@ uint32_t xkv_reply_hdr_len(const struct xkv_route *route);
  */
 uint32_t xkv_reply_write_hdr(uint8_t *frame, const struct xkv_route *route, uint32_t payload_len);
 
+/*
+ * The route along which xkv_reply_write_hdr writes, instead of a reply, route's request
+ * sent on to addr:port (IPv4, network order) from its sender's address and port, out
+ * the way it came in (to the MAC it came from). Only for an IPv4 route.
+ */
+void xkv_route_onward(const struct xkv_route *route, uint32_t addr, uint16_t port,
+		      struct xkv_route *out);
+
 #endif /* XKV_PACKET_H */

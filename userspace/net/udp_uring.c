@@ -6,6 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <linux/sock_diag.h>
 
 #include "net/udp_uring.h"
@@ -14,6 +18,8 @@
 static void *tx_reserve(const struct xkv_origin *to, size_t *cap);
 static void tx_send(const struct xkv_origin *to, void *buf, size_t len);
 static void tx_release(const struct xkv_origin *to, void *buf);
+static int tx_forward(const struct xkv_origin *to, void *buf, size_t len, uint32_t addr,
+		      uint16_t port);
 
 static void slot_init(struct xkv_uring_slot *s, uint8_t *buf, size_t len)
 {
@@ -71,10 +77,13 @@ int xkv_uring_open(struct xkv_uring *u, uint16_t port, int steer_prog_fd)
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	u->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send, .release = tx_release};
+	u->tx = (struct xkv_tx){
+		.reserve = tx_reserve, .send = tx_send, .release = tx_release, .forward = tx_forward};
 	u->fd = socket_open(port, steer_prog_fd);
 	if (u->fd < 0)
 		return u->fd;
+	/* a datagram from another's address needs its IP header written: CAP_NET_RAW, or none */
+	u->raw_fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
 	u->rx_bufs = malloc((size_t)XKV_URING_RX_DEPTH * XKV_URING_RX_BUF);
 	u->tx_bufs = malloc((size_t)XKV_URING_TX_DEPTH * XKV_URING_TX_BUF);
 	if (!u->rx_bufs || !u->tx_bufs) {
@@ -103,6 +112,8 @@ out_exit_rx:
 out_free:
 	free(u->rx_bufs);
 	free(u->tx_bufs);
+	if (u->raw_fd >= 0)
+		close(u->raw_fd);
 	close(u->fd);
 	return err;
 }
@@ -112,6 +123,8 @@ void xkv_uring_close(struct xkv_uring *u)
 	/* closing the rings cancels the posted receives before their buffers go */
 	io_uring_queue_exit(&u->rx_ring);
 	io_uring_queue_exit(&u->tx_ring);
+	if (u->raw_fd >= 0)
+		close(u->raw_fd);
 	close(u->fd);
 	free(u->rx_bufs);
 	free(u->tx_bufs);
@@ -178,6 +191,51 @@ static void tx_send(const struct xkv_origin *to, void *buf, size_t len)
 	io_uring_prep_sendmsg(sqe, u->fd, &s->msg, 0);
 	io_uring_sqe_set_data64(sqe, i);
 	u->tx_unsubmitted++;
+}
+
+/*
+ * Sent at once, not through the ring: a request goes on rarely (a stray sent home),
+ * and its IP header, written here, names its sender as the source.
+ */
+static int tx_forward(const struct xkv_origin *to, void *buf, size_t len, uint32_t addr,
+		      uint16_t port)
+{
+	static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+	struct xkv_uring *u = (struct xkv_uring *)to->tx;
+	struct {
+		struct iphdr ip;
+		struct udphdr udp;
+	} __attribute__((packed)) hdr = {
+		.ip = {.version = 4,
+		       .ihl = 5,
+		       .tot_len = htons((uint16_t)(sizeof(hdr) + len)),
+		       .frag_off = htons(IP_DF),
+		       .ttl = 64,
+		       .protocol = IPPROTO_UDP,
+		       .daddr = addr},
+		.udp = {.source = to->peer.port,
+			.dest = port,
+			.len = htons((uint16_t)(sizeof(struct udphdr) + len))},
+	};
+	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_addr.s_addr = addr};
+	struct iovec iov[2] = {{.iov_base = &hdr, .iov_len = sizeof(hdr)},
+			       {.iov_base = buf, .iov_len = len}};
+	struct msghdr msg = {.msg_name = &dst, .msg_namelen = sizeof(dst), .msg_iov = iov,
+			     .msg_iovlen = 2};
+	int err = 0;
+
+	if (memcmp(to->peer.addr, v4_mapped, sizeof(v4_mapped))) {
+		err = -EAFNOSUPPORT;
+	} else if (u->raw_fd < 0) {
+		err = -EPERM;
+	} else {
+		memcpy(&hdr.ip.saddr, to->peer.addr + 12, 4);
+		/* the kernel sums the IP header; UDP over IPv4 may go without */
+		if (sendmsg(u->raw_fd, &msg, MSG_DONTWAIT) < 0)
+			err = -errno;
+	}
+	tx_release(to, buf);
+	return err;
 }
 
 /*

@@ -38,6 +38,7 @@ struct xkv_uring_slot {
 struct xkv_uring {
 	struct xkv_tx tx; /* the executor's reply path; first, so the two convert */
 	int fd;
+	int raw_fd; /* requests sent on as from their sender (xkv_tx.forward); -1: none */
 	struct io_uring rx_ring, tx_ring;
 	uint8_t *rx_bufs, *tx_bufs;
 	struct xkv_uring_slot rx[XKV_URING_RX_DEPTH], txs[XKV_URING_TX_DEPTH];

@@ -24,6 +24,8 @@
 
 static void *tx_reserve(const struct xkv_origin *to, size_t *cap);
 static void tx_send(const struct xkv_origin *to, void *buf, size_t len);
+static int tx_forward(const struct xkv_origin *to, void *buf, size_t len, uint32_t addr,
+		      uint16_t port);
 static void tx_release(const struct xkv_origin *to, void *buf);
 
 /*
@@ -178,7 +180,10 @@ int xkv_xsk_open(struct xkv_xsk *s, struct xkv_xsk_queue *q, const char *ifname,
 	int err, budget = XKV_XSK_RING;
 
 	memset(s, 0, sizeof(*s));
-	s->tx = (struct xkv_tx){.reserve = tx_reserve, .send = tx_send, .release = tx_release};
+	s->tx = (struct xkv_tx){.reserve = tx_reserve,
+				.send = tx_send,
+				.release = tx_release,
+				.forward = tx_forward};
 	s->q = q;
 	/* idle frames in caches are out of the fill ring's reach: all together hold a quarter */
 	s->cache_max = XKV_XSK_FRAMES / 4 / (queue_sockets ? queue_sockets : 1);
@@ -274,26 +279,26 @@ static void *tx_reserve(const struct xkv_origin *to, size_t *cap)
 	return s->q->area + s->cache[--s->ncache] + hdr;
 }
 
-static void tx_send(const struct xkv_origin *to, void *buf, size_t len)
+/* The len bytes at buf, reserved for `to`, sent along route with its headers: 0 or -errno. */
+static int tx_submit(const struct xkv_origin *to, void *buf, size_t len,
+		     const struct xkv_route *route)
 {
 	struct xkv_xsk *s = (struct xkv_xsk *)to->tx;
-	const struct xsk_route *r = route_of(to);
-	uint8_t *frame = (uint8_t *)buf - r->hdr_len;
+	uint8_t *frame = (uint8_t *)buf - route_of(to)->hdr_len;
 	uint64_t addr = (uint64_t)(frame - s->q->area);
 	struct xdp_desc *desc;
 	uint32_t idx, frame_len;
 
-	/* the reply goes back the way its request came: addresses swapped */
-	frame_len = xkv_reply_write_hdr(frame, &r->route, (uint32_t)len);
+	frame_len = xkv_reply_write_hdr(frame, route, (uint32_t)len);
 	if (!frame_len) {
 		s->tx_to_group++;
 		s->cache[s->ncache++] = addr;
-		return;
+		return -EADDRNOTAVAIL;
 	}
 	if (!tx_wait(s, tx_has_slot) || !xsk_ring_prod__reserve(&s->txr, 1, &idx)) {
 		s->tx_ring_full++;
 		s->cache[s->ncache++] = addr;
-		return;
+		return -ENOBUFS;
 	}
 	desc = xsk_ring_prod__tx_desc(&s->txr, idx);
 	desc->addr = addr;
@@ -302,6 +307,27 @@ static void tx_send(const struct xkv_origin *to, void *buf, size_t len)
 	s->tx_packets++;
 	if (++s->tx_unsent == XKV_XSK_BATCH)
 		xkv_xsk_flush(s);
+	return 0;
+}
+
+static void tx_send(const struct xkv_origin *to, void *buf, size_t len)
+{
+	/* the reply goes back the way its request came: addresses swapped */
+	tx_submit(to, buf, len, &route_of(to)->route);
+}
+
+static int tx_forward(const struct xkv_origin *to, void *buf, size_t len, uint32_t addr,
+		      uint16_t port)
+{
+	struct xkv_route onward;
+
+	if (route_of(to)->route.ip_version != 4) {
+		tx_release(to, buf);
+		return -EAFNOSUPPORT;
+	}
+	/* the same headers' length as a reply's: the frame was reserved for one */
+	xkv_route_onward(&route_of(to)->route, addr, port, &onward);
+	return tx_submit(to, buf, len, &onward);
 }
 
 static void tx_release(const struct xkv_origin *to, void *buf)

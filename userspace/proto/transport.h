@@ -70,6 +70,14 @@ struct xkv_tx {
 	void (*send)(const struct xkv_origin *to, void *buf, size_t len);
 	/* Gives back a buffer reserve returned for `to`, unsent. */
 	void (*release)(const struct xkv_origin *to, void *buf);
+	/*
+	 * Sends len bytes of the buffer reserve returned for `to` on to addr:port (IPv4,
+	 * network order) as from `to`'s sender, who then hears from there straight: a
+	 * request sent to the server that must answer it (engine/replicas.h). 0, or a
+	 * negative errno, the buffer given back: -EAFNOSUPPORT for a sender not on IPv4.
+	 */
+	int (*forward)(const struct xkv_origin *to, void *buf, size_t len, uint32_t addr,
+		       uint16_t port);
 };
 
 #endif /* XKV_TRANSPORT_H */

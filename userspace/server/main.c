@@ -20,6 +20,7 @@
 #include <xkv/hash.h>
 #include <xkv/memcached.h>
 #include "bpfctl/bpfctl.h"
+#include "engine/replicas.h"
 #include "server/server.h"
 #include "util/opts.h"
 #include "util/pin.h"
@@ -328,6 +329,7 @@ static int start_workers(struct server *s, uint32_t *started)
 		.store = s->store,
 		.validate = &s->o.validate,
 		.order = s->o.local_order,
+		.replicas = s->replicas,
 		.reasm = {.memory_limit = REASM_MEMORY, .max_messages = REASM_MESSAGES,
 			  .timeout_ns = REASM_TIMEOUT_NS},
 	};
@@ -511,7 +513,8 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	s.workers = calloc(s.o.workers, sizeof(*s.workers));
+	s.replicas = xkv_replicas_create();
+	s.workers = s.replicas ? calloc(s.o.workers, sizeof(*s.workers)) : NULL;
 	if (!s.workers) {
 		err = -ENOMEM;
 		goto out_destroy_store;
@@ -589,6 +592,7 @@ out_close_backend:
 	free(s.holds);
 	free(s.workers);
 out_destroy_store:
+	xkv_replicas_destroy(s.replicas);
 	xkv_store_destroy(s.store);
 	xkv_store_thread_offline();
 	return err ? 1 : status;

@@ -73,6 +73,7 @@ struct server_counters {
 struct server {
 	struct server_opts o;
 	struct xkv_store *store;
+	struct xkv_replicas *replicas; /* what the directory's controller told of */
 	struct server_worker *workers;
 	atomic_bool stopping;
 	struct server_counters counters;

@@ -132,6 +132,12 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "store_writes", c->store_writes);
 	fn(ctx, NULL, "dir_applied", c->dir_applied);
 	fn(ctx, NULL, "dir_stale", c->dir_stale);
+	fn(ctx, NULL, "dir_notices", c->dir_notices);
+	fn(ctx, NULL, "dir_notices_refused", c->dir_notices_refused);
+	fn(ctx, NULL, "dir_forwarded", c->dir_forwarded);
+	fn(ctx, NULL, "dir_forward_failed", c->dir_forward_failed);
+	fn(ctx, NULL, "dir_unreplicated", c->dir_unreplicated);
+	fn(ctx, NULL, "dir_strays_refused", c->dir_strays_refused);
 	fn(ctx, NULL, "compact_windows", c->compact_windows);
 	fn(ctx, NULL, "compact_writes", c->compact_writes);
 	fn(ctx, NULL, "compact_window_max", c->compact_window_max);

@@ -8,12 +8,14 @@
  */
 #include "dirctl/internal.h"
 
-int __wrap_dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool, uint64_t hash,
-			  const void *key, size_t key_len, int wait_ms);
+int __wrap_dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool,
+			  const struct xkv_dir_config *cfg, uint64_t hash, const void *key,
+			  size_t key_len, int wait_ms);
 
-int __wrap_dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool, uint64_t hash,
-			  const void *key, size_t key_len, int wait_ms)
+int __wrap_dirctl_migrate(const struct xkv_dirctl *d, struct xkv_client *pool,
+			  const struct xkv_dir_config *cfg, uint64_t hash, const void *key,
+			  size_t key_len, int wait_ms)
 {
-	(void)d, (void)pool, (void)hash, (void)key, (void)key_len, (void)wait_ms;
+	(void)d, (void)pool, (void)cfg, (void)hash, (void)key, (void)key_len, (void)wait_ms;
 	return 0;
 }
