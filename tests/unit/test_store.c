@@ -247,6 +247,24 @@ Test(store, keys_differing_in_one_byte_are_told_apart)
 	}
 }
 
+/*
+ * A hash whose tag bits are all 0: an empty slot is 0 too, so without the store's own
+ * tag (never 0) a lookup would take an empty slot for the key's and read its item.
+ */
+Test(store, a_hash_whose_tag_bits_are_zero_finds_no_empty_slot)
+{
+	const uint64_t h = 0x1234000000005678ULL;
+	uint32_t len;
+
+	cr_assert_eq(xkv_tag(h), 0);
+	cr_assert_eq(get_h("nobody", h, &len), -ENOENT);
+	cr_assert_eq(put_h("zero-tag", h, "z", 1), 0);
+	cr_assert_eq(get_h("zero-tag", h, &len), 0);
+	cr_assert_eq(get_h("nobody", h, &len), -ENOENT);
+	cr_assert_eq(xkv_store_delete(s, "zero-tag", 8, h), 0);
+	cr_assert_eq(get_h("zero-tag", h, &len), -ENOENT);
+}
+
 /* 7 slots per bucket and 4 spares: one chain holds 35 items. */
 Test(store, bucket_overflow_chains_spares)
 {

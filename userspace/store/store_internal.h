@@ -114,6 +114,16 @@ static inline uint16_t slot_tag(uint64_t slot)
 	return (uint16_t)(slot >> 48);
 }
 
+/*
+ * The tag of a key's slot: its hash's, its low bit set, so that a slot whose tag
+ * matches is full (an empty one is 0) without a test of its own. 15 bits still leave
+ * a key compare to one slot in 32,768 that is not the key's.
+ */
+static inline uint16_t store_tag(uint64_t hash)
+{
+	return xkv_tag(hash) | 1;
+}
+
 static inline uint16_t item_key_len(const struct xkv_item *item)
 {
 	return atomic_load_explicit(&item->lengths, memory_order_relaxed) >> 24;
@@ -170,18 +180,27 @@ static inline void item_set_meta(struct xkv_item *item, uint32_t flags, uint32_t
 }
 
 /*
- * Expired (a tombstone too), or stored before a flush: no read returns it, and the
- * writer unlinks it when it meets it (a write to its key, delete, CLOCK). Readers call
- * it between their version loads; exptime is compared only when set, sparing the clock.
+ * Expired (a tombstone too), or stored before a flush of its partition p (the one its
+ * key hashes to, whose writer gave its CAS): no read returns it, and the writer unlinks
+ * it when it meets it (a write to its key, delete, CLOCK). Readers call it between
+ * their version loads; exptime is compared only when set, sparing the clock.
  */
-static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *item)
+static inline bool item_dead_in(const struct xkv_store *s, const struct xkv_partition *p,
+				const struct xkv_item *item)
 {
 	uint64_t cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
 	uint32_t exptime = atomic_load_explicit(&item->exptime, memory_order_relaxed);
-	const struct xkv_partition *p = &s->part[cas & (XKV_PARTITIONS - 1)];
 
 	return cas <= atomic_load_explicit(&p->flushed, memory_order_relaxed) ||
 	       (exptime && exptime <= xkv_store_now(s));
+}
+
+/* item_dead_in, the partition named by the item's CAS. */
+static inline bool item_dead(const struct xkv_store *s, const struct xkv_item *item)
+{
+	uint64_t cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
+
+	return item_dead_in(s, &s->part[cas & (XKV_PARTITIONS - 1)], item);
 }
 
 /* The key's bytes padded to a multiple of 8, so that the value is 8-byte aligned. */

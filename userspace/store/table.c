@@ -104,10 +104,11 @@ static inline uint32_t load4(const uint8_t *p)
  */
 static inline bool key_equal(const uint8_t *a, const uint8_t *b, uint32_t len)
 {
+	/* 8 to 16 bytes first, in one compare: the commonest keys */
+	if (len - 8 <= 8)
+		return ((load8(a) ^ load8(b)) | (load8(a + len - 8) ^ load8(b + len - 8))) == 0;
 	if (len > 16)
 		return memcmp(a, b, len) == 0;
-	if (len >= 8)
-		return ((load8(a) ^ load8(b)) | (load8(a + len - 8) ^ load8(b + len - 8))) == 0;
 	if (len >= 4)
 		return ((load4(a) ^ load4(b)) | (load4(a + len - 4) ^ load4(b + len - 4))) == 0;
 	for (uint32_t i = 0; i < len; i++)
@@ -123,8 +124,8 @@ item_has_key(const struct xkv_item *item, const void *key, uint16_t key_len)
 }
 
 /*
- * The slot holding key in the chain from head, or NULL. Readers and the writer
- * share it; inlined, as it is most of a GET (callgrind: 20 instructions a call).
+ * The slot holding key (tag: store_tag's, never 0) in the chain from head, or NULL.
+ * Readers and the writer share it; inlined, as it is most of a GET.
  */
 static inline __attribute__((always_inline)) _Atomic uint64_t *
 chain_find(struct xkv_bucket *buckets, struct xkv_bucket *head, uint16_t tag, const void *key,
@@ -136,7 +137,7 @@ chain_find(struct xkv_bucket *buckets, struct xkv_bucket *head, uint16_t tag, co
 		for (int i = 0; i < XKV_BUCKET_SLOTS; i++) {
 			uint64_t entry = atomic_load_explicit(&b->slot[i], memory_order_acquire);
 
-			if (entry && slot_tag(entry) == tag &&
+			if (slot_tag(entry) == tag &&
 			    item_has_key(slot_item(entry), key, key_len))
 				return &b->slot[i];
 		}
@@ -197,7 +198,7 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
        size_t cap, uint32_t *value_len, struct xkv_item_meta *meta)
 {
 	struct xkv_partition *p = &s->part[xkv_partition(hash)];
-	uint16_t tag = xkv_tag(hash);
+	uint16_t tag = store_tag(hash);
 
 	for (;;) {
 		/* a table replaced while we read stays whole until our next quiescent state */
@@ -224,7 +225,7 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 		item = slot_item(atomic_load_explicit(slot, memory_order_acquire));
 		if (!item) /* unlinked since chain_find: the version will have moved */
 			continue;
-		if (item_dead(s, item)) {
+		if (item_dead_in(s, p, item)) {
 			/* a tombstone's version stays, for the directory's next write */
 			if (meta)
 				meta->ver = item_tombstone(item)
@@ -368,7 +369,7 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	struct xkv_partition *p = &s->part[partition];
 	struct xkv_table *t = partition_table(p);
 	struct xkv_bucket *head = &t->buckets[hash & t->mask];
-	uint16_t tag = xkv_tag(hash);
+	uint16_t tag = store_tag(hash);
 	struct xkv_item *old = NULL;
 	_Atomic uint64_t *slot;
 	int64_t replaced = -1;
@@ -432,7 +433,7 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 	memory_repay(s, partition);
 	t = partition_table(&s->part[partition]);
 	head = &t->buckets[hash & t->mask];
-	slot = chain_find(t->buckets, head, xkv_tag(hash), key, key_len);
+	slot = chain_find(t->buckets, head, store_tag(hash), key, key_len);
 	if (slot) {
 		struct xkv_item *old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
 
@@ -540,7 +541,7 @@ static int writer_find(struct xkv_store *s, const void *key, uint16_t key_len, u
 	if (!key_len_valid(key_len))
 		return -EINVAL;
 	*head = &t->buckets[hash & t->mask];
-	*slot = chain_find(t->buckets, *head, xkv_tag(hash), key, key_len);
+	*slot = chain_find(t->buckets, *head, store_tag(hash), key, key_len);
 	return *slot ? 0 : -ENOENT;
 }
 
