@@ -171,6 +171,11 @@ CASES = [
 	     S("delete d1 0\r\ndelete d1 5\r\n"),
 	     S("set d2 0 0 1\r\nb\r\nflush_all\r\nget d2\r\nadd d2 0 0 1\r\nc\r\nget d2\r\n",
 	       "STORED\r\nOK\r\nEND\r\nSTORED\r\nVALUE d2 0 1\r\nc\r\nEND\r\n")),
+	Case("cache_memlimit (memcached -m 64, xkv --memory 256M: both left at 256 MiB)",
+	     S("cache_memlimit\r\ncache_memlimit abc\r\ncache_memlimit 7\r\n"
+	       "cache_memlimit 2000000000\r\ncache_memlimit 64\r\ncache_memlimit 256 noreply\r\n",
+	       "ERROR\r\nERROR\r\nMEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
+	       "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\nOK\r\n")),
 	Case("version, verbosity, stats",
 	     S("version\r\nverbosity 1\r\nverbosity 0 noreply\r\nstats\r\n",
 	       "VERSION <version>\r\nOK\r\nSTAT <required names>\r\nEND\r\n")),

@@ -88,6 +88,16 @@ static int flush_store(void *ctx, uint32_t delay)
 	return 0;
 }
 
+/* As the server's: up to the limit the store was made with (64 MiB here), no further. */
+static int limit_store(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	if (bytes > 64 << 20)
+		return -ERANGE;
+	xkv_store_set_limit(store, bytes);
+	return 0;
+}
+
 static uint32_t store_now(void *ctx)
 {
 	(void)ctx;
@@ -98,6 +108,7 @@ static const struct xkv_mc_backend backend = {
 	.read = read_store,
 	.write = write_store,
 	.flush = flush_store,
+	.memlimit = limit_store,
 	.now = store_now,
 };
 
@@ -282,6 +293,22 @@ static const struct {
 	{"verbosity 1 noreply\r\n"
 	 "mn\r\n",
 	 "MN\r\n"},
+	{"cache_memlimit\r\n"
+	 "cache_memlimit abc\r\n"
+	 "cache_memlimit -5\r\n"
+	 "cache_memlimit 8 9 10\r\n",
+	 "ERROR\r\nERROR\r\nERROR\r\nERROR\r\n"},
+	{"cache_memlimit 7\r\n"
+	 "cache_memlimit 0\r\n",
+	 "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
+	 "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"},
+	{"cache_memlimit 2000000000\r\n",
+	 "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"},
+	{"cache_memlimit 64\r\n"
+	 "cache_memlimit 4294967304\r\n" /* 2^32 + 8: memcached's 32 bits, 8 */
+	 "cache_memlimit 8 noreply\r\n"
+	 "mn\r\n",
+	 "OK\r\nOK\r\nMN\r\n"},
 	{"verbosity a\r\n"
 	 "verbosity 1 2 3\r\n",
 	 "CLIENT_ERROR bad command line format\r\n"
@@ -865,6 +892,44 @@ Test(mc_text, items_expire_by_the_store_clock)
 	out.len = 0;
 	feed("get abs\r\ntouch abs 10\r\n", &close);
 	ASSERT_OUT("END\r\nNOT_FOUND\r\n");
+}
+
+/*
+ * cache_memlimit: the store's limit follows it, down and back up to what the server
+ * can hold; past that it is refused, the limit unchanged. In store mode, writes past a
+ * lowered limit are refused.
+ */
+Test(mc_text, cache_memlimit_moves_the_stores_limit)
+{
+	enum { VALUE = 600 * 1024 };
+	static char req[VALUE + 64];
+	struct xkv_store_stats st;
+	bool close;
+	int stored = 0;
+
+	feed("cache_memlimit 65\r\n", &close);
+	ASSERT_OUT("MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n");
+	xkv_store_get_stats(store, &st);
+	cr_assert_eq(st.bytes_limit, 64 << 20);
+	out.len = 0;
+	feed("cache_memlimit 8\r\n", &close);
+	ASSERT_OUT("OK\r\n");
+	xkv_store_get_stats(store, &st);
+	cr_assert_eq(st.bytes_limit, 8 << 20);
+	for (int i = 0; i < 20; i++) { /* 12 MB offered to 8 */
+		int n = snprintf(req, sizeof(req), "set big%d 0 0 %d\r\n", i, VALUE);
+
+		memset(req + n, 'v', VALUE);
+		memcpy(req + n + VALUE, "\r\n", 2);
+		out.len = 0;
+		drive(req, (size_t)n + VALUE + 2, (size_t)n + VALUE + 2);
+		stored += out.len == 8 && !memcmp(out.data, "STORED\r\n", 8);
+	}
+	cr_assert(stored >= 12 && stored < 14, "%d of 20 values of 600 KB stored under 8 MiB",
+		  stored);
+	out.len = 0;
+	feed("cache_memlimit 64\r\nset big19 0 0 1\r\nx\r\n", &close);
+	ASSERT_OUT("OK\r\nSTORED\r\n");
 }
 
 Test(mc_text, flush_all_with_a_delay_is_refused)

@@ -313,6 +313,38 @@ static int cmd_verbosity(struct mc_ctx *c)
 	return 0;
 }
 
+/*
+ * "cache_memlimit <megabytes> [noreply]", answered as memcached 1.6.18 answers: its
+ * number read as memcached reads it (safe_strtoul into 32 bits: a larger one wraps), at
+ * least 8 MiB and at most 10^9; a limit the backend cannot take is an adjustment that
+ * failed.
+ */
+static int cmd_cache_memlimit(struct mc_ctx *c)
+{
+	const struct mc_line *l = c->line;
+	const struct xkv_mc_backend *b = c->s->backend;
+	bool quiet = noreply(l);
+	uint32_t mib;
+
+	if (l->ntok != 2 && l->ntok != 3) {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
+	if (!mc_tok_u32(&l->tok[1], &mib)) {
+		reply_unless(c, quiet, "ERROR");
+		return 0;
+	}
+	if (mib < 8)
+		reply_unless(c, quiet, "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m");
+	else if (mib > 1000000000)
+		reply_unless(c, quiet, "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes");
+	else if (!b->memlimit || b->memlimit(b->ctx, (size_t)mib << 20))
+		reply_unless(c, quiet, "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust");
+	else
+		reply_unless(c, quiet, "OK");
+	return 0;
+}
+
 static int cmd_stats(struct mc_ctx *c)
 {
 	const struct xkv_mc_backend *b = c->s->backend;
@@ -372,6 +404,8 @@ static int dispatch(struct mc_ctx *c)
 	}
 	if (mc_tok_is(cmd, "verbosity"))
 		return cmd_verbosity(c);
+	if (mc_tok_is(cmd, "cache_memlimit"))
+		return cmd_cache_memlimit(c);
 	if (mc_tok_is(cmd, "quit")) {
 		*c->close = true;
 		return 0;

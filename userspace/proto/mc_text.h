@@ -38,6 +38,11 @@ struct xkv_mc_backend {
 	void (*stats)(void *ctx, struct xkv_mc_buf *out);
 	/* "flush_all": the session calls it with delay 0 only (a delay is refused) */
 	int (*flush)(void *ctx, uint32_t delay);
+	/*
+	 * "cache_memlimit": the memory limit becomes bytes; 0, or -ERANGE for more than
+	 * the server can hold. NULL: every limit refused so.
+	 */
+	int (*memlimit)(void *ctx, size_t bytes);
 	/* The store's clock (xkv_store_now): exptimes and the TTLs meta commands return. */
 	uint32_t (*now)(void *ctx);
 	/*

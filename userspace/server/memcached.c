@@ -250,6 +250,20 @@ static int mc_flush(void *ctx, uint32_t delay)
 	return 0;
 }
 
+/*
+ * cache_memlimit: up to --memory, which the store's tables were sized for (their
+ * bucket_bits), down to anything; see xkv_store_set_limit.
+ */
+static int mc_memlimit(void *ctx, size_t bytes)
+{
+	struct mc_conn *mc = ctx;
+
+	if (bytes > mc->mw->srv->o.memory)
+		return -ERANGE;
+	xkv_store_set_limit(mc->mw->srv->store, bytes);
+	return 0;
+}
+
 static uint32_t mc_now(void *ctx)
 {
 	const struct mc_conn *mc = ctx;
@@ -298,8 +312,12 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 	if (!mc)
 		return -ENOMEM;
 	*mc = (struct mc_conn){.mw = mw, .c = c};
-	mc->backend = (struct xkv_mc_backend){.read = mc_read, .write = mc_write,
-					      .stats = mc_stats, .flush = mc_flush, .now = mc_now,
+	mc->backend = (struct xkv_mc_backend){.read = mc_read,
+					      .write = mc_write,
+					      .stats = mc_stats,
+					      .flush = mc_flush,
+					      .memlimit = mc_memlimit,
+					      .now = mc_now,
 					      .ctx = mc};
 	if (mw->w->proto.exec.lat)
 		mc->backend.answered = mc_answered;

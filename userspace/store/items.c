@@ -108,7 +108,7 @@ int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes)
 	bool can_evict = s->mode == XKV_MODE_CACHE;
 
 	for (;;) {
-		size_t limit = s->limit;
+		size_t limit = atomic_load_explicit(&s->limit, memory_order_relaxed);
 
 		if (used + bytes > limit && can_evict) {
 			can_evict = clock_evict(s, partition) == 0;
@@ -131,7 +131,8 @@ void memory_repay(struct xkv_store *s, uint32_t partition)
 {
 	if (s->mode != XKV_MODE_CACHE)
 		return;
-	while (atomic_load_explicit(&s->used, memory_order_relaxed) > s->limit)
+	while (atomic_load_explicit(&s->used, memory_order_relaxed) >
+	       atomic_load_explicit(&s->limit, memory_order_relaxed))
 		if (clock_evict(s, partition))
 			return;
 }

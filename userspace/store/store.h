@@ -134,6 +134,15 @@ int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint
 void xkv_store_flush(struct xkv_store *s);
 
 /*
+ * Any thread: the memory limit (xkv_store_config.memory_limit) becomes bytes from the
+ * next write on (memcached's cache_memlimit). Lowered below what items hold, nothing is
+ * freed at once: in cache mode each write evicts in its partition until the store is
+ * under the limit, in store mode writes are refused until deletes bring it there. The
+ * tables stay as large as they were made: their bucket_bits bound the items they hold.
+ */
+void xkv_store_set_limit(struct xkv_store *s, size_t bytes);
+
+/*
  * The store's clock, in seconds of CLOCK_REALTIME: exptimes are compared with it. It
  * is alone in store/clock.c, so that a test can move it (tests/unit/store_clock.h).
  */

@@ -94,7 +94,7 @@ struct xkv_store {
 	uint32_t max_bits;	/* the largest a table grows: log2 of its heads */
 	uint32_t max_spares;	/* spares of a table of max_bits; smaller ones get fewer */
 	enum xkv_store_mode mode;
-	size_t limit;
+	_Atomic size_t limit;	/* xkv_store_set_limit may change it */
 	alignas(XKV_CACHE_LINE) _Atomic size_t used; /* the one counter all writers share */
 	struct xkv_partition part[XKV_PARTITIONS];
 };

@@ -32,7 +32,7 @@ struct xkv_store *xkv_store_create(const struct xkv_store_config *cfg)
 	s->max_bits = cfg->bucket_bits;
 	s->max_spares = cfg->overflow_buckets;
 	s->mode = cfg->mode;
-	s->limit = cfg->memory_limit;
+	atomic_init(&s->limit, cfg->memory_limit);
 	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
 		struct xkv_table *t = table_new(s, start);
 
@@ -589,6 +589,11 @@ int xkv_store_touch(struct xkv_store *s, const void *key, uint16_t key_len, uint
 	return 0;
 }
 
+void xkv_store_set_limit(struct xkv_store *s, size_t bytes)
+{
+	atomic_store_explicit(&s->limit, bytes, memory_order_relaxed);
+}
+
 void xkv_store_flush(struct xkv_store *s)
 {
 	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
@@ -615,7 +620,7 @@ void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *st)
 		st->bucket_bytes += t->bytes;
 	}
 	st->bytes_used = atomic_load_explicit(&s->used, memory_order_relaxed);
-	st->bytes_limit = s->limit;
+	st->bytes_limit = atomic_load_explicit(&s->limit, memory_order_relaxed);
 }
 
 void xkv_store_thread_online(void)
