@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """pymemcache (Debian's python3-pymemcache) against two servers: its Client on the first
 for the commands an application uses, then its HashClient over both: keys spread over
-the two, each readable through the HashClient and found on exactly one server.
+the two, each readable through the HashClient and found on exactly one server; `stats
+settings` and `stats reset` as memcached answers them.
 
   clients.py HOST:PORT HOST:PORT"""
+import socket
 import sys
 
 from pymemcache.client.base import Client
@@ -22,6 +24,16 @@ def address(text):
 def check(what, got, want):
 	if got != want:
 		sys.exit(f"FAIL: {what}: {got!r}, not {want!r}")
+
+
+def stats_reset(server):
+	"""`stats reset`, which pymemcache does not send: its raw reply."""
+	with socket.create_connection(server, timeout=5) as s:
+		s.sendall(b"stats reset\r\n")
+		reply = b""
+		while not reply.endswith(b"\r\n"):
+			reply += s.recv(100)
+		return reply
 
 
 def one_client(server):
@@ -66,6 +78,16 @@ def one_client(server):
 	missing = [n for n in REQUIRED_STATS if n not in stats]
 	check("stats without " + " ".join(n.decode() for n in missing), missing, [])
 	check("version", bool(c.version()), True)
+	settings = c.stats("settings")
+	check("stats settings: maxbytes is limit_maxbytes", int(settings[b"maxbytes"]),
+	      int(stats[b"limit_maxbytes"]))
+	check("stats settings: item_size_max", int(settings[b"item_size_max"]), 1 << 20)
+	check("stats reset", stats_reset(server), b"RESET\r\n")
+	after = c.stats()
+	check("cmd_get after stats reset", after[b"cmd_get"], 0)
+	check("curr_items after stats reset", after[b"curr_items"], stats[b"curr_items"])
+	c.get("k")
+	check("cmd_get after one more get", c.stats()[b"cmd_get"], 1)
 	q = Client(server, default_noreply=True, connect_timeout=2, timeout=5)
 	q.set("nr", b"1")
 	q.incr("nr", 4)

@@ -50,6 +50,15 @@ for stat in pid uptime version curr_items; do
 	[ "$(grep -c "^	$stat: " "$out/stats")" -eq 2 ] ||
 		fail "memcstat: no $stat for both servers: $(cat "$out/stats")"
 done
+# memcached's own memcached-tool: its stats and settings pages (it leaves each value's \r)
+tool=/usr/share/memcached/scripts/memcached-tool
+"$tool" "$one" stats | tr -d '\r' >"$out/tool-stats" || fail "memcached-tool stats exited $?"
+grep -Eq "^ +cmd_get +[0-9]+$" "$out/tool-stats" || fail "memcached-tool stats: $(cat "$out/tool-stats")"
+"$tool" "$one" settings | tr -d '\r' >"$out/tool-settings" ||
+	fail "memcached-tool settings exited $?"
+grep -Eq "^ +maxbytes +[0-9]+$" "$out/tool-settings" ||
+	fail "memcached-tool settings: $(cat "$out/tool-settings")"
+echo "memcached-tool: stats and settings"
 echo "libmemcached-tools: memccp, memccat (byte-exact, 1,000,000 bytes too; flags), memcrm," \
 	"memcstat on two servers"
 

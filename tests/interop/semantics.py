@@ -176,6 +176,10 @@ CASES = [
 	       "cache_memlimit 2000000000\r\ncache_memlimit 64\r\ncache_memlimit 256 noreply\r\n",
 	       "ERROR\r\nERROR\r\nMEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
 	       "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\nOK\r\n")),
+	Case("stats groups",
+	     S("stats reset\r\nstats detail dump\r\nstats detail off\r\nstats detail\r\n"
+	       "stats foo\r\n",
+	       "RESET\r\nEND\r\nOK\r\nCLIENT_ERROR usage: stats detail on|off|dump\r\nERROR\r\n")),
 	Case("version, verbosity, stats",
 	     S("version\r\nverbosity 1\r\nverbosity 0 noreply\r\nstats\r\n",
 	       "VERSION <version>\r\nOK\r\nSTAT <required names>\r\nEND\r\n")),

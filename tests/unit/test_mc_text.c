@@ -293,6 +293,19 @@ static const struct {
 	{"verbosity 1 noreply\r\n"
 	 "mn\r\n",
 	 "MN\r\n"},
+	{"stats reset\r\n"
+	 "stats reset extra\r\n"
+	 "stats sizes\r\n"
+	 "stats detail dump\r\n"
+	 "stats detail off\r\n",
+	 "RESET\r\nRESET\r\nSTAT sizes_status disabled\r\nEND\r\nEND\r\nOK\r\n"},
+	{"stats detail\r\n"
+	 "stats detail foo\r\n"
+	 "stats foo\r\n"
+	 "stats RESET\r\n",
+	 "CLIENT_ERROR usage: stats detail on|off|dump\r\n"
+	 "CLIENT_ERROR usage: stats detail on|off|dump\r\n"
+	 "ERROR\r\nERROR\r\n"},
 	{"cache_memlimit\r\n"
 	 "cache_memlimit abc\r\n"
 	 "cache_memlimit -5\r\n"
@@ -930,6 +943,15 @@ Test(mc_text, cache_memlimit_moves_the_stores_limit)
 	out.len = 0;
 	feed("cache_memlimit 64\r\nset big19 0 0 1\r\nx\r\n", &close);
 	ASSERT_OUT("OK\r\nSTORED\r\n");
+}
+
+/* Where memcached would start counting per key prefix, xkv says it does not. */
+Test(mc_text, stats_detail_on_is_refused_saying_so)
+{
+	bool close;
+
+	feed("stats detail on\r\n", &close);
+	ASSERT_OUT("CLIENT_ERROR stats detail on is not supported\r\n");
 }
 
 Test(mc_text, flush_all_with_a_delay_is_refused)

@@ -345,12 +345,47 @@ static int cmd_cache_memlimit(struct mc_ctx *c)
 	return 0;
 }
 
+/*
+ * "stats [group ...]", as memcached 1.6.18 answers the groups xkv has (docs/MEMCACHED.md),
+ * by the group's word alone, as memcached reads it: the general counters, "settings",
+ * "reset" (RESET), "sizes" (off, as memcached's is by default), "detail dump" (nothing
+ * recorded) and "detail off". "detail on" would record per-prefix counters xkv does not
+ * keep: refused, saying so. Any other group answers as memcached answers one it does
+ * not know.
+ */
 static int cmd_stats(struct mc_ctx *c)
 {
+	const struct mc_line *l = c->line;
 	const struct xkv_mc_backend *b = c->s->backend;
+	const struct mc_tok *group = &l->tok[1], *arg = &l->tok[2];
 
-	if (b->stats)
-		b->stats(b->ctx, c->out);
+	if (l->ntok == 1) {
+		if (b->stats)
+			b->stats(b->ctx, c->out);
+	} else if (mc_tok_is(group, "settings")) {
+		if (b->stats_settings)
+			b->stats_settings(b->ctx, c->out);
+	} else if (mc_tok_is(group, "reset")) {
+		if (b->stats_reset)
+			b->stats_reset(b->ctx);
+		mc_reply(c->out, "RESET");
+		return 0;
+	} else if (mc_tok_is(group, "sizes")) {
+		mc_reply(c->out, "STAT sizes_status disabled");
+	} else if (mc_tok_is(group, "detail")) {
+		if (l->ntok > 2 && mc_tok_is(arg, "off"))
+			mc_reply(c->out, "OK");
+		else if (l->ntok > 2 && mc_tok_is(arg, "on"))
+			mc_reply(c->out, "CLIENT_ERROR stats detail on is not supported");
+		else if (l->ntok > 2 && mc_tok_is(arg, "dump"))
+			mc_reply(c->out, "END");
+		else
+			mc_reply(c->out, "CLIENT_ERROR usage: stats detail on|off|dump");
+		return 0;
+	} else {
+		mc_reply(c->out, "ERROR");
+		return 0;
+	}
 	mc_reply(c->out, "END");
 	return 0;
 }

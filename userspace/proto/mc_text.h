@@ -36,6 +36,10 @@ struct xkv_mc_backend {
 	int (*write)(void *ctx, const struct xkv_msg *w, uint64_t hash, struct xkv_mc_result *r);
 	/* "stats": appends STAT lines (the session adds END); NULL: none */
 	void (*stats)(void *ctx, struct xkv_mc_buf *out);
+	/* "stats settings": the same, of the server's settings; NULL: none */
+	void (*stats_settings)(void *ctx, struct xkv_mc_buf *out);
+	/* "stats reset": the counters "stats" reports start again from 0; NULL: none to */
+	void (*stats_reset)(void *ctx);
 	/* "flush_all": the session calls it with delay 0 only (a delay is refused) */
 	int (*flush)(void *ctx, uint32_t delay);
 	/*

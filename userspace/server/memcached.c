@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,14 @@ struct mc_worker {
 	struct xkv_tcp tcp;
 	bool open;
 	struct xkv_mc_counters counters; /* its commands; connections are the listener's */
+	/*
+	 * "stats reset": this worker's counters when it last took one (reset_seen), which
+	 * `stats` subtracts; set by the worker itself, read by others under the lock. The
+	 * live counters (xkv_wstats) are never reset: tools count on them growing.
+	 */
+	uint64_t reset_seen;
+	pthread_mutex_t reset_lock;
+	struct xkv_mc_counters reset_base;
 };
 
 /* One connection's session. */
@@ -54,6 +63,9 @@ struct server_mc {
 	bool handoffs_ready;
 	struct mc_worker *workers;
 	time_t started;
+	/* "stats reset": how many there were (each worker takes them: reset_seen) */
+	_Atomic uint64_t resets;
+	_Atomic uint64_t evictions_base; /* the store's evictions at the last one */
 };
 
 /*
@@ -206,25 +218,133 @@ out_free:
 	free(h);
 }
 
-/*
- * memcached's `stats`: this worker's counters as they are, the others' as they last
- * published them (every XKV_PUBLISH_NS), so that no counter is shared between workers.
- */
-static void mc_stats(void *ctx, struct xkv_mc_buf *out)
+/* Worker w's counters as they are: for w itself, or once it has stopped. */
+static void mc_counters_raw(const struct mc_worker *mw, struct xkv_mc_counters *c)
 {
-	const struct mc_worker *mw = ((struct mc_conn *)ctx)->mw;
+	*c = mw->counters;
+	c->curr_connections = mw->tcp.nconns;
+	c->total_connections = mw->tcp.accepted;
+	c->refused_connections = mw->tcp.refused;
+}
+
+/* On mw's own thread: a `stats reset` it has not taken yet starts its counters again. */
+static void mc_reset_catch_up(struct mc_worker *mw)
+{
+	uint64_t resets = atomic_load_explicit(&mw->srv->mc->resets, memory_order_acquire);
+
+	if (mw->reset_seen == resets)
+		return;
+	pthread_mutex_lock(&mw->reset_lock);
+	mc_counters_raw(mw, &mw->reset_base);
+	pthread_mutex_unlock(&mw->reset_lock);
+	mw->reset_seen = resets;
+}
+
+/* *c less worker mw's reset base, curr_connections (what is open now) aside. */
+static void mc_counters_since_reset(struct mc_worker *mw, struct xkv_mc_counters *c)
+{
+	uint64_t *word = (uint64_t *)c;
+	const uint64_t *base = (const uint64_t *)&mw->reset_base;
+	size_t gauge = offsetof(struct xkv_mc_counters, curr_connections) / sizeof(uint64_t);
+
+	_Static_assert(sizeof(*c) % sizeof(uint64_t) == 0, "counters are words");
+	pthread_mutex_lock(&mw->reset_lock);
+	for (size_t i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		if (i != gauge) /* a snapshot published before the reset is older: none below 0 */
+			word[i] = word[i] > base[i] ? word[i] - base[i] : 0;
+	pthread_mutex_unlock(&mw->reset_lock);
+}
+
+/*
+ * The counters memcached's `stats` reports, since the last `stats reset`: this
+ * worker's as they are, the others' as they last published them (every
+ * XKV_PUBLISH_NS), so that no counter is shared between workers.
+ */
+static void mc_counters_now(struct mc_worker *mw, struct xkv_mc_counters *sum)
+{
 	struct server *s = mw->srv;
-	struct xkv_mc_counters sum = {0};
+	struct xkv_worker_counters snap;
+	struct xkv_mc_counters c;
+
+	*sum = (struct xkv_mc_counters){0};
+	for (uint32_t i = 0; i < s->o.workers; i++) {
+		struct mc_worker *other = &s->mc->workers[i];
+
+		if (other == mw) {
+			mc_reset_catch_up(mw);
+			mc_counters_raw(mw, &c);
+		} else if (xkv_counters_read(&snap, &s->counters.workers[i], sizeof(snap)) == 0) {
+			c = snap.mc;
+		} else {
+			continue;
+		}
+		mc_counters_since_reset(other, &c);
+		xkv_mc_counters_add(sum, &c);
+	}
+}
+
+/*
+ * `stats reset`: this worker starts again from 0 at once. Every other starts from what
+ * it last published (exact for a worker that served nothing since), until it takes the
+ * reset itself as it next publishes (within XKV_PUBLISH_NS, docs/MEMCACHED.md).
+ */
+static void mc_stats_reset(void *ctx)
+{
+	struct mc_worker *mw = ((struct mc_conn *)ctx)->mw;
+	struct server *s = mw->srv;
 	struct xkv_worker_counters snap;
 	struct xkv_store_stats st;
 
-	for (uint32_t i = 0; i < s->o.workers; i++) {
-		if (i == mw->w->id)
-			server_mc_counters(s, i, &sum);
-		else if (xkv_counters_read(&snap, &s->counters.workers[i], sizeof(snap)) == 0)
-			xkv_mc_counters_add(&sum, &snap.mc);
-	}
 	xkv_store_get_stats(s->store, &st);
+	atomic_store_explicit(&s->mc->evictions_base, st.evictions, memory_order_relaxed);
+	for (uint32_t i = 0; i < s->o.workers; i++) {
+		struct mc_worker *other = &s->mc->workers[i];
+
+		if (other == mw ||
+		    xkv_counters_read(&snap, &s->counters.workers[i], sizeof(snap)))
+			continue;
+		pthread_mutex_lock(&other->reset_lock);
+		other->reset_base = snap.mc;
+		pthread_mutex_unlock(&other->reset_lock);
+	}
+	/* after the bases above: a worker that sees the reset replaces its own exactly */
+	atomic_fetch_add_explicit(&s->mc->resets, 1, memory_order_release);
+	mc_reset_catch_up(mw);
+}
+
+/* memcached's `stats settings`: those of its settings xkv has, as xkv has them. */
+static void mc_stats_settings(void *ctx, struct xkv_mc_buf *out)
+{
+	const struct server *s = ((struct mc_conn *)ctx)->mw->srv;
+	struct xkv_store_stats st;
+
+	xkv_store_get_stats(s->store, &st);
+	stat_printf(out, "STAT maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
+	stat_printf(out, "STAT tcpport %u\r\n", s->o.memcached_port);
+	/* memcached's UDP dialect is served where XDP steers it */
+	stat_printf(out, "STAT udpport %u\r\n",
+		    strcmp(s->o.backend->name, "xdp") ? 0 : s->o.memcached_port);
+	stat_printf(out, "STAT evictions %s\r\n", s->o.mode == XKV_MODE_CACHE ? "on" : "off");
+	stat_printf(out, "STAT num_threads %u\r\n", s->o.workers);
+	stat_printf(out, "STAT cas_enabled yes\r\n");
+	stat_printf(out, "STAT binding_protocol ascii\r\n");
+	stat_printf(out, "STAT item_size_max %u\r\n", XKV_VALUE_MAX);
+	stat_printf(out, "STAT flush_enabled yes\r\n");
+}
+
+/* memcached's `stats`: the counters since the last `stats reset`, the store as it is. */
+static void mc_stats(void *ctx, struct xkv_mc_buf *out)
+{
+	struct mc_worker *mw = ((struct mc_conn *)ctx)->mw;
+	struct server *s = mw->srv;
+	uint64_t base = atomic_load_explicit(&s->mc->evictions_base, memory_order_relaxed);
+	struct xkv_mc_counters sum;
+	struct xkv_store_stats st;
+	uint64_t evictions;
+
+	mc_counters_now(mw, &sum);
+	xkv_store_get_stats(s->store, &st);
+	evictions = st.evictions > base ? st.evictions - base : 0;
 	stat_printf(out, "STAT pid %d\r\n", (int)getpid());
 	stat_printf(out, "STAT uptime %lld\r\n", (long long)(time(NULL) - s->mc->started));
 	stat_printf(out, "STAT time %u\r\n", xkv_store_now(s->store));
@@ -235,7 +355,7 @@ static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT curr_items %llu\r\n", (unsigned long long)st.items);
 	stat_printf(out, "STAT bytes %llu\r\n", (unsigned long long)st.bytes_used);
 	stat_printf(out, "STAT limit_maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
-	stat_printf(out, "STAT evictions %llu\r\n", (unsigned long long)st.evictions);
+	stat_printf(out, "STAT evictions %llu\r\n", (unsigned long long)evictions);
 	stat_latency(s, out);
 }
 
@@ -315,6 +435,8 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 	mc->backend = (struct xkv_mc_backend){.read = mc_read,
 					      .write = mc_write,
 					      .stats = mc_stats,
+					      .stats_settings = mc_stats_settings,
+					      .stats_reset = mc_stats_reset,
 					      .flush = mc_flush,
 					      .memlimit = mc_memlimit,
 					      .now = mc_now,
@@ -371,6 +493,8 @@ int server_mc_open(struct server *s)
 	m->workers = calloc(s->o.workers, sizeof(*m->workers));
 	if (!m->workers)
 		return -ENOMEM;
+	for (uint32_t i = 0; i < s->o.workers; i++)
+		pthread_mutex_init(&m->workers[i].reset_lock, NULL);
 	if (!s->minos) {
 		err = xkv_handoffs_init(&m->handoffs, s->o.workers);
 		if (err)
@@ -406,14 +530,15 @@ void server_mc_worker(struct server *s, struct server_worker *w)
 
 void server_mc_counters(const struct server *s, uint32_t w, struct xkv_mc_counters *c)
 {
-	const struct mc_worker *mw = s->mc ? &s->mc->workers[w] : NULL;
+	struct mc_worker *mw = s->mc ? &s->mc->workers[w] : NULL;
+	struct xkv_mc_counters raw;
 
 	if (!mw || !mw->open)
 		return;
-	xkv_mc_counters_add(c, &mw->counters);
-	c->curr_connections += mw->tcp.nconns;
-	c->total_connections += mw->tcp.accepted;
-	c->refused_connections += mw->tcp.refused;
+	/* its own thread publishing: a reset it has not taken yet, taken now */
+	mc_reset_catch_up(mw);
+	mc_counters_raw(mw, &raw);
+	xkv_mc_counters_add(c, &raw);
 }
 
 unsigned server_mc_poll(struct server *s, struct server_worker *w)
@@ -438,6 +563,8 @@ void server_mc_close(struct server *s)
 	}
 	if (m->handoffs_ready)
 		xkv_handoffs_fini(&m->handoffs);
+	for (uint32_t i = 0; m->workers && i < s->o.workers; i++)
+		pthread_mutex_destroy(&m->workers[i].reset_lock);
 	free(m->workers);
 	free(m);
 	s->mc = NULL;
