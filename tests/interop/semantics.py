@@ -176,6 +176,11 @@ CASES = [
 	       "cache_memlimit 2000000000\r\ncache_memlimit 64\r\ncache_memlimit 256 noreply\r\n",
 	       "ERROR\r\nERROR\r\nMEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
 	       "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\nOK\r\n")),
+	Case("flush_all with a delay: gone once it has passed, what is set after kept",
+	     S("set fd 0 0 1\r\na\r\nflush_all 2\r\nget fd\r\n",
+	       "STORED\r\nOK\r\nVALUE fd 0 1\r\na\r\nEND\r\n"),
+	     S("get fd\r\nset fd 0 0 1\r\nb\r\nget fd\r\n",
+	       "END\r\nSTORED\r\nVALUE fd 0 1\r\nb\r\nEND\r\n", sleep=3)),
 	Case("stats groups",
 	     S("stats reset\r\nstats detail dump\r\nstats detail off\r\nstats detail\r\n"
 	       "stats foo\r\n",

@@ -270,7 +270,7 @@ static int cmd_get(struct mc_ctx *c, bool cas, bool touch)
 	return 0;
 }
 
-/* "flush_all [delay] [noreply]": a delay is refused, see docs/MEMCACHED.md. */
+/* "flush_all [delay] [noreply]": at once, or once the delay has passed (the backend's). */
 static int cmd_flush_all(struct mc_ctx *c)
 {
 	const struct mc_line *l = c->line;
@@ -286,11 +286,7 @@ static int cmd_flush_all(struct mc_ctx *c)
 		reply_unless(c, quiet, "CLIENT_ERROR invalid exptime argument");
 		return 0;
 	}
-	if (delay > 0) {
-		reply_unless(c, quiet, "CLIENT_ERROR flush_all with a delay is not supported");
-		return 0;
-	}
-	b->flush(b->ctx, 0);
+	b->flush(b->ctx, delay);
 	reply_unless(c, quiet, "OK");
 	return 0;
 }

@@ -40,8 +40,11 @@ struct xkv_mc_backend {
 	void (*stats_settings)(void *ctx, struct xkv_mc_buf *out);
 	/* "stats reset": the counters "stats" reports start again from 0; NULL: none to */
 	void (*stats_reset)(void *ctx);
-	/* "flush_all": the session calls it with delay 0 only (a delay is refused) */
-	int (*flush)(void *ctx, uint32_t delay);
+	/*
+	 * "flush_all [delay]": delay as the client sent it, by memcached's exptime rule
+	 * (0 or less: now; up to 30 days: seconds from now; more: a Unix time).
+	 */
+	int (*flush)(void *ctx, int32_t delay);
 	/*
 	 * "cache_memlimit": the memory limit becomes bytes; 0, or -ERANGE for more than
 	 * the server can hold. NULL: every limit refused so.

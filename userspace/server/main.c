@@ -462,6 +462,7 @@ static int wait_publishing(struct server *s, const sigset_t *stop_signals)
 			next_publish = now + XKV_PUBLISH_NS;
 			server_counters_publish_server(s, now);
 		}
+		server_mc_tick(s);
 		if (s->o.backend->changed && now >= next_check) {
 			next_check = now + CHECK_NS;
 			if (s->o.backend->changed(s))

@@ -63,6 +63,8 @@ struct server_mc {
 	bool handoffs_ready;
 	struct mc_worker *workers;
 	time_t started;
+	/* a `flush_all N`: when it runs, on the store's clock; 0: none */
+	_Atomic uint32_t flush_at;
 	/* "stats reset": how many there were (each worker takes them: reset_seen) */
 	_Atomic uint64_t resets;
 	_Atomic uint64_t evictions_base; /* the store's evictions at the last one */
@@ -359,15 +361,38 @@ static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 	stat_latency(s, out);
 }
 
-/* flush_all: the session sends no delay (it refuses one) */
-static int mc_flush(void *ctx, uint32_t delay)
+/*
+ * flush_all: now, or at the time memcached's exptime rule gives the delay, which the
+ * main thread's tick keeps (server_mc_tick). Either replaces a flush still to come, as
+ * in memcached, where the last flush_all sets the one time items older than are gone.
+ */
+static int mc_flush(void *ctx, int32_t delay)
 {
 	struct mc_conn *mc = ctx;
+	struct server *s = mc->mw->srv;
 
-	(void)delay;
-	xkv_store_flush(mc->mw->srv->store);
 	mc->mw->counters.cmd_flush++;
+	if (delay <= 0) {
+		atomic_store_explicit(&s->mc->flush_at, 0, memory_order_relaxed);
+		xkv_store_flush(s->store);
+		return 0;
+	}
+	atomic_store_explicit(&s->mc->flush_at, xkv_mc_exptime_at(xkv_store_now(s->store), delay),
+			      memory_order_relaxed);
 	return 0;
+}
+
+void server_mc_tick(struct server *s)
+{
+	uint32_t at;
+
+	if (!s->mc)
+		return;
+	at = atomic_load_explicit(&s->mc->flush_at, memory_order_relaxed);
+	/* a flush_all that set another time meanwhile keeps it */
+	if (at && xkv_store_now(s->store) >= at &&
+	    atomic_compare_exchange_strong(&s->mc->flush_at, &at, 0))
+		xkv_store_flush(s->store);
 }
 
 /*

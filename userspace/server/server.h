@@ -159,6 +159,7 @@ void server_minos_close(struct server *s);
  * close, once the workers have stopped, closes every connection and frees it all
  * (any time after open, also a failed one). counters adds worker w's own counters
  * to c; stats appends memcached's `STAT name value` lines for a session on worker w.
+ * tick, from the main thread's loop, runs a `flush_all N` once its time has come.
  */
 struct server_mc;
 int server_mc_open(struct server *s);
@@ -166,6 +167,7 @@ void server_mc_worker(struct server *s, struct server_worker *w);
 unsigned server_mc_poll(struct server *s, struct server_worker *w);
 int server_mc_fd(const struct server *s, const struct server_worker *w);
 void server_mc_counters(const struct server *s, uint32_t w, struct xkv_mc_counters *c);
+void server_mc_tick(struct server *s);
 void server_mc_close(struct server *s);
 
 #endif /* XKV_SERVER_H */
