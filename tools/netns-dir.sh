@@ -3,7 +3,7 @@
 # $dir_nservers server hosts, each on a veth of its own from the directory:
 #   client 10.0.0.1/24 <-> 10.0.0.254 directory 10.0.(i+1).254 <-> 10.0.(i+1).1/24 server i
 # The caller sets dir_prefix (a few letters, unique per run) and dir_nservers, calls
-# dir_lab_up, and dir_lab_down from its exit trap. Names: ${dir_prefix}c, ${dir_prefix}d
+# dir_lab_start (or dir_lab_up), and dir_lab_stop (or dir_lab_down) from its exit trap. Names: ${dir_prefix}c, ${dir_prefix}d
 # and ${dir_prefix}s0.. for the namespaces; the directory's ends are ${dir_prefix}dc
 # (to the client) and ${dir_prefix}d0.. (to server i), the others' ${dir_prefix}c0 and
 # ${dir_prefix}s0...
@@ -54,6 +54,26 @@ dir_lab_far_ends() {
 	for i in $(seq 0 $((dir_nservers - 1))); do
 		ip -n "$(dir_lab_ns_s "$i")" link set dev "${dir_prefix}s$i" xdpdrv obj "$1" sec xdp
 	done
+}
+
+# dir_lab_start XDP_PASS_OBJ: the lab up, bpffs mounted, its names set (dir_lab_names),
+# and XDP_PASS on the far ends: what every user of the lab starts with.
+dir_lab_start() {
+	dir_lab_up
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	dir_lab_names
+	dir_lab_far_ends "$1"
+}
+
+# dir_lab_stop [PID...]: each process asked to stop and waited for (a server prints its
+# counters at exit), then the lab down.
+dir_lab_stop() {
+	local pid
+	for pid in "$@"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	dir_lab_down
 }
 
 # Kills what still runs in the lab's namespaces and removes them.

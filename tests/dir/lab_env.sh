@@ -12,16 +12,10 @@
 
 dir_nservers=${dir_nservers:-2}
 servers=$(seq 0 $((dir_nservers - 1)))
-dir_lab_names
 out=$(mktemp -d /tmp/xkv-dir-lab.XXXXXX)
 pids=()
 cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	dir_lab_down
+	dir_lab_stop "${pids[@]}"
 	rm -rf "$pin" "$out"
 }
 trap cleanup EXIT
@@ -33,9 +27,7 @@ fail() {
 }
 
 c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
-dir_lab_up
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-dir_lab_far_ends "$build/tests/bpf/xdp_pass.bpf.o"
+dir_lab_start "$build/tests/bpf/xdp_pass.bpf.o"
 
 # in the directory's namespace by nsenter: ip netns exec would hide bpffs (DESIGN.md)
 in_d() { nsenter --net="/run/netns/$d" "$@"; }

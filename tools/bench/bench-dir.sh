@@ -28,12 +28,7 @@ dir_nservers=4
 pin="/sys/fs/bpf/xkv-dir-bench-$$"
 servers=()
 cleanup() {
-	local pid
-	for pid in "${servers[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	dir_lab_down
+	dir_lab_stop "${servers[@]}"
 	rm -rf "$pin"
 }
 trap cleanup EXIT
@@ -49,10 +44,7 @@ rm -f "$out"/*.json "$out"/*.jsonl "$out"/*.png "$out"/*.log "$out"/*.txt
 start=$SECONDS step=0 steps=$((${#zipfs[@]} * 2 + 2))
 
 c=$(dir_lab_ns_c) d=$(dir_lab_ns_d)
-dir_lab_up
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-dir_lab_far_ends "$build/tests/bpf/xdp_pass.bpf.o"
-dir_lab_names
+dir_lab_start "$build/tests/bpf/xdp_pass.bpf.o"
 pool=$dir_pool ifaces=("${dir_ifaces[@]}")
 dir() { nsenter --net="/run/netns/$d" "$build/xkv-dir" --pin "$pin" --state "$out/state" "$@"; }
 key() { printf 'k%015d' "$1"; }
