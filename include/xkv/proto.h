@@ -101,8 +101,16 @@ struct xkv_dir_ext {
 	__be32 write_set; /* a steered WRITE: the servers it goes to, a bit each */
 	__u8 target;	  /* the server the client addressed, whose address the reply takes */
 	__u8 dflags;	  /* XKV_DIR_STEERED, _NO_VERSION, _NOTICE, _FORWARDED */
-	__u8 pad[6];	  /* 0 */
+	__be16 service;	  /* replies: the server's time per request, XKV_DIR_SERVICE_UNIT ns */
+	__be32 sent;	  /* a steered request: the directory's clock (ns, mod 2^32), echoed */
 };
+
+/*
+ * xkv_dir_ext.service's unit: a server's time per request (its workers' mean service
+ * time over their number), saturating at some 1 ms; what Pegasus's load prediction and
+ * C3 take a server's rate from (docs/DIRECTORY.md, "Choosing a server").
+ */
+#define XKV_DIR_SERVICE_UNIT 16
 
 _Static_assert(sizeof(struct xkv_dir_ext) == XKV_DIR_EXT_LEN, "the extension is 32 bytes");
 

@@ -284,19 +284,27 @@ Test(execute, a_steered_write_applies_only_over_an_older_version)
 	assert_value("hot", "one", 1);
 }
 
-/* Replies carry the load; one that read and wrote nothing vouches for no version. */
+/*
+ * Replies carry the load and the time per request, and echo the directory's stamp; one
+ * that read and wrote nothing vouches for no version.
+ */
 Test(execute, version_3_replies_carry_the_load_and_vouch_only_for_what_they_did)
 {
 	struct xkv_msg get = request(XKV_OP_GET, "k", NULL, 0);
 	struct xkv_msg huge = steered(XKV_OP_PUT, "hot", "v", 1, 9);
 	struct xkv_msg forged = steered(XKV_OP_GET, "hot", NULL, 0, 0);
+	struct xkv_msg stamped = steered(XKV_OP_GET, "hot", NULL, 0, 0);
 	struct xkv_msg r;
 
 	x.load = 17;
+	x.service = 300;
 	get.dir = true; /* a client's, not steered: its extension zero */
 	r = run(&get, 1);
 	cr_assert(r.dir);
 	cr_assert_eq(ntohl(r.ext.load), 17);
+	cr_assert_eq(ntohs(r.ext.service), 300);
+	stamped.ext.sent = htonl(0xfeedbeef);
+	cr_assert_eq(ntohl(run(&stamped, 1).ext.sent), 0xfeedbeef, "the stamp times the reply");
 	cr_assert_eq(r.ext.dflags, 0);
 	cr_assert_eq(r.ext.ver, 0);
 	get.dir = false;

@@ -63,6 +63,8 @@ struct xkv_exec {
 	struct xkv_fast_clock clock; /* what times them: synced by the worker's every round */
 	/* requests queued behind this one: the load a version 3 reply reports (Pegasus 6.4) */
 	uint32_t load;
+	/* the server's time per request, XKV_DIR_SERVICE_UNIT ns: what a reply reports */
+	uint16_t service;
 	struct xkv_vouch vouch;
 };
 

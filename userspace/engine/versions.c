@@ -62,6 +62,7 @@ void xkv_versions_reply(const struct xkv_exec *x, const struct xkv_msg *req,
 		return;
 	reply->ext = req->ext;
 	reply->ext.load = xkv_be32(x->load);
+	reply->ext.service = xkv_be16(x->service);
 	if (!xkv_msg_steered(req))
 		return;
 	if (read_or_written && x->vouch.valid && x->vouch.hash == xkv_be64(req->ext.key_hash)) {

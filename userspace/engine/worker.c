@@ -23,6 +23,17 @@ static void pieces_dropped(void *ctx, const struct xkv_reasm_msg *msg)
 	xkv_write_pieces_done(ctx, xkv_hash(msg->head.key, msg->head.key_len), msg->pieces);
 }
 
+/*
+ * What a version 3 reply reports as the server's time per request (xkv_dir_ext.service):
+ * this worker's S over the workers, which serve side by side.
+ */
+static uint16_t service_reported(uint64_t service_ns, uint32_t nworkers)
+{
+	uint64_t units = service_ns / (nworkers ? nworkers : 1) / XKV_DIR_SERVICE_UNIT;
+
+	return units > UINT16_MAX ? UINT16_MAX : units ? (uint16_t)units : 1;
+}
+
 int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 {
 	struct xkv_reasm_config rc = cfg->reasm;
@@ -40,6 +51,7 @@ int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 	err = xkv_exec_init(&w->exec, cfg->store, cfg->validate);
 	if (err)
 		return err;
+	w->exec.service = service_reported(w->service_ns, w->nworkers);
 	rc.dropped = pieces_dropped;
 	rc.ctx = w;
 	w->reasm = xkv_reasm_create(&rc);
@@ -141,6 +153,7 @@ void xkv_worker_round_end(struct xkv_worker *w, bool dry)
 		w->exec.stats.busy_ns += busy;
 		/* a moving mean, 1/8 per round: S follows the load without jumping */
 		w->service_ns += ((int64_t)(busy / w->round_served) - (int64_t)w->service_ns) / 8;
+		w->exec.service = service_reported(w->service_ns, w->nworkers);
 		w->round_served = 0;
 	}
 	/* whatever the round served (TCP reads alone, refused datagrams): the others wait */
