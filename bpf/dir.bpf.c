@@ -63,16 +63,12 @@ struct {
 	__type(value, __u32); /* the server's id */
 } xkv_dir_addrs SEC(".maps");
 
-/* The load each server last reported, one word each in one value: one lookup a choice. */
-struct xkv_dir_loads {
-	__u32 load[XKV_DIR_SERVERS];
-};
-
+/* Every server's telemetry (include/xkv/dir.h), one lookup a choice. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct xkv_dir_loads);
+	__type(value, struct xkv_dir_load);
 } xkv_dir_load SEC(".maps");
 
 struct {
@@ -96,13 +92,15 @@ struct {
 	__type(value, __u64);
 } xkv_dir_stats SEC(".maps");
 
-/* Each CPU's turn for round-robin: no shared line written per packet. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, XKV_DIR_CHOICES);
 	__type(key, __u32);
-	__type(value, __u32);
-} xkv_dir_turn SEC(".maps");
+	__type(value, __u64);
+} xkv_dir_choices SEC(".maps");
+
+/* the strategies that choose a steered request's server, which read the maps above */
+#include "dir_select.h"
 
 /* A datagram to or from the xkv port, as far as the directory reads it. */
 struct dir_packet {
@@ -180,43 +178,6 @@ static __always_inline __u32 dir_parse_xkv(struct xdp_md *ctx, struct dir_packet
 	}
 	p->key_off = (void *)p->hdr + sizeof(*p->hdr) + ext_len - data;
 	return 0;
-}
-
-/* The n-th (from 0) server of set, which has more than n. */
-static __always_inline __u32 nth_of(__u32 set, __u32 n)
-{
-	for (__u32 id = 0; id < XKV_DIR_SERVERS; id++) {
-		if (!(set >> id & 1))
-			continue;
-		if (!n--)
-			return id;
-	}
-	return 0;
-}
-
-/* One server of set (not empty) by the configured policy. */
-static __always_inline __u32 dir_select(const struct xkv_dir_config *cfg, __u32 set)
-{
-	struct xkv_dir_loads *loads;
-	__u32 zero = 0, best = nth_of(set, 0), best_load;
-	__u32 *turn;
-
-	if (cfg->select == XKV_DIR_SELECT_LEAST_LOADED &&
-	    (loads = bpf_map_lookup_elem(&xkv_dir_load, &zero))) {
-		/* from a member of the set: every one may report the highest load */
-		best_load = loads->load[best & (XKV_DIR_SERVERS - 1)];
-		for (__u32 id = 0; id < XKV_DIR_SERVERS; id++) {
-			if ((set >> id & 1) && loads->load[id] < best_load) {
-				best = id;
-				best_load = loads->load[id];
-			}
-		}
-		return best;
-	}
-	turn = bpf_map_lookup_elem(&xkv_dir_turn, &zero);
-	if (!turn)
-		return nth_of(set, 0);
-	return nth_of(set, (*turn)++ % (__u32)__builtin_popcount(set));
 }
 
 /* Sends the datagram on its way: its next hop by the FIB, else the kernel's. */
@@ -338,11 +299,13 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 								       : 0xffffffff;
 	const struct xkv_dir_server *srv;
 	__u32 to, set = 0, n = 1;
-	__u64 ver = 0;
+	__u64 ver = 0, chosen;
 
 	if (!(from & cfg->live))
 		return dir_count(XKV_DIR_STAT_NO_SERVER, XDP_DROP);
-	to = dir_select(cfg, from & cfg->live);
+	chosen = dir_choose(from & cfg->live, hash, e->home, write);
+	to = (__u32)chosen & (XKV_DIR_SERVERS - 1);
+	p->ext->sent = bpf_htonl((__u32)(chosen >> 32)); /* a strategy timing replies stamps it */
 	srv = bpf_map_lookup_elem(&xkv_dir_servers, &to);
 	if (!srv)
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
@@ -357,9 +320,11 @@ static __always_inline int dir_request(struct xdp_md *ctx, struct dir_packet *p,
 	}
 	p->ext->key_hash = bpf_cpu_to_be64(hash);
 	p->ext->ver = bpf_cpu_to_be64(ver);
+	p->ext->load = 0;
 	p->ext->write_set = bpf_htonl(set);
 	p->ext->target = (__u8)target;
 	p->ext->dflags = XKV_DIR_STEERED;
+	p->ext->service = 0;
 	dir_count(write ? XKV_DIR_STAT_WRITE : XKV_DIR_STAT_READ, 0);
 	if (n > 1)
 		return dir_fanout(ctx, p, set);
@@ -478,7 +443,7 @@ static __always_inline int dir_on_reply(struct xdp_md *ctx, struct dir_packet *p
 {
 	struct xkv_dir_addr addr = {.addr = p->ip->saddr, .port = p->udp->source};
 	const struct xkv_dir_server *addressed;
-	struct xkv_dir_loads *loads;
+	struct xkv_dir_load *load;
 	struct xkv_dir_entry *e;
 	__u32 *from, target, zero = 0, slot;
 	__u64 hash;
@@ -489,9 +454,9 @@ static __always_inline int dir_on_reply(struct xdp_md *ctx, struct dir_packet *p
 	target = p->ext->target;
 	if (!from || !dir_server_ok(cfg, *from) || !dir_server_ok(cfg, target))
 		return dir_count(XKV_DIR_STAT_BAD_SERVER, XDP_DROP);
-	loads = bpf_map_lookup_elem(&xkv_dir_load, &zero);
-	if (loads)
-		loads->load[*from & (XKV_DIR_SERVERS - 1)] = bpf_ntohl(p->ext->load);
+	load = bpf_map_lookup_elem(&xkv_dir_load, &zero);
+	if (load)
+		dir_telemetry_reply(&load->server[*from & (XKV_DIR_SERVERS - 1)], p->ext);
 	hash = bpf_be64_to_cpu(p->ext->key_hash);
 	e = bpf_map_lookup_elem(&xkv_dir_keys, &hash);
 	if (!e)
@@ -515,6 +480,7 @@ int xkv_dir(struct xdp_md *ctx)
 	struct dir_packet p;
 	__u32 zero = 0, why;
 	bool to_port, from_port;
+	int verdict;
 
 	cfg = bpf_map_lookup_elem(&xkv_dir_config, &zero);
 	if (!cfg || !cfg->port || !dir_parse(ctx, &p))
@@ -534,7 +500,11 @@ int xkv_dir(struct xdp_md *ctx)
 	/* a home may not hold a key's newest value yet: no request may reach one (Sec. 6.7) */
 	if (cfg->flags & XKV_DIR_HOLD)
 		return dir_count(XKV_DIR_STAT_HELD, XDP_DROP);
-	return dir_on_request(ctx, &p, cfg);
+	verdict = dir_on_request(ctx, &p, cfg);
+	/* last: a branch here doubles no path the verifier walks after it */
+	if (DIR_SEEING >> (cfg->select & 31) & 1)
+		dir_seen(cfg->select);
+	return verdict;
 }
 
 /*

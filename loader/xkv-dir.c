@@ -9,7 +9,8 @@
  *   xkv-dir [options] recover           the keys of a directory lost, back home
  *   xkv-dir [options] add KEY...        replicate each key, its home alone at first
  *   xkv-dir [options] remove KEY...     migrate each back home, then forget it
- *   xkv-dir [options] status            the pool and the keys held
+ *   xkv-dir [options] select STRATEGY   how servers are chosen, from now on
+ *   xkv-dir [options] status            the pool, what it knows of each server, the keys
  *   xkv-dir [options] stats             what the program did, counter by counter
  *
  * Exit codes: 0 done, 1 a command failed (on stderr), 2 bad usage.
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xkv/dir.h>
@@ -28,8 +30,8 @@
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
-enum { OPT_PIN, OPT_STATE, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_WRITE_SERVERS, OPT_SKB,
-       OPT_WAIT, OPT_TIMEOUT, OPT_FORCE, OPT_JSON, OPT_HELP };
+enum { OPT_PIN, OPT_STATE, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_POPULAR, OPT_WRITE_SERVERS,
+       OPT_SKB, OPT_WAIT, OPT_TIMEOUT, OPT_FORCE, OPT_JSON, OPT_HELP };
 
 static const struct xkv_opt options[] = {
 	[OPT_PIN] = {"pin", 'p', "DIR", "where the program and its maps are pinned (default "
@@ -43,9 +45,13 @@ static const struct xkv_opt options[] = {
 	[OPT_PORT] = {"port", 'P', "PORT",
 		      "attach: xkv's port, a server's when the list leaves it out (default "
 		      XKV_OPTS_STR(XKV_DEFAULT_PORT) ")"},
-	[OPT_SELECT] = {"select", 'S', "POLICY",
-			"attach: round-robin (default) or least-loaded, for reads among the "
-			"replica set and writes among the servers"},
+	[OPT_SELECT] = {"select", 'S', "STRATEGY",
+			"attach: how a read's server is chosen from its replica set and a "
+			"write's from the servers: round-robin (default), least-loaded, "
+			"predict, c3 or popularity (docs/DIRECTORY.md)"},
+	[OPT_POPULAR] = {"popular", 'o', "PPM",
+			 "attach, select: popularity's threshold, a key's share of the reads "
+			 "in parts per million (default 10, Hector's)"},
 	[OPT_WRITE_SERVERS] = {"write-servers", 'W', "N",
 			       "attach: a write goes to as many servers as its key has had reads "
 			       "per write, up to N (default 1; Pegasus Sec. 6.4)"},
@@ -76,6 +82,7 @@ static void usage(FILE *f)
 	      "       xkv-dir [options] recover\n"
 	      "       xkv-dir [options] add KEY...\n"
 	      "       xkv-dir [options] remove KEY...\n"
+	      "       xkv-dir [options] select STRATEGY\n"
 	      "       xkv-dir [options] status\n"
 	      "       xkv-dir [options] stats\n"
 	      "options:\n",
@@ -224,7 +231,40 @@ static int cmd_remove(const struct args *a, struct xkv_dirctl *d, int argc, char
 
 static const char *select_name(uint8_t select)
 {
-	return select == XKV_DIR_SELECT_LEAST_LOADED ? "least-loaded" : "round-robin";
+	const char *name = xkv_dir_select_name(select);
+
+	return name ? name : "unknown";
+}
+
+/* The strategy named name: 0, or -EINVAL. */
+static int select_find(const char *name, enum xkv_dir_select *select)
+{
+	for (uint32_t i = 0; i < XKV_DIR_SELECT_MAX; i++) {
+		if (!strcmp(name, xkv_dir_select_name(i))) {
+			*select = (enum xkv_dir_select)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int cmd_select(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	enum xkv_dir_select select;
+	int err;
+
+	if (argc != 1 || select_find(argv[0], &select)) {
+		fprintf(stderr, "xkv-dir: select takes one of round-robin, least-loaded, predict, "
+				"c3, popularity\n");
+		return -EINVAL;
+	}
+	err = xkv_dirctl_select(d, select, a->setup.popular_ppm);
+	if (err) {
+		fprintf(stderr, "xkv-dir: choosing %s: %s\n", argv[0], strerror(-err));
+		return err;
+	}
+	printf("servers are chosen by %s\n", select_name(select));
+	return 0;
 }
 
 struct status {
@@ -260,23 +300,47 @@ static int print_key(void *ctx, const struct xkv_dirctl_key *k)
 	return 0;
 }
 
+/* How long server t's predicted queue takes to drain from now, ns. */
+static uint64_t backlog_ns(const struct xkv_dir_telemetry *t)
+{
+	struct timespec now;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now); /* bpf_ktime_get_ns's clock */
+	ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	return t->backlog_until > ns ? t->backlog_until - ns : 0;
+}
+
+/* Each server: where it is, what the directory knows of its load, what it sent there. */
 static int print_servers(const struct xkv_dirctl *d, const struct xkv_dir_config *cfg,
 			 struct xkv_json *w)
 {
-	uint32_t loads[XKV_DIR_SERVERS];
-	int err = xkv_dirctl_loads(d, loads);
+	uint64_t chosen[XKV_DIR_CHOICES];
+	struct xkv_dir_load load;
+	int err;
 
-	for (uint32_t id = 0; !err && id < cfg->nservers; id++) {
+	if ((err = xkv_dirctl_load(d, &load)) || (err = xkv_dirctl_choices(d, chosen)))
+		return err;
+	for (uint32_t id = 0; id < cfg->nservers; id++) {
+		const struct xkv_dir_telemetry *t = &load.server[id];
+		/* racing replies may take it below 0 for a moment */
+		uint64_t sent = 0, outstanding = (int64_t)t->outstanding > 0 ? t->outstanding : 0;
 		struct xkv_dir_server srv;
 		char addr[INET_ADDRSTRLEN];
 
 		err = xkv_dirctl_server(d, id, &srv);
 		if (err)
 			return err;
+		for (uint32_t s = 0; s < XKV_DIR_SELECT_MAX; s++)
+			sent += chosen[s * XKV_DIR_SERVERS + id];
 		inet_ntop(AF_INET, &srv.addr, addr, sizeof(addr));
 		if (!w) {
-			printf("  server %u %s:%u%s load %u\n", id, addr, ntohs(srv.port),
-			       cfg->live >> id & 1 ? "" : " (not live)", loads[id]);
+			printf("  server %u %s:%u%s load %u service %u ns queue %.1f response %llu "
+			       "ns outstanding %llu backlog %llu ns sent %llu\n",
+			       id, addr, ntohs(srv.port), cfg->live >> id & 1 ? "" : " (not live)",
+			       t->load, t->service_ns, (double)t->queue_avg / 16,
+			       (unsigned long long)t->response_avg, (unsigned long long)outstanding,
+			       (unsigned long long)backlog_ns(t), (unsigned long long)sent);
 			continue;
 		}
 		xkv_json_object_start(w);
@@ -284,10 +348,22 @@ static int print_servers(const struct xkv_dirctl *d, const struct xkv_dir_config
 		xkv_json_string_field(w, "addr", addr);
 		xkv_json_uint_field(w, "port", ntohs(srv.port));
 		xkv_json_bool_field(w, "live", cfg->live >> id & 1);
-		xkv_json_uint_field(w, "load", loads[id]);
+		xkv_json_uint_field(w, "load", t->load);
+		xkv_json_uint_field(w, "service_ns", t->service_ns);
+		xkv_json_double_field(w, "queue_avg", (double)t->queue_avg / 16);
+		xkv_json_uint_field(w, "service_avg_ns", t->service_avg);
+		xkv_json_uint_field(w, "response_avg_ns", t->response_avg);
+		xkv_json_uint_field(w, "outstanding", outstanding);
+		xkv_json_uint_field(w, "backlog_ns", backlog_ns(t));
+		xkv_json_key(w, "sent");
+		xkv_json_object_start(w);
+		for (uint32_t s = 0; s < XKV_DIR_SELECT_MAX; s++)
+			xkv_json_uint_field(w, xkv_dir_select_name(s),
+					    chosen[s * XKV_DIR_SERVERS + id]);
+		xkv_json_object_end(w);
 		xkv_json_object_end(w);
 	}
-	return err;
+	return 0;
 }
 
 static int cmd_status(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
@@ -307,12 +383,16 @@ static int cmd_status(const struct args *a, struct xkv_dirctl *d, int argc, char
 		xkv_json_object_start(&w);
 		xkv_json_uint_field(&w, "port", cfg.port);
 		xkv_json_string_field(&w, "select", select_name(cfg.select));
+		xkv_json_uint_field(&w, "popular_ppm", cfg.popular_ppm);
 		xkv_json_string_field(&w, "pool", pool.servers);
 		xkv_json_key(&w, "servers");
 		xkv_json_array_start(&w);
 	} else {
-		printf("directory on port %u, %s, pool %s\n", cfg.port, select_name(cfg.select),
-		       pool.servers);
+		printf("directory on port %u, servers chosen by %s", cfg.port,
+		       select_name(cfg.select));
+		if (cfg.select == XKV_DIR_SELECT_POPULARITY)
+			printf(" (popular from %u ppm)", cfg.popular_ppm);
+		printf(", pool %s\n", pool.servers);
 	}
 	err = print_servers(d, &cfg, st.w);
 	if (st.w) {
@@ -337,27 +417,34 @@ static int cmd_status(const struct args *a, struct xkv_dirctl *d, int argc, char
 
 static int cmd_stats(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
 {
-	uint64_t counts[XKV_DIR_STAT_MAX];
+	uint64_t counts[XKV_DIR_STAT_MAX], chosen[XKV_DIR_CHOICES], by[XKV_DIR_SELECT_MAX] = {0};
 	struct xkv_json w;
-	int err = xkv_dirctl_stats(d, counts);
+	int err;
 
 	(void)argc;
 	(void)argv;
-	if (err)
+	if ((err = xkv_dirctl_stats(d, counts)) || (err = xkv_dirctl_choices(d, chosen)))
 		return err;
-	if (a->json) {
-		xkv_json_init(&w, stdout);
-		xkv_json_object_start(&w);
-	}
-	for (uint32_t slot = 0; slot < XKV_DIR_STAT_MAX; slot++) {
-		if (a->json)
-			xkv_json_uint_field(&w, xkv_dir_stat_name(slot), counts[slot]);
-		else
+	for (uint32_t i = 0; i < XKV_DIR_CHOICES; i++)
+		by[i / XKV_DIR_SERVERS] += chosen[i];
+	if (!a->json) {
+		for (uint32_t slot = 0; slot < XKV_DIR_STAT_MAX; slot++)
 			printf("%-17s %llu\n", xkv_dir_stat_name(slot),
 			       (unsigned long long)counts[slot]);
-	}
-	if (!a->json)
+		for (uint32_t s = 0; s < XKV_DIR_SELECT_MAX; s++)
+			printf("sent by %-9s %llu\n", xkv_dir_select_name(s),
+			       (unsigned long long)by[s]);
 		return 0;
+	}
+	xkv_json_init(&w, stdout);
+	xkv_json_object_start(&w);
+	for (uint32_t slot = 0; slot < XKV_DIR_STAT_MAX; slot++)
+		xkv_json_uint_field(&w, xkv_dir_stat_name(slot), counts[slot]);
+	xkv_json_key(&w, "sent_by");
+	xkv_json_object_start(&w);
+	for (uint32_t s = 0; s < XKV_DIR_SELECT_MAX; s++)
+		xkv_json_uint_field(&w, xkv_dir_select_name(s), by[s]);
+	xkv_json_object_end(&w);
 	xkv_json_object_end(&w);
 	return xkv_json_finish(&w);
 }
@@ -370,8 +457,8 @@ static const struct {
 } commands[] = {
 	{"attach", cmd_attach, true, false}, {"detach", cmd_detach, true, true},
 	{"recover", cmd_recover, false, true}, {"add", cmd_add, true, true},
-	{"remove", cmd_remove, true, true},  {"status", cmd_status, false, true},
-	{"stats", cmd_stats, false, true},
+	{"remove", cmd_remove, true, true},  {"select", cmd_select, true, true},
+	{"status", cmd_status, false, true}, {"stats", cmd_stats, false, true},
 };
 
 static int run(size_t i, const struct args *a, int argc, char **argv)
@@ -407,13 +494,12 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 	case OPT_PORT:
 		return xkv_opts_u32(p, 1, UINT16_MAX, &a->port);
 	case OPT_SELECT:
-		if (!strcmp(p->arg, "round-robin"))
-			a->setup.select = XKV_DIR_SELECT_ROUND_ROBIN;
-		else if (!strcmp(p->arg, "least-loaded"))
-			a->setup.select = XKV_DIR_SELECT_LEAST_LOADED;
-		else
-			return xkv_opts_bad_value(p, "round-robin or least-loaded");
+		if (select_find(p->arg, &a->setup.select))
+			return xkv_opts_bad_value(p,
+						  "round-robin, least-loaded, predict, c3 or popularity");
 		return 0;
+	case OPT_POPULAR:
+		return xkv_opts_u32(p, 0, 1000000, &a->setup.popular_ppm);
 	case OPT_WRITE_SERVERS:
 		return xkv_opts_u32(p, 1, XKV_DIR_SERVERS, &a->write_max);
 	case OPT_SKB:
@@ -434,7 +520,7 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 int main(int argc, char **argv)
 {
 	struct args a = {.pin = XKV_DIRCTL_PIN, .state = XKV_DIRCTL_STATE, .wait_ms = 1000,
-			 .timeout_ms = 500};
+			 .timeout_ms = 500, .setup.popular_ppm = 10};
 	struct xkv_opts p;
 	int opt, err;
 

@@ -78,11 +78,58 @@ struct xkv_dir_pool {
 	char servers[XKV_DIR_POOL_MAX]; /* NUL-terminated */
 };
 
-/* How a READ's server is chosen from the replica set, a WRITE's from all live servers. */
+/*
+ * How a READ's server is chosen from the replica set, a WRITE's from all live servers:
+ * the strategies, one file each in bpf/dir_select/ behind one interface (bpf/dir_select.h),
+ * registered here. X(enum suffix, file and function name, the name xkv-dir takes).
+ */
+#define XKV_DIR_SELECTS(X)                                                                         \
+	X(ROUND_ROBIN, round_robin, "round-robin")    /* Pegasus's random, a turn per CPU */      \
+	X(LEAST_LOADED, least_loaded, "least-loaded") /* the lowest load replies reported */      \
+	X(PREDICT, predict, "predict")		      /* Pegasus's load prediction */             \
+	X(C3, c3, "c3")				      /* C3's cubic score (NSDI'15, in Hector) */ \
+	X(POPULARITY, popularity, "popularity")	      /* Hector's Popularity-Aware */
+
+#define XKV_DIR_SELECT_ENUM(NAME, name, str) XKV_DIR_SELECT_##NAME,
 enum xkv_dir_select {
-	XKV_DIR_SELECT_ROUND_ROBIN,  /* Pegasus's random, as a rotation per CPU */
-	XKV_DIR_SELECT_LEAST_LOADED, /* the lowest load servers reported in replies */
+	XKV_DIR_SELECTS(XKV_DIR_SELECT_ENUM) XKV_DIR_SELECT_MAX
 };
+#undef XKV_DIR_SELECT_ENUM
+
+/*
+ * What the directory knows of one server's load, for the strategies: what its replies
+ * reported and what the directory saw. A cache line each: replies from different
+ * servers, on different CPUs, do not write the same line.
+ */
+struct xkv_dir_telemetry {
+	__u32 load;	   /* the queue it last reported (reverse telemetry, Pegasus 6.4) */
+	__u32 service_ns;  /* the time per request it last reported; 0: none yet */
+	__u64 queue_avg;   /* C3's q: a moving mean of load, 1/8 a reply, in 1/16ths */
+	__u64 service_avg; /* C3's 1/mu: a moving mean of service_ns */
+	__u64 response_avg; /* C3's R: a moving mean of request out to reply back, ns */
+	__u64 outstanding;  /* C3's c: steered there and not answered, since ... */
+	__u64 outstanding_since; /* ... this (ns): a lost reply counts for a second at most */
+	__u64 backlog_until; /* Pegasus's prediction: when its queue drains, as sent (ns) */
+	__u64 pad;
+} __attribute__((aligned(64)));
+
+/* xkv_dir_load[0]: every server's, and what Popularity-Aware counts. */
+struct xkv_dir_load {
+	struct xkv_dir_telemetry server[XKV_DIR_SERVERS];
+	/* popularity's: every request the directory forwarded while it chose */
+	__u64 requests __attribute__((aligned(64)));
+};
+
+/* A server whose time per request is not known yet counts as this (prediction, C3). */
+#define XKV_DIR_SERVICE_DEFAULT_NS 1000
+/* A reply later than this after its request is not timed; C3 forgets its count of ... */
+#define XKV_DIR_RESPONSE_MAX_NS 1000000000ull /* ... requests unanswered this often */
+
+/*
+ * xkv_dir_choices[select * XKV_DIR_SERVERS + id], per CPU: the requests strategy select
+ * sent to server id.
+ */
+#define XKV_DIR_CHOICES (XKV_DIR_SELECT_MAX * XKV_DIR_SERVERS)
 
 struct xkv_dir_config {
 	__u16 port;    /* xkv's UDP port on every server */
@@ -97,6 +144,11 @@ struct xkv_dir_config {
 	 */
 	__u8 write_max;
 	__u8 pad[3];
+	/*
+	 * Popularity-aware: a key whose share of the requests is at least this (per
+	 * million) is popular, its requests spread over its servers; any other's go to one.
+	 */
+	__u32 popular_ppm;
 };
 
 /*
@@ -151,6 +203,15 @@ enum xkv_dir_stat {
 #undef XKV_DIR_STAT_ENUM
 
 #ifndef __bpf__
+/* A strategy's name, as xkv-dir takes and shows it; NULL past the last. */
+static inline const char *xkv_dir_select_name(__u32 select)
+{
+#define XKV_DIR_SELECT_NAME(NAME, name, str) [XKV_DIR_SELECT_##NAME] = str,
+	static const char *const names[XKV_DIR_SELECT_MAX] = {XKV_DIR_SELECTS(XKV_DIR_SELECT_NAME)};
+#undef XKV_DIR_SELECT_NAME
+	return select < XKV_DIR_SELECT_MAX ? names[select] : NULL;
+}
+
 /* The name tools show for a stats slot. */
 static inline const char *xkv_dir_stat_name(__u32 slot)
 {

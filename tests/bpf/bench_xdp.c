@@ -47,6 +47,7 @@ struct bench_row {
 	struct pkt_spec pkt;
 	__u32 verdict;
 	bool no_stamp; /* the config's no_arrival_stamp */
+	enum xkv_dir_select select; /* the directory's strategy */
 	__u32 ns[ROUNDS_MAX];
 };
 
@@ -54,7 +55,7 @@ struct bench_row {
 #define KEY16	   "user:00000000042"
 #define LARGE_KEY  "big:000000000042" /* recorded in xkv_large_keys: minos steers its GET */
 #define HOT_KEY	   "hot:000000000042" /* replicated by the directory, on servers 0 and 1 */
-#define DIR_ROWS   5
+#define DIR_ROWS   (5 + XKV_DIR_SELECT_MAX - 1)
 
 static size_t dir_forward; /* the directory's first row: then a request it forwards as it is */
 
@@ -65,7 +66,7 @@ static size_t dir_rows_build(struct bench_row *rows)
 		.key_hash = htobe64(xkv_hash(HOT_KEY, sizeof(HOT_KEY) - 1)),
 		.ver = htobe64(1), .target = 0, .dflags = XKV_DIR_STEERED};
 	const struct pkt_spec to_server = {.dir = true, .src = DIR_CLIENT, .dst = "10.0.1.1"};
-	size_t n = 0;
+	size_t n = 0, read;
 
 	rows[n] = (struct bench_row){.name = "dir: UDP to another port (to the kernel)",
 				     .prog = PROG_DIR, .pkt = to_server, .verdict = XDP_PASS};
@@ -73,10 +74,18 @@ static size_t dir_rows_build(struct bench_row *rows)
 	rows[n] = (struct bench_row){.name = "dir: GET, not replicated (forwarded)", .prog = PROG_DIR,
 				     .pkt = to_server, .verdict = XDP_PASS};
 	snprintf(rows[n++].pkt.key, sizeof(rows[0].pkt.key), "%s", KEY16);
+	read = n;
 	rows[n] = (struct bench_row){.name = "dir: GET, replicated (read)", .prog = PROG_DIR,
 				     .pkt = to_server, .verdict = XDP_PASS};
 	snprintf(rows[n++].pkt.key, sizeof(rows[0].pkt.key), "%s", HOT_KEY);
-	rows[n] = rows[n - 1];
+	/* the same read, chosen by each other strategy (the first is round-robin's) */
+	for (__u32 s = XKV_DIR_SELECT_ROUND_ROBIN + 1; s < XKV_DIR_SELECT_MAX; s++, n++) {
+		rows[n] = rows[read];
+		rows[n].select = s;
+		snprintf(rows[n].name, sizeof(rows[n].name), "dir: GET, replicated (read, %s)",
+			 xkv_dir_select_name(s));
+	}
+	rows[n] = rows[read];
 	snprintf(rows[n].name, sizeof(rows[n].name), "dir: PUT, replicated (write)");
 	rows[n].pkt.op = XKV_OP_PUT;
 	rows[n].pkt.value_len = rows[n].pkt.frag_len = 64;
@@ -199,13 +208,13 @@ static __u32 ewt_calls(__u32 repeat)
 }
 
 /* One round of one row, repeat packets: its time goes to row->ns[round]. */
-static int run_row(struct fixture *f, int pass_fd, int dir_fd, struct bench_row *row, int round,
-		   __u32 repeat)
+static int run_row(struct fixture *f, int pass_fd, struct dir_bpf *dir, struct bench_row *row,
+		   int round, __u32 repeat)
 {
 	struct xkv_config cfg = {.port = PKT_PORT, .workers = WORKERS, .policy = row->policy,
 				 .no_arrival_stamp = row->no_stamp};
 	int prog_fd = row->prog == PROG_PASS ? pass_fd
-		      : row->prog == PROG_DIR ? dir_fd
+		      : row->prog == PROG_DIR ? bpf_program__fd(dir->progs.xkv_dir)
 					      : bpf_program__fd(f->skel->progs.xkv_xdp);
 	bool ewt = row->prog == PROG_XKV &&
 		   xkv_ewt_claimed(row->policy, row->pkt.op, row->pkt.frag_len, row->pkt.value_len);
@@ -216,7 +225,8 @@ static int run_row(struct fixture *f, int pass_fd, int dir_fd, struct bench_row 
 	__u64 sum = 0;
 	int err;
 
-	err = fixture_config(f, &cfg);
+	err = row->prog == PROG_DIR ? dir_fixture_config(dir, row->select, (1u << DIR_SERVERS) - 1)
+				    : fixture_config(f, &cfg);
 	if (err)
 		return err;
 	pkt_build(&row->pkt, pkt, &layout);
@@ -317,8 +327,8 @@ int main(int argc, char **argv)
 	for (__u32 round = 0; round < rounds; round++) {
 		fprintf(stderr, "\rbench-xdp: round %u of %u", round + 1, rounds);
 		for (size_t i = 0; i < nrows; i++) {
-			err = run_row(&f, bpf_program__fd(baseline->progs.xdp_pass),
-				      bpf_program__fd(dir->progs.xkv_dir), &rows[i], round, repeat);
+			err = run_row(&f, bpf_program__fd(baseline->progs.xdp_pass), dir, &rows[i],
+				      round, repeat);
 			if (err) {
 				fprintf(stderr, "\nbench-xdp: %s: %s\n", rows[i].name,
 					strerror(-err));
@@ -331,11 +341,11 @@ int main(int argc, char **argv)
 	printf("BPF_PROG_RUN, %d workers, median of %u interleaved rounds x %u packets "
 	       "(writes the EWT claims: %u x %u)\n",
 	       WORKERS, rounds, repeat, ewt_calls(repeat), ewt_repeat(repeat));
-	printf("%-38s %8s %9s\n", "packet", "ns", "x parse");
+	printf("%-42s %8s %9s\n", "packet", "ns", "x parse");
 	for (size_t i = 0; i < nrows; i++) {
 		__u32 ns = median(rows[i].ns, rounds);
 
-		printf("%-38s %8u %8.1fx\n", rows[i].name, ns, (double)ns / (parse_ns ? parse_ns : 1));
+		printf("%-42s %8u %8.1fx\n", rows[i].name, ns, (double)ns / (parse_ns ? parse_ns : 1));
 	}
 	for (size_t i = 1; i < nrows; i++)
 		if (rows[i].no_stamp)

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -711,4 +712,290 @@ Test(dir, a_stray_passes_from_the_servers_side_and_a_forged_one_is_dropped)
 	snprintf(nowhere.src, sizeof(nowhere.src), "%s", FOREIGN);
 	o = run_on(&nowhere, servers_side, 1ull << XKV_DIR_STAT_FORGED);
 	cr_assert_eq(o.verdict, XDP_DROP);
+}
+
+/* Choosing a server: the strategies of bpf/dir_select/, and what replies tell them. */
+
+static void config_popular(enum xkv_dir_select select, __u32 popular_ppm)
+{
+	struct xkv_dir_config cfg = {.port = PKT_PORT, .select = select, .nservers = DIR_SERVERS,
+				     .live = 0xf, .popular_ppm = popular_ppm};
+	__u32 zero = 0;
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_config), &zero, &cfg, 0),
+		     0);
+}
+
+static struct xkv_dir_load load_get(void)
+{
+	struct xkv_dir_load load;
+	__u32 zero = 0;
+
+	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(skel->maps.xkv_dir_load), &zero, &load), 0);
+	return load;
+}
+
+static void load_put(const struct xkv_dir_load *load)
+{
+	__u32 zero = 0;
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_load), &zero, load, 0), 0);
+}
+
+/* Requests strategy select sent to server id, over the CPUs. */
+static __u64 sent_by(enum xkv_dir_select select, __u32 id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 slot = select * XKV_DIR_SERVERS + id;
+	__u64 values[ncpu], sum = 0;
+
+	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(skel->maps.xkv_dir_choices), &slot, values),
+		     0);
+	for (int i = 0; i < ncpu; i++)
+		sum += values[i];
+	return sum;
+}
+
+/* bpf_ktime_get_ns's clock. */
+static __u64 ktime_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (__u64)now.tv_sec * 1000000000u + (__u64)now.tv_nsec;
+}
+
+/* Server id replies n times, reporting load and service (XKV_DIR_SERVICE_UNIT ns). */
+static void reports(__u32 id, __u32 n, __u32 load, __u16 service)
+{
+	struct pkt_spec r = reply(id, 1, 0, load);
+
+	r.dir_ext.service = htons(service);
+	for (__u32 i = 0; i < n; i++)
+		run(&r, XKV_DIR_STAT_REPLY_OLDER);
+}
+
+/* Whatever the strategy, a READ stays in its replica set, a WRITE among the live, each counted. */
+Test(dir, every_strategy_chooses_within_the_set_and_counts_its_choices)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	const struct pkt_spec put = request(XKV_OP_PUT, HOT_KEY, false);
+
+	replicate(1u << 1 | 1u << 3, 4, 4, 0, false);
+	/* the set's servers busy and slow: a strategy that looked past the set would leave it */
+	reports(1, 1, 100, 6250);
+	reports(3, 1, 100, 6250);
+	for (__u32 s = 0; s < XKV_DIR_SELECT_MAX; s++) {
+		config(s, 0xf & ~(1u << 2));
+		for (int i = 0; i < 12; i++) {
+			struct out o = run(&get, XKV_DIR_STAT_READ);
+			__u32 to = steered_to(&o, 0);
+
+			cr_assert(to == 1 || to == 3, "%s sent a read to %u, not of its set",
+				  xkv_dir_select_name(s), to);
+		}
+		for (int i = 0; i < 4; i++) {
+			struct out o = run(&put, XKV_DIR_STAT_WRITE);
+
+			cr_assert_neq(steered_to(&o, 0), 2, "%s chose a server not live",
+				      xkv_dir_select_name(s));
+		}
+		cr_assert_eq(sent_by(s, 0) + sent_by(s, 1) + sent_by(s, 3), 16,
+			     "%s counted its choices", xkv_dir_select_name(s));
+		cr_assert_eq(sent_by(s, 2), 0);
+	}
+}
+
+/* Its extension's stamp and service are the directory's and the server's: a client's go. */
+Test(dir, a_clients_stamp_is_not_taken_for_the_directorys)
+{
+	struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct out o;
+
+	replicate(1u << 1, 4, 4, 0, false);
+	get.dir_ext.sent = htonl(12345);
+	get.dir_ext.service = htons(7);
+	o = run(&get, XKV_DIR_STAT_READ);
+	steered_to(&o, 0);
+	cr_assert_eq(ext_of(&o).sent, 0, "round-robin times nothing");
+	cr_assert_eq(ext_of(&o).service, 0);
+}
+
+/* A steered reply tells its server's queue, time per request and round trip. */
+Test(dir, a_steered_reply_tells_the_directory_of_its_server)
+{
+	struct pkt_spec r = reply(2, 1, 0, 24);
+	struct pkt_spec unsteered = reply(1, 1, 0, 99);
+	struct xkv_dir_load load;
+
+	replicate(1u << 2, 4, 4, 0, false);
+	r.dir_ext.service = htons(100);
+	r.dir_ext.sent = htonl((__u32)(ktime_ns() - 80000) | 1); /* 80 us ago */
+	run(&r, XKV_DIR_STAT_REPLY_OLDER);
+	unsteered.dir_ext.dflags = 0;
+	run(&unsteered, XKV_DIR_STAT_UNREPLICATED);
+	load = load_get();
+	cr_assert_eq(load.server[2].load, 24);
+	cr_assert_eq(load.server[2].service_ns, 100 * XKV_DIR_SERVICE_UNIT);
+	cr_assert_eq(load.server[2].queue_avg, 24 * 16, "the first sample, in 1/16ths");
+	cr_assert_eq(load.server[2].service_avg, 1600);
+	cr_assert_geq(load.server[2].response_avg, 80000, "the round trip it took");
+	cr_assert_lt(load.server[2].response_avg, 1000000000);
+	r.dir_ext.load = htonl(8);
+	run(&r, XKV_DIR_STAT_REPLY_OLDER);
+	cr_assert_eq(load_get().server[2].queue_avg, 24 * 16 - 24 * 2 + 8 * 2, "then 1/8 a reply");
+	cr_assert_eq(load.server[1].load, 0, "an unsteered reply tells nothing");
+}
+
+/*
+ * Pegasus's load prediction: each request sent adds its server's time per request to
+ * the server's backlog, and the least backlog is chosen, without waiting for replies.
+ */
+Test(dir, predict_sends_each_request_where_the_backlog_is_least)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	const __u64 ms = 1000000, far = ktime_ns() + 60000 * ms; /* no backlog drains in the test */
+	const __u32 want[] = {1, 1, 1, 3, 1, 3, 1, 3};
+	struct xkv_dir_load load;
+
+	config(XKV_DIR_SELECT_PREDICT, 0xf);
+	replicate(1u << 1 | 1u << 3, 4, 4, 0, false);
+	reports(1, 1, 0, 62500); /* 1 ms a request */
+	reports(3, 1, 0, 62500);
+	load = load_get();
+	load.server[1].backlog_until = far;
+	load.server[3].backlog_until = far + 5 * ms / 2;
+	load_put(&load);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct out o = run(&get, XKV_DIR_STAT_READ);
+
+		cr_assert_eq(steered_to(&o, 0), want[i], "read %zu", i);
+	}
+	load = load_get();
+	cr_assert_eq(load.server[1].backlog_until, far + 5 * ms, "5 requests of 1 ms each");
+	cr_assert_eq(load.server[3].backlog_until, far + 5 * ms / 2 + 3 * ms);
+}
+
+/* An idle server's backlog starts now, not where it last ended. */
+Test(dir, predict_drains_a_backlog_with_time)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct xkv_dir_load load;
+	__u64 before;
+
+	config(XKV_DIR_SELECT_PREDICT, 0xf);
+	replicate(1u << 1, 4, 4, 0, false);
+	reports(1, 1, 0, 1000); /* 16 us */
+	load = load_get();
+	load.server[1].backlog_until = 1; /* long drained */
+	load_put(&load);
+	before = ktime_ns();
+	steered_to((struct out[]){run(&get, XKV_DIR_STAT_READ)}, 0);
+	cr_assert_geq(load_get().server[1].backlog_until, before + 16000);
+	cr_assert_lt(load_get().server[1].backlog_until, ktime_ns() + 16000);
+}
+
+/*
+ * C3: the server whose replies report a longer queue scores higher, and so does one
+ * with more requests sent and not answered; each request is stamped for its round
+ * trip, and its reply takes it off the count.
+ */
+Test(dir, c3_scores_queues_and_requests_outstanding)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct pkt_spec back = reply(1, 1, 0, 0);
+	__u32 to3 = 0;
+
+	config(XKV_DIR_SELECT_C3, 0xf);
+	replicate(1u << 1 | 1u << 3, 4, 4, 0, false);
+	reports(1, 1, 0, 62); /* alike but for the queue: 0 and 1 */
+	reports(3, 1, 1, 62);
+	for (int i = 0; i < 6; i++) {
+		struct out o = run(&get, XKV_DIR_STAT_READ);
+
+		cr_assert_neq(ext_of(&o).sent, 0, "stamped, for its round trip");
+		back.dir_ext.sent = ext_of(&o).sent;
+		to3 += steered_to(&o, 0) == 3;
+	}
+	/* (1 + c + q)^3: server 1 first, server 3 once 1 has requests outstanding */
+	cr_assert(to3 >= 1 && to3 <= 3, "server 3 got %u of 6", to3);
+	cr_assert_eq(load_get().server[1].outstanding + load_get().server[3].outstanding, 6);
+	run(&back, XKV_DIR_STAT_REPLY_OLDER);
+	cr_assert_eq(load_get().server[1].outstanding, 6 - to3 - 1, "answered: one less");
+	cr_assert_gt(load_get().server[1].response_avg, 0);
+	reports(3, 1, 400, 62); /* a long queue (q some 50): shunned while server 1's is short */
+	for (int i = 0; i < 6; i++) {
+		struct out o = run(&get, XKV_DIR_STAT_READ);
+
+		cr_assert_eq(steered_to(&o, 0), 1, "read %d went to the long queue", i);
+	}
+}
+
+/* C3's count of requests unanswered restarts each second: a lost reply cannot shun a server. */
+Test(dir, c3_forgets_requests_unanswered_for_a_second)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	struct xkv_dir_load load;
+
+	config(XKV_DIR_SELECT_C3, 0xf);
+	replicate(1u << 1, 4, 4, 0, false);
+	load = load_get();
+	load.server[1].outstanding = 1000; /* replies lost */
+	load.server[1].outstanding_since = ktime_ns() - 2000000000ull;
+	load_put(&load);
+	steered_to((struct out[]){run(&get, XKV_DIR_STAT_READ)}, 0);
+	cr_assert_eq(load_get().server[1].outstanding, 1);
+}
+
+/* Popularity's oracle: HOT_KEY's count of requests. */
+static void oracle_put(__u64 count)
+{
+	__u64 hash = hot_hash();
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.xkv_dir_popularity), &hash, &count,
+					 0),
+		     0);
+}
+
+static __u64 oracle_get(void)
+{
+	__u64 hash = hot_hash(), count = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xkv_dir_popularity), &hash, &count);
+	return count;
+}
+
+/*
+ * Hector's Popularity-Aware: a key below the threshold always goes to one server, its
+ * home; a popular one turns over its replica set. Its oracle counts the key's requests
+ * and every request forwarded, replicated or not.
+ */
+Test(dir, popularity_keeps_a_cool_key_home_and_spreads_a_hot_one)
+{
+	const struct pkt_spec get = request(XKV_OP_GET, HOT_KEY, false);
+	const struct pkt_spec cold = request(XKV_OP_GET, "cold", false);
+	struct xkv_dir_load load = {.requests = 990};
+	__u32 rset = 1u << 1 | 1u << 2 | 1u << 3, seen = 0;
+
+	config_popular(XKV_DIR_SELECT_POPULARITY, 500000); /* half the requests */
+	replicate(rset, 4, 4, 2, false);
+	load_put(&load);
+	for (int i = 0; i < 10; i++)
+		run(&cold, XKV_DIR_STAT_UNREPLICATED);
+	cr_assert_eq(load_get().requests, 1000, "an unreplicated request is one of all");
+	oracle_put(10);
+	for (int i = 0; i < 6; i++) {
+		struct out o = run(&get, XKV_DIR_STAT_READ);
+
+		cr_assert_eq(steered_to(&o, 0), 2, "a key of 1 %% of the requests stays home");
+	}
+	cr_assert_eq(oracle_get(), 16, "the oracle counts the key's requests");
+	cr_assert_eq(load_get().requests, 1006);
+	oracle_put(900);
+	for (int i = 0; i < 6; i++) {
+		struct out o = run(&get, XKV_DIR_STAT_READ);
+
+		seen |= 1u << steered_to(&o, 0);
+	}
+	cr_assert_eq(seen, rset, "a key of most requests turns over its set");
 }

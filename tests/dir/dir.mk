@@ -65,3 +65,11 @@ $(BUILD)/tests/run-dir-lincheck: tests/dir/lincheck.sh $(DIR_LAB) | $(BUILD)/xkv
 	$(call script_launcher,$(abspath $(BUILD)))
 
 TESTS += $(BUILD)/tests/run-dir-lincheck
+
+# The strategies that choose a server, each with the servers alike and one made slow
+# (tests/dir/select.sh).
+$(BUILD)/tests/run-dir-select: tests/dir/select.sh $(DIR_LAB) | $(BUILD)/xkv-dir \
+			       $(BUILD)/xkv-bench $(DIR_LAB_BINS)
+	$(call script_launcher,$(abspath $(BUILD)))
+
+TESTS += $(BUILD)/tests/run-dir-select

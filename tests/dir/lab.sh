@@ -30,8 +30,8 @@ for ifname in "${dir_ifaces[@]}"; do
 done
 
 
-# port 7411, round-robin, 2 servers, both live
-map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4) $(le 0 4) 00 00 00 00"
+# port 7411, round-robin, 2 servers, both live, one server a write, no popularity threshold
+map_set xkv_dir_config "$(le 0 4)" "$(le 7411 2) 00 02 $(le 3 4) $(le 0 4) 00 00 00 00 $(le 0 4)"
 for i in 0 1; do
 	addr="0a 00 0$((i + 1)) 01" port="1c f3" # 10.0.(i+1).1:7411, network order
 	map_set xkv_dir_servers "$(le $i 4)" "$addr $port 00 00"
@@ -85,7 +85,8 @@ sys.exit(not (e["rset"] in (1, 2) and e["ver_curr"] == 6 and e["ver_next"] == 6 
               e["reads"] == 5 and e["writes"] == 1))' "$entry") ||
 	fail "the replica set after the write: $entry"
 # the version 2 request was dropped and counted: no_extension's slot, XKV_DIR_STATS's order
-slot=$(grep -o 'X([A-Z_]*,' "$here/../../include/xkv/dir.h" | grep -n 'X(NO_EXTENSION,' | cut -d: -f1)
+slot=$(sed -n '/^#define XKV_DIR_STATS(X)/,/^$/p' "$here/../../include/xkv/dir.h" |
+	grep -o 'X([A-Z_]*,' | grep -n 'X(NO_EXTENSION,' | cut -d: -f1)
 stats=$(bpftool -j map lookup pinned "$pin/xkv_dir_stats" key hex $(le $((slot - 1)) 4))
 python3 - "$stats" <<'PY' || fail "no_extension, per CPU: $stats"
 import json, sys

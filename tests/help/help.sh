@@ -66,7 +66,7 @@ expect "xkv-trace gen" -w,--workload -n,--count -o,--out -s,--seed --src --dst -
 expect "xkv-trace check" -p,--port --lincheck -t,--timeout --history -h,--help
 expect "xkv-trace record" -i,--iface -o,--out -p,--port -c,--count -t,--seconds -h,--help
 expect xkv-cli -s,--server -t,--timeout -r,--retries -d,--dir -h,--help
-expect xkv-dir -p,--pin -d,--state -s,--servers -P,--port -S,--select -W,--write-servers \
+expect xkv-dir -p,--pin -d,--state -s,--servers -P,--port -S,--select -o,--popular -W,--write-servers \
 	-k,--skb -w,--wait -t,--timeout -f,--force -j,--json -h,--help
 # --counted is the run callgrind counts, not for people: not listed
 expect xkv-storebench -t,--threads -k,--keys -s,--seconds -b,--batch -n,--no-callgrind -h,--help

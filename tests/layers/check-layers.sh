@@ -31,14 +31,14 @@ layer_of_file() {
 }
 
 # The layer an include names: "dir/file.h" by its directory; a bare "file.h"
-# is a sibling in the includer's own directory (or the xkv headers beside it).
+# is a sibling in the includer's own directory (or the xkv headers beside it), and
+# so is "sub/file.h" found under the includer's directory (bpf/dir_select/).
 layer_of_include() {
-	local file_layer=$1 inc=$2
+	local file_layer=$1 inc=$2 file=$3
 	case $inc in
 	*../*) echo "?" ;;
+	*/*) if [ -e "$(dirname "$file")/$inc" ]; then echo "$file_layer"; else echo "${inc%%/*}"; fi ;;
 	*.skel.h) echo skel ;;
-	xkv/*) echo xkv ;;
-	*/*) echo "${inc%%/*}" ;;
 	*) echo "$file_layer" ;;
 	esac
 }
@@ -55,7 +55,7 @@ while IFS= read -r f; do
 	while IFS= read -r line; do
 		inc=${line#*\"}
 		inc=${inc%%\"*}
-		to=$(layer_of_include "$from" "$inc")
+		to=$(layer_of_include "$from" "$inc" "$f")
 		if [ -z "${rank[$to]+x}" ]; then
 			echo "$f: #include \"$inc\": not a layer (no relative paths up)"
 			bad=1

@@ -35,5 +35,6 @@ plant userspace/store/store.h '#include "net/packet.h"'   # a sibling of the sam
 plant userspace/proto/codec.h '#include "../server/server.h"'
 plant include/xkv/proto.h '#include "proto/codec.h"'     # the bottom depends on nothing
 plant userspace/newlayer/x.c '#include "proto/codec.h"'  # a folder without a rank
+plant bpf/dir_select/c3.h '#include "engine/execute.h"' # a subfolder is its parent's layer
 
 checks_done layers

@@ -187,7 +187,8 @@ int xkv_dirctl_attach(const char *pin, const struct xkv_dirctl_setup *setup,
 	struct xkv_dir_config cfg = {.port = setup->port ? setup->port : XKV_DEFAULT_PORT,
 				     .select = (uint8_t)setup->select,
 				     .flags = setup->hold ? XKV_DIR_HOLD : 0,
-				     .write_max = setup->write_max};
+				     .write_max = setup->write_max,
+				     .popular_ppm = setup->popular_ppm};
 	char path[PATH_MAX];
 	struct dir_bpf *skel;
 	struct stat st;

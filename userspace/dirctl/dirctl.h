@@ -23,7 +23,7 @@
 
 /* The pinned maps of one directory, open, and the file of the keys it replicates. */
 struct xkv_dirctl {
-	int keys, migrating, servers, addrs, load, config, pool, stats;
+	int keys, migrating, servers, addrs, load, config, pool, stats, choices;
 	const char *state;
 };
 
@@ -32,6 +32,7 @@ struct xkv_dirctl_setup {
 	const char *servers; /* the pool, as the clients have it (client/servers.h) */
 	uint16_t port;	     /* xkv's port on every server; 0: XKV_DEFAULT_PORT */
 	enum xkv_dir_select select;
+	uint32_t popular_ppm; /* popularity's threshold (xkv_dir_config.popular_ppm) */
 	bool skb;	     /* generic XDP (skb mode), for a driver without it */
 	bool hold;	     /* drop every request (XKV_DIR_HOLD) until xkv_dirctl_recover */
 	uint8_t write_max;   /* servers a WRITE goes to at most (xkv_dir_config.write_max) */
@@ -113,7 +114,17 @@ int xkv_dirctl_stats(const struct xkv_dirctl *d, uint64_t *counts);
 /* Server id's address and port. */
 int xkv_dirctl_server(const struct xkv_dirctl *d, uint32_t id, struct xkv_dir_server *srv);
 
-/* The load each server reported last. */
-int xkv_dirctl_loads(const struct xkv_dirctl *d, uint32_t loads[XKV_DIR_SERVERS]);
+/* What the directory knows of each server's load (xkv_dir_telemetry). */
+int xkv_dirctl_load(const struct xkv_dirctl *d, struct xkv_dir_load *load);
+
+/*
+ * The requests each strategy sent to each server, summed over the CPUs:
+ * counts[select * XKV_DIR_SERVERS + id], XKV_DIR_CHOICES of them.
+ */
+int xkv_dirctl_choices(const struct xkv_dirctl *d, uint64_t *counts);
+
+/* The strategy that chooses servers from now on, and popularity's threshold. */
+int xkv_dirctl_select(const struct xkv_dirctl *d, enum xkv_dir_select select,
+		      uint32_t popular_ppm);
 
 #endif /* XKV_DIRCTL_H */

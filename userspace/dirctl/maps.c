@@ -30,7 +30,7 @@ int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin, const char *state)
 {
 	int err;
 
-	*d = (struct xkv_dirctl){-1, -1, -1, -1, -1, -1, -1, -1, state};
+	*d = (struct xkv_dirctl){-1, -1, -1, -1, -1, -1, -1, -1, -1, state};
 	if ((err = open_map(pin, "xkv_dir_keys", &d->keys)) ||
 	    (err = open_map(pin, "xkv_dir_migrating", &d->migrating)) ||
 	    (err = open_map(pin, "xkv_dir_servers", &d->servers)) ||
@@ -38,15 +38,16 @@ int xkv_dirctl_open(struct xkv_dirctl *d, const char *pin, const char *state)
 	    (err = open_map(pin, "xkv_dir_load", &d->load)) ||
 	    (err = open_map(pin, "xkv_dir_config", &d->config)) ||
 	    (err = open_map(pin, "xkv_dir_pool", &d->pool)) ||
-	    (err = open_map(pin, "xkv_dir_stats", &d->stats)))
+	    (err = open_map(pin, "xkv_dir_stats", &d->stats)) ||
+	    (err = open_map(pin, "xkv_dir_choices", &d->choices)))
 		xkv_dirctl_close(d);
 	return err;
 }
 
 void xkv_dirctl_close(struct xkv_dirctl *d)
 {
-	int *fds[] = {&d->keys, &d->migrating, &d->servers, &d->addrs,
-		      &d->load, &d->config,    &d->pool,    &d->stats};
+	int *fds[] = {&d->keys,	  &d->migrating, &d->servers, &d->addrs,  &d->load,
+		      &d->config, &d->pool,	 &d->stats,   &d->choices};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
@@ -75,6 +76,21 @@ int dirctl_config_set(const struct xkv_dirctl *d, const struct xkv_dir_config *c
 	return bpf_map_update_elem(d->config, &zero, cfg, 0) ? -errno : 0;
 }
 
+int xkv_dirctl_select(const struct xkv_dirctl *d, enum xkv_dir_select select,
+		      uint32_t popular_ppm)
+{
+	struct xkv_dir_config cfg;
+	int err = xkv_dirctl_config(d, &cfg);
+
+	if (err)
+		return err;
+	if (select >= XKV_DIR_SELECT_MAX)
+		return -EINVAL;
+	cfg.select = (uint8_t)select;
+	cfg.popular_ppm = popular_ppm;
+	return dirctl_config_set(d, &cfg);
+}
+
 int xkv_dirctl_pool(const struct xkv_dirctl *d, struct xkv_dir_pool *pool)
 {
 	int err = lookup_zero(d->pool, pool);
@@ -88,9 +104,9 @@ int xkv_dirctl_server(const struct xkv_dirctl *d, uint32_t id, struct xkv_dir_se
 	return bpf_map_lookup_elem(d->servers, &id, srv) ? -errno : 0;
 }
 
-int xkv_dirctl_loads(const struct xkv_dirctl *d, uint32_t loads[XKV_DIR_SERVERS])
+int xkv_dirctl_load(const struct xkv_dirctl *d, struct xkv_dir_load *load)
 {
-	return lookup_zero(d->load, loads);
+	return lookup_zero(d->load, load);
 }
 
 struct xkv_client *xkv_dirctl_client(const struct xkv_dirctl *d, int timeout_ms)
@@ -132,7 +148,8 @@ int xkv_dirctl_keys(const struct xkv_dirctl *d,
 	return errno == ENOENT ? 0 : -errno;
 }
 
-int xkv_dirctl_stats(const struct xkv_dirctl *d, uint64_t *counts)
+/* counts[0 .. n - 1]: slots 0 .. n - 1 of the per-CPU array fd, summed over the CPUs. */
+static int sum_per_cpu(int fd, uint32_t n, uint64_t *counts)
 {
 	int ncpus = libbpf_num_possible_cpus();
 
@@ -140,12 +157,22 @@ int xkv_dirctl_stats(const struct xkv_dirctl *d, uint64_t *counts)
 		return ncpus;
 	uint64_t per_cpu[ncpus];
 
-	for (uint32_t slot = 0; slot < XKV_DIR_STAT_MAX; slot++) {
-		if (bpf_map_lookup_elem(d->stats, &slot, per_cpu))
+	for (uint32_t slot = 0; slot < n; slot++) {
+		if (bpf_map_lookup_elem(fd, &slot, per_cpu))
 			return -errno;
 		counts[slot] = 0;
 		for (int c = 0; c < ncpus; c++)
 			counts[slot] += per_cpu[c];
 	}
 	return 0;
+}
+
+int xkv_dirctl_stats(const struct xkv_dirctl *d, uint64_t *counts)
+{
+	return sum_per_cpu(d->stats, XKV_DIR_STAT_MAX, counts);
+}
+
+int xkv_dirctl_choices(const struct xkv_dirctl *d, uint64_t *counts)
+{
+	return sum_per_cpu(d->choices, XKV_DIR_CHOICES, counts);
 }
