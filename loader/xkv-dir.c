@@ -10,6 +10,7 @@
  *   xkv-dir [options] add KEY...        replicate each key, its home alone at first
  *   xkv-dir [options] remove KEY...     migrate each back home, then forget it
  *   xkv-dir [options] select STRATEGY   how servers are chosen, from now on
+ *   xkv-dir [options] hot               the hot keys the servers report
  *   xkv-dir [options] status            the pool, what it knows of each server, the keys
  *   xkv-dir [options] stats             what the program did, counter by counter
  *
@@ -25,6 +26,7 @@
 
 #include <xkv/dir.h>
 #include "dirctl/dirctl.h"
+#include "util/heavy.h"
 #include "util/json.h"
 #include "util/opts.h"
 
@@ -63,7 +65,7 @@ static const struct xkv_opt options[] = {
 			 "add, remove, recover: per request to a server (default 500)"},
 	[OPT_FORCE] = {"force", 'f', NULL,
 		       "detach: though keys are replicated (the next attach recovers them)"},
-	[OPT_JSON] = {"json", 'j', NULL, "status, stats: print JSON"},
+	[OPT_JSON] = {"json", 'j', NULL, "status, stats, hot: print JSON"},
 	[OPT_HELP] = {"help", 'h', NULL, "show this help"},
 };
 
@@ -83,6 +85,7 @@ static void usage(FILE *f)
 	      "       xkv-dir [options] add KEY...\n"
 	      "       xkv-dir [options] remove KEY...\n"
 	      "       xkv-dir [options] select STRATEGY\n"
+	      "       xkv-dir [options] hot\n"
 	      "       xkv-dir [options] status\n"
 	      "       xkv-dir [options] stats\n"
 	      "options:\n",
@@ -449,6 +452,59 @@ static int cmd_stats(const struct args *a, struct xkv_dirctl *d, int argc, char 
 	return xkv_json_finish(&w);
 }
 
+static int cmd_hot(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	const size_t cap = XKV_DIR_SERVERS * XKV_HEAVY_TOP;
+	struct xkv_dirctl_hot *keys = calloc(cap, sizeof(*keys));
+	struct xkv_client *pool = xkv_dirctl_client(d, (int)a->timeout_ms);
+	uint64_t requests;
+	struct xkv_json w;
+	size_t n;
+	int err = keys && pool ? xkv_dirctl_hot(d, pool, keys, cap, &n, &requests) : -ENOMEM;
+
+	(void)argc;
+	(void)argv;
+	if (err)
+		goto out_free;
+	if (a->json) {
+		xkv_json_init(&w, stdout);
+		xkv_json_object_start(&w);
+		xkv_json_uint_field(&w, "requests", requests);
+		xkv_json_key(&w, "keys");
+		xkv_json_array_start(&w);
+	} else {
+		printf("%llu requests counted by the servers in their last epoch; the hottest:\n",
+		       (unsigned long long)requests);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char key[XKV_KEY_MAX + 1];
+
+		memcpy(key, keys[i].key, keys[i].len);
+		key[keys[i].len] = '\0';
+		if (!a->json) {
+			printf("  %-20s %10llu %5.1f %%%s\n", key, (unsigned long long)keys[i].count,
+			       requests ? 100.0 * (double)keys[i].count / (double)requests : 0,
+			       xkv_dirctl_held(d, keys[i].hash) ? "  replicated" : "");
+			continue;
+		}
+		xkv_json_object_start(&w);
+		xkv_json_string_field(&w, "key", key);
+		xkv_json_uint_field(&w, "count", keys[i].count);
+		xkv_json_uint_field(&w, "servers", keys[i].servers);
+		xkv_json_bool_field(&w, "replicated", xkv_dirctl_held(d, keys[i].hash));
+		xkv_json_object_end(&w);
+	}
+	if (a->json) {
+		xkv_json_array_end(&w);
+		xkv_json_object_end(&w);
+		err = xkv_json_finish(&w);
+	}
+out_free:
+	xkv_client_close(pool);
+	free(keys);
+	return err;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(const struct args *a, struct xkv_dirctl *d, int argc, char **argv);
@@ -459,6 +515,7 @@ static const struct {
 	{"recover", cmd_recover, false, true}, {"add", cmd_add, true, true},
 	{"remove", cmd_remove, true, true},  {"select", cmd_select, true, true},
 	{"status", cmd_status, false, true}, {"stats", cmd_stats, false, true},
+	{"hot", cmd_hot, false, true},
 };
 
 static int run(size_t i, const struct args *a, int argc, char **argv)

@@ -50,6 +50,23 @@ struct xkv_dir_notice {
 	struct xkv_dir_server servers[XKV_DIR_SERVERS];
 };
 
+/*
+ * A server's report of its hot keys (Pegasus Sec. 7.3), the value of its reply to a
+ * version 3 GET marked XKV_DIR_REPORT: this header, then n keys, highest count first,
+ * each a struct xkv_dir_report_key and its len bytes, back to back.
+ */
+struct xkv_dir_report {
+	__be64 requests; /* requests counted in the epoch, over the workers */
+	__be32 epoch_ms; /* the epoch's length */
+	__be16 n;	 /* keys after it */
+	__u16 pad;	 /* 0 */
+};
+
+struct xkv_dir_report_key {
+	__be64 count; /* its requests in the epoch (an estimate, never under) */
+	__be16 len;   /* the key's bytes, which follow */
+} __attribute__((packed));
+
 /* xkv_dir_addrs's key: a server's address, to find its id (who a client addressed). */
 struct xkv_dir_addr {
 	__be32 addr;

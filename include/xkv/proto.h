@@ -87,6 +87,7 @@ _Static_assert(sizeof(struct xkv_hdr) == 40, "the wire header is 40 bytes");
 #define XKV_DIR_NO_VERSION 0x02 /* set by a server: its reply vouches for no version */
 #define XKV_DIR_NOTICE	   0x04 /* set by the controller: a PUT whose value is a notice */
 #define XKV_DIR_FORWARDED  0x08 /* set by a server: a stray request it sent home (Sec. 6.6) */
+#define XKV_DIR_REPORT	   0x10 /* set by the controller: a GET of the server's hot keys */
 
 /*
  * After the header and before the key, in requests and replies alike, in version 3
@@ -100,7 +101,7 @@ struct xkv_dir_ext {
 	__be32 load;	  /* replies: the server's load (requests it has queued) */
 	__be32 write_set; /* a steered WRITE: the servers it goes to, a bit each */
 	__u8 target;	  /* the server the client addressed, whose address the reply takes */
-	__u8 dflags;	  /* XKV_DIR_STEERED, _NO_VERSION, _NOTICE, _FORWARDED */
+	__u8 dflags;	  /* XKV_DIR_STEERED, _NO_VERSION, _NOTICE, _FORWARDED, _REPORT */
 	__be16 service;	  /* replies: the server's time per request, XKV_DIR_SERVICE_UNIT ns */
 	__be32 sent;	  /* a steered request: the directory's clock (ns, mod 2^32), echoed */
 };

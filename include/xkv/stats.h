@@ -54,6 +54,7 @@ struct xkv_request_counters {
 	__u64 dir_stale;	/* ... not applied: a newer version was already here */
 	__u64 dir_notices;	/* the directory's controller's notices applied (engine/replicas.h) */
 	__u64 dir_notices_refused; /* ... refused: malformed, or the set full */
+	__u64 dir_reports;	/* reports of the hot keys sent to the controller (engine/hot.h) */
 	__u64 dir_forwarded;	/* steered requests for keys not replicated, sent home (Sec. 6.6) */
 	__u64 dir_forward_failed; /* ... that could not be sent: dropped */
 	__u64 dir_unreplicated;	/* ... at their home: served as unsteered */

@@ -4,7 +4,8 @@
 # key replicated on both, and xkv-bench reading it through the directory. Each strategy
 # in turn (xkv-dir select), first with the servers alike, then with one of them made
 # slow on purpose: stopped 7 ms in every 8 (SIGSTOP, SIGCONT). What each strategy sent
-# where comes from xkv-dir status. Namespaces, pins and processes go on every way out.
+# where comes from xkv-dir status. Then the servers' report of their hot keys (xkv-dir
+# hot). Namespaces, pins and processes go on every way out.
 #   select.sh BUILD_DIR
 set -euo pipefail
 
@@ -126,4 +127,15 @@ read -r hot n_hot < <(phase popularity alike 100)
 echo "popularity, every key popular: $hot % of $n_hot to server $slow"
 [ "$(dir --json stats | json "d['sent_by']['c3'] > 0 and d['sent_by']['predict'] > 0")" = True ] ||
 	fail "stats: $(dir stats)"
+
+# The servers' hot keys (Pegasus Sec. 7.3): a second of reads of the key, round-robin
+# over both servers, and the last epoch each reported (1 s, the servers' default) has
+# the key first, counted by both, replicated
+dir select round-robin >/dev/null
+reads 1.5 1
+hot=$(dir --json hot) || fail "hot: $(dir hot 2>&1)"
+[ "$(echo "$hot" | json "d['keys'][0]['key'] == '$key' and d['keys'][0]['servers'] == 2 and
+	d['keys'][0]['replicated'] and d['keys'][0]['count'] > 1000 and
+	d['keys'][0]['count'] <= d['requests']")" = True ] || fail "hot keys: $hot"
+echo "hot keys: $(dir hot | sed -n 2p)"
 dir detach "${dir_ifaces[@]}" >/dev/null 2>&1 || true

@@ -44,7 +44,7 @@ expect() {
 }
 
 expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -M,--memcached-port -m,--memory \
-	--mode -P,--policy --minos-percentile --minos-epoch-ms -a,--allow -l,--listen --trust \
+	--mode -P,--policy --minos-percentile --minos-epoch-ms --hot-epoch-ms -a,--allow -l,--listen --trust \
 	--skb --echo --compaction --compact-slo --latency --local-order -h,--help
 expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -M,--memcached-port -w,--workers \
 	-P,--policy -a,--allow -l,--listen -f,--force -v,--verbose -h,--help

@@ -3,7 +3,8 @@
  * A server's part in the directory's removals and collisions (Pegasus Sec. 6.5-6.6;
  * engine/replicas.h, engine/dir_serve.h): the controller's notices make the set a
  * worker knows; a steered request for a key outside it goes home, or is served plainly
- * at home, never vouched for; malformed notices change nothing.
+ * at home, never vouched for; malformed notices change nothing. And the report of the
+ * hot keys the controller asks for (engine/hot.h, Pegasus Sec. 7.3).
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -13,12 +14,14 @@
 #include <urcu/urcu-qsbr.h>
 
 #include <xkv/hash.h>
+#include "engine/hot.h"
 #include "engine/replicas.h"
 #include "engine/worker.h"
 
 #define FRAMES 8
 #define SELF   1 /* the worker's server id in the pool */
 #define HOME   2 /* the id of the server the suite's clients address */
+#define HOT_EPOCH_NS 1000000 /* the hot keys' epoch: 1 ms */
 
 /* A transport that keeps the replies it sends and the requests it sends on. */
 struct capture {
@@ -67,6 +70,7 @@ static int capture_forward(const struct xkv_origin *to, void *buf, size_t len, u
 static struct capture cap;
 static struct xkv_store *store;
 static struct xkv_replicas *replicas;
+static struct xkv_hot *hot;
 static struct xkv_worker w;
 static struct xkv_origin origin;
 static const struct xkv_validate unbounded = {.trusted = {{.prefixlen = 0}}, .ntrusted = 1};
@@ -86,9 +90,11 @@ static void setup(void)
 	xkv_store_thread_online();
 	store = xkv_store_create(&scfg);
 	replicas = xkv_replicas_create();
-	cr_assert(store && replicas);
+	hot = xkv_hot_create(1, HOT_EPOCH_NS);
+	cr_assert(store && replicas && hot);
 	cfg.store = store;
 	cfg.replicas = replicas;
+	cfg.hot = hot;
 	cr_assert_eq(xkv_worker_init(&w, &cfg), 0);
 }
 
@@ -96,6 +102,7 @@ static void teardown(void)
 {
 	xkv_worker_fini(&w);
 	xkv_replicas_destroy(replicas);
+	xkv_hot_destroy(hot);
 	xkv_store_destroy(store);
 	xkv_store_thread_offline();
 }
@@ -370,4 +377,132 @@ Test(dir_serve, the_set_holds_as_many_keys_as_a_directory)
 	cr_assert_eq(xkv_replicas_notice(replicas, "k7", 2, xkv_hash("k7", 2), &n, sizeof(n)), 0,
 		     "a key held already is no more");
 	urcu_qsbr_quiescent_state(); /* the snapshots replaced meanwhile may go */
+}
+
+/* m to the worker, whatever it sends. */
+static void inject(const struct xkv_msg *m)
+{
+	uint8_t dgram[XKV_DGRAM_MAX];
+	int len = xkv_encode(dgram, sizeof(dgram), m);
+
+	cr_assert_gt(len, 0);
+	xkv_worker_datagram(&w, &origin, dgram, (size_t)len);
+}
+
+/* A report, v[0 .. len), decoded: its keys' entries and names; how many. */
+static uint16_t decode(const uint8_t *v, size_t len, struct xkv_dir_report_key *keys,
+		       char names[][16], uint64_t *requests)
+{
+	struct xkv_dir_report head;
+	size_t at = sizeof(head);
+
+	cr_assert_geq(len, sizeof(head));
+	memcpy(&head, v, sizeof(head));
+	cr_assert_eq(ntohl(head.epoch_ms), 1);
+	*requests = be64toh(head.requests);
+	for (uint16_t i = 0; i < ntohs(head.n); i++) {
+		uint16_t klen;
+
+		memcpy(&keys[i], v + at, sizeof(keys[i]));
+		klen = ntohs(keys[i].len);
+		cr_assert_lt(klen, 16);
+		memcpy(names[i], v + at + sizeof(keys[i]), klen);
+		names[i][klen] = '\0';
+		at += sizeof(keys[i]) + klen;
+	}
+	cr_assert_eq(at, len, "the keys end the value");
+	return ntohs(head.n);
+}
+
+/* The report the worker answers a GET marked XKV_DIR_REPORT with, decoded. */
+static uint16_t report(struct xkv_dir_report_key *keys, char names[][16], uint64_t *requests)
+{
+	struct xkv_msg ask = message(XKV_OP_GET, "xkv-dir:report", NULL, 0), r;
+
+	ask.ext.dflags = XKV_DIR_REPORT;
+	serve(&ask, &r);
+	cr_assert_eq(r.status, XKV_S_OK);
+	cr_assert_eq(r.frag_len, r.value_len, "a report this small is one datagram");
+	return decode(r.frag, r.value_len, keys, names, requests);
+}
+
+/* Workers' tops merged: a key two workers served counts both, and ranks by the sum. */
+Test(dir_serve, a_report_sums_a_key_over_the_workers)
+{
+	struct xkv_hot *two = xkv_hot_create(2, HOT_EPOCH_NS);
+	struct xkv_dir_report_key keys[4];
+	uint8_t buf[1024];
+	char names[4][16];
+	uint64_t requests;
+
+	cr_assert_not_null(two);
+	xkv_hot_tick(two, 0, 1);
+	xkv_hot_tick(two, 1, 1);
+	for (int i = 0; i < 3; i++)
+		xkv_hot_count(two, 0, "a", 1, xkv_hash("a", 1));
+	for (int i = 0; i < 2; i++)
+		xkv_hot_count(two, 1, "a", 1, xkv_hash("a", 1));
+	for (int i = 0; i < 4; i++)
+		xkv_hot_count(two, 1, "b", 1, xkv_hash("b", 1));
+	xkv_hot_tick(two, 0, 1 + HOT_EPOCH_NS);
+	xkv_hot_tick(two, 1, 1 + HOT_EPOCH_NS);
+	cr_assert_eq(decode(buf, xkv_hot_report(two, buf, sizeof(buf)), keys, names, &requests), 2);
+	cr_assert_eq(requests, 9);
+	cr_assert_str_eq(names[0], "a");
+	cr_assert_eq(be64toh(keys[0].count), 5);
+	cr_assert_str_eq(names[1], "b");
+	cr_assert_eq(be64toh(keys[1].count), 4);
+	/* room for the header and one key: the hottest */
+	cr_assert_eq(decode(buf, xkv_hot_report(two, buf, sizeof(struct xkv_dir_report) + 11),
+			    keys, names, &requests),
+		     1);
+	cr_assert_str_eq(names[0], "a");
+	xkv_hot_destroy(two);
+}
+
+/*
+ * The keys of the requests served in the last epoch, hottest first, with their counts
+ * (a value in pieces counted once); nothing before an epoch has ended; a report asked
+ * by a PUT refused.
+ */
+Test(dir_serve, the_report_names_the_last_epochs_hot_keys)
+{
+	struct xkv_dir_report_key keys[8];
+	struct xkv_msg m, r;
+	char names[8][16];
+	uint64_t requests;
+	uint8_t big[2000] = {0};
+
+	xkv_worker_tick(&w, 1000); /* the epoch starts */
+	for (int i = 0; i < 5; i++) {
+		m = message(XKV_OP_GET, "hot:a", NULL, 0);
+		serve(&m, &r);
+	}
+	for (int i = 0; i < 3; i++) {
+		m = message(XKV_OP_GET, "hot:b", NULL, 0);
+		serve(&m, &r);
+	}
+	cap.used = cap.replies = 0;
+	m = message(XKV_OP_PUT, "cold", big, sizeof(big)); /* two pieces, one request */
+	m.frag_len = 1300;
+	inject(&m);
+	m.frag_offset = 1300;
+	m.frag = big + 1300;
+	m.frag_len = sizeof(big) - 1300;
+	inject(&m);
+	cr_assert_eq(cap.replies, 1, "the PUT answered once whole");
+	cr_assert_eq(report(keys, names, &requests), 0, "no epoch has ended yet");
+	xkv_worker_tick(&w, 1000 + HOT_EPOCH_NS);
+	cr_assert_eq(report(keys, names, &requests), 3);
+	cr_assert_eq(requests, 9, "5 + 3 + 1: a value's pieces are one request");
+	cr_assert_str_eq(names[0], "hot:a");
+	cr_assert_eq(be64toh(keys[0].count), 5);
+	cr_assert_str_eq(names[1], "hot:b");
+	cr_assert_eq(be64toh(keys[1].count), 3);
+	cr_assert_str_eq(names[2], "cold");
+	cr_assert_eq(w.exec.stats.dir_reports, 2);
+	m = message(XKV_OP_PUT, "xkv-dir:report", "x", 1);
+	m.ext.dflags = XKV_DIR_REPORT;
+	serve(&m, &r);
+	cr_assert_eq(r.status, XKV_S_BAD_REQUEST);
 }

@@ -208,6 +208,29 @@ Test(heavy, a_full_top_takes_a_key_above_its_new_least)
 	cr_assert_eq(top[0].hash, hash_of(0));
 }
 
+/*
+ * A key gone below a share worth reporting stays in the top without its count
+ * following it; the top, when read, gives its estimate all the same.
+ */
+Test(heavy, a_key_grown_cold_is_reported_at_its_estimate)
+{
+	struct xkv_heavy_key top[XKV_HEAVY_TOP];
+
+	for (uint32_t c = 0; c < 100; c++)
+		count(0);
+	for (uint32_t i = 100; i < KEYS; i++) /* total some 20,000: a share of 1/1024 is 19 */
+		for (uint32_t c = 0; c < 10; c++)
+			count(i);
+	for (uint32_t c = 0; c < 50; c++) /* 150 of 200,000: under 1/1024 */
+		count(0);
+	xkv_heavy_top(h, top, XKV_HEAVY_TOP);
+	for (uint32_t r = 0; r < XKV_HEAVY_TOP; r++)
+		if (top[r].hash == hash_of(0))
+			cr_assert_geq(top[r].count, 150, "its count: %llu",
+				      (unsigned long long)top[r].count);
+	cr_assert_eq(top[0].hash, hash_of(0));
+}
+
 Test(heavy, a_reset_forgets_every_count)
 {
 	struct xkv_heavy_key top[XKV_HEAVY_TOP];

@@ -21,6 +21,7 @@
 
 #include <xkv/hash.h>
 #include "store/store.h"
+#include "util/heavy.h"
 #include "util/opts.h"
 #include "util/pin.h"
 
@@ -241,20 +242,27 @@ static int load_keys(struct bench *b)
 /* Under callgrind: exactly COUNTED_OPS operations of one kind, nothing else collected. */
 static int counted_run(struct bench *b, const char *op)
 {
+	struct xkv_heavy *hot = malloc(sizeof(*hot)); /* what a worker counts its keys in */
 	uint8_t value[VALUE_LEN] = {0};
 	uint64_t rng = 42;
 
+	if (!hot)
+		return -ENOMEM;
+	xkv_heavy_reset(hot);
 	CALLGRIND_ZERO_STATS; /* forget the loading puts */
 	for (int i = 0; i < COUNTED_OPS; i++) {
 		const char *key = b->keys[xorshift(&rng) % b->nkeys];
 
 		if (!strcmp(op, "get"))
 			bench_get(b->store, key, value);
+		else if (!strcmp(op, "count"))
+			xkv_heavy_count(hot, key, KEY_LEN, xkv_hash(key, KEY_LEN));
 		else
 			bench_put(b->store, key, value);
 		if (i % QUIESCE_EVERY == 0)
 			xkv_store_quiescent();
 	}
+	free(hot);
 	return 0;
 }
 
@@ -308,6 +316,8 @@ static void report_instructions(const char *self, uint32_t keys)
 		{"get", "bench_get", "GET hit, hash + store", 0},
 		{"put", "xkv_store_put", "PUT overwrite, store", 600},
 		{"put", "bench_put", "PUT overwrite, hash + store", 0},
+		/* what counting the hot keys adds to each request a worker serves (engine/hot.h) */
+		{"count", "xkv_heavy_count", "hot-key count (sketch, top)", 0},
 	};
 
 	printf("instructions per operation (callgrind, %d ops, %u keys, %d B key, %d B value):\n",

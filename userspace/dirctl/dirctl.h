@@ -108,11 +108,32 @@ struct xkv_dirctl_key {
 int xkv_dirctl_keys(const struct xkv_dirctl *d,
 		    int (*fn)(void *ctx, const struct xkv_dirctl_key *k), void *ctx);
 
+/* Whether the directory holds the key of this hash. */
+bool xkv_dirctl_held(const struct xkv_dirctl *d, uint64_t hash);
+
 /* The counters (XKV_DIR_STATS), summed over the CPUs, XKV_DIR_STAT_MAX of them. */
 int xkv_dirctl_stats(const struct xkv_dirctl *d, uint64_t *counts);
 
 /* Server id's address and port. */
 int xkv_dirctl_server(const struct xkv_dirctl *d, uint32_t id, struct xkv_dir_server *srv);
+
+/* A hot key the servers reported, over all of them. */
+struct xkv_dirctl_hot {
+	uint64_t hash;	  /* xkv_hash of the key */
+	uint64_t count;	  /* its requests in the servers' last epochs, summed */
+	uint32_t servers; /* how many reported it */
+	uint16_t len;
+	uint8_t key[XKV_KEY_MAX];
+};
+
+/*
+ * Asks every live server for the hot keys of its last epoch (XKV_DIR_REPORT) and
+ * merges them: up to cap into keys, hottest first, *n of them; *requests: the requests
+ * the servers counted. A server that does not answer, or whose report does not parse,
+ * fails it.
+ */
+int xkv_dirctl_hot(const struct xkv_dirctl *d, struct xkv_client *pool,
+		   struct xkv_dirctl_hot *keys, size_t cap, size_t *n, uint64_t *requests);
 
 /* What the directory knows of each server's load (xkv_dir_telemetry). */
 int xkv_dirctl_load(const struct xkv_dirctl *d, struct xkv_dir_load *load);

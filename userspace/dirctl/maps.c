@@ -127,6 +127,13 @@ struct xkv_client *xkv_dirctl_client(const struct xkv_dirctl *d, int timeout_ms)
 	return c;
 }
 
+bool xkv_dirctl_held(const struct xkv_dirctl *d, uint64_t hash)
+{
+	struct xkv_dir_entry e;
+
+	return !bpf_map_lookup_elem(d->keys, &hash, &e);
+}
+
 int xkv_dirctl_keys(const struct xkv_dirctl *d,
 		    int (*fn)(void *ctx, const struct xkv_dirctl_key *k), void *ctx)
 {

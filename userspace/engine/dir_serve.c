@@ -2,6 +2,8 @@
 #include <errno.h>
 
 #include "engine/dir_serve.h"
+#include "engine/execute.h"
+#include "engine/hot.h"
 #include "engine/replicas.h"
 
 /* A notice from the controller: the set as it says, answered OK or why not. */
@@ -20,6 +22,18 @@ static void notice(struct xkv_worker *w, const struct xkv_origin *from, const st
 	/* a full set is the server's memory, not the request's fault */
 	xkv_reply_status(&w->exec, from, m,
 			 err == -ENOSPC ? XKV_S_NO_MEMORY : xkv_status_from_errno(err));
+}
+
+/* The controller asks for the hot keys: the workers' last epochs, merged (engine/hot.h). */
+static void report(struct xkv_worker *w, const struct xkv_origin *from, const struct xkv_msg *m)
+{
+	if ((m->op & ~XKV_OP_REPLY) != XKV_OP_GET || !w->hot) {
+		xkv_reply_status(&w->exec, from, m, XKV_S_BAD_REQUEST);
+		return;
+	}
+	w->exec.stats.dir_reports++;
+	xkv_reply_scratch(&w->exec, from, m,
+			  (uint32_t)xkv_hot_report(w->hot, w->exec.scratch, XKV_EXEC_SCRATCH));
 }
 
 /*
@@ -62,6 +76,10 @@ bool xkv_dir_serve_take(struct xkv_worker *w, const struct xkv_origin *from,
 
 	if (req->ext.dflags & XKV_DIR_NOTICE) {
 		notice(w, from, req, hash);
+		return true;
+	}
+	if (req->ext.dflags & XKV_DIR_REPORT) {
+		report(w, from, req);
 		return true;
 	}
 	if (!xkv_msg_steered(req) || !w->replicas)

@@ -187,6 +187,29 @@ static int64_t execute_get(struct xkv_exec *x, const struct xkv_origin *from,
 	return len;
 }
 
+void xkv_reply_scratch(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
+		       uint32_t len)
+{
+	struct xkv_msg reply = reply_to(req, XKV_S_OK);
+	size_t cap;
+	uint8_t *buf = from->tx->reserve(from, &cap);
+
+	if (!buf) {
+		x->stats.tx_dropped++;
+		return;
+	}
+	if (!may_send(x, from, req, reply_bytes(len, xkv_msg_hdr_len(&reply), cap), &reply.token)) {
+		reply.status = XKV_S_VALIDATE;
+		len = 0;
+	}
+	x->stats.replies[reply.status]++;
+	if (reply.status == XKV_S_OK)
+		reply_value_pieces(x, from, req, &reply, len, buf, cap);
+	else
+		reply_send(x, from, buf, req, &reply);
+	xkv_exec_done(x, from, req, 0);
+}
+
 void xkv_exec_count_write(struct xkv_exec *x, const struct xkv_msg *req)
 {
 	uint8_t op = req->op & ~XKV_OP_REPLY;

@@ -42,6 +42,14 @@ enum xkv_status xkv_apply_write(struct xkv_exec *x, const struct xkv_msg *req, u
 enum xkv_status xkv_execute_write(struct xkv_exec *x, const struct xkv_origin *from,
 				  const struct xkv_msg *req, uint64_t hash);
 
+/*
+ * Replies OK to req with the len bytes at x->scratch as its value, in as many pieces as
+ * it takes, as a GET's value; VALIDATE instead where that would amplify (PROTOCOL.md):
+ * a value the server makes itself, such as its report of hot keys.
+ */
+void xkv_reply_scratch(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
+		       uint32_t len);
+
 /* Replies with status and no value, e.g. for a request refused before execution. */
 void xkv_reply_status(struct xkv_exec *x, const struct xkv_origin *from, const struct xkv_msg *req,
 		      enum xkv_status status);

@@ -8,6 +8,7 @@
 #include "proto/mc_udp.h"
 #include "engine/ahead.h"
 #include "engine/dir_serve.h"
+#include "engine/hot.h"
 #include "engine/mc_serve.h"
 #include "engine/windows.h"
 #include "engine/worker.h"
@@ -48,6 +49,7 @@ int xkv_worker_init(struct xkv_worker *w, const struct xkv_worker_config *cfg)
 		return -EINVAL;
 	w->tx = cfg->tx;
 	w->replicas = cfg->replicas;
+	w->hot = cfg->hot;
 	err = xkv_exec_init(&w->exec, cfg->store, cfg->validate);
 	if (err)
 		return err;
@@ -138,6 +140,8 @@ void xkv_worker_tick(struct xkv_worker *w, uint64_t now_ns)
 	w->exec.now_ns = now_ns;
 	w->exec.start_ns = now_ns; /* whatever the round serves first waited until now */
 	xkv_fast_clock_sync(&w->exec.clock, now_ns);
+	if (w->hot)
+		xkv_hot_tick(w->hot, w->id, now_ns);
 	if (now_ns < w->next_expiry)
 		return;
 	xkv_reasm_expire(w->reasm, now_ns);
@@ -220,6 +224,8 @@ static void serve(struct xkv_worker *w, const struct xkv_origin *from, const str
 			xkv_holds_let_go(&w->holds, xkv_partition(hash), 1);
 		return;
 	}
+	if (w->hot && !m->frag_offset) /* a request, not each of its pieces */
+		xkv_hot_count(w->hot, w->id, m->key, m->key_len, hash);
 	if (m->op == XKV_OP_PUT && m->frag_len != m->value_len) {
 		xkv_write_piece(w, from, m, hash);
 	} else if (!is_write(m)) {

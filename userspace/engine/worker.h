@@ -84,6 +84,7 @@ struct xkv_worker {
 	void *mc_ctx;
 	struct xkv_handoff *mc_unsent; /* results whose ring back was full, oldest first */
 	struct xkv_replicas *replicas; /* the config's */
+	struct xkv_hot *hot;	       /* the config's; NULL: no hot keys counted */
 };
 
 /* What a worker is made of; the roles and the EWT come after (xkv_worker_minos, _dcrew). */
@@ -97,6 +98,8 @@ struct xkv_worker_config {
 	const char *order; /* its local order's name (engine/order.h); NULL: the default */
 	/* the replicated keys a directory's controller told of, every worker's; NULL: none */
 	struct xkv_replicas *replicas;
+	/* the hot keys each worker counts, for the directory's controller; NULL: none */
+	struct xkv_hot *hot;
 };
 
 /* 0; -EINVAL for a policy or an order nobody registered, or no bound; -ENOMEM. */

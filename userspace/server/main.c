@@ -20,6 +20,7 @@
 #include <xkv/hash.h>
 #include <xkv/memcached.h>
 #include "bpfctl/bpfctl.h"
+#include "engine/hot.h"
 #include "engine/replicas.h"
 #include "server/server.h"
 #include "util/opts.h"
@@ -43,6 +44,7 @@ enum {
 	OPT_POLICY,
 	OPT_MINOS_PERCENTILE,
 	OPT_MINOS_EPOCH,
+	OPT_HOT_EPOCH,
 	OPT_ALLOW,
 	OPT_LISTEN,
 	OPT_TRUST,
@@ -84,6 +86,9 @@ static const struct xkv_opt options[] = {
 				  "requests are small (99)"},
 	[OPT_MINOS_EPOCH] = {"minos-epoch-ms", 0, "MS",
 			     "minos: how often the roles are recomputed (1000)"},
+	[OPT_HOT_EPOCH] = {"hot-epoch-ms", 0, "MS",
+			   "how long the hot keys a directory's controller asks for are counted "
+			   "before they are reported and counted afresh (1000; 0: not counted)"},
 	[OPT_ALLOW] = {"allow", 'a', "CIDR",
 		       "a client network allowed to send requests (repeatable; none: the XDP "
 		       "backend drops every request, the io_uring backend serves loopback only, "
@@ -176,6 +181,8 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		return xkv_opts_double(p, 1, 100, &o->minos_percentile);
 	case OPT_MINOS_EPOCH:
 		return xkv_opts_u32(p, 10, 3600000, &o->minos_epoch_ms);
+	case OPT_HOT_EPOCH:
+		return xkv_opts_u32(p, 0, 3600000, &o->hot_epoch_ms);
 	case OPT_ALLOW:
 		if (o->n_allow == XKV_ALLOW_MAX)
 			return xkv_opts_bad_value(p, "no more than " XKV_OPTS_STR(XKV_ALLOW_MAX));
@@ -236,6 +243,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.mode = XKV_MODE_CACHE,
 		.minos_percentile = 99,
 		.minos_epoch_ms = 1000,
+		.hot_epoch_ms = 1000,
 		.compact_slo = XKV_COMPACT_SLO,
 		.latency = true,
 	};
@@ -330,6 +338,7 @@ static int start_workers(struct server *s, uint32_t *started)
 		.validate = &s->o.validate,
 		.order = s->o.local_order,
 		.replicas = s->replicas,
+		.hot = s->hot,
 		.reasm = {.memory_limit = REASM_MEMORY, .max_messages = REASM_MESSAGES,
 			  .timeout_ns = REASM_TIMEOUT_NS},
 	};
@@ -515,7 +524,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	s.replicas = xkv_replicas_create();
-	s.workers = s.replicas ? calloc(s.o.workers, sizeof(*s.workers)) : NULL;
+	s.hot = s.o.hot_epoch_ms ? xkv_hot_create(s.o.workers, s.o.hot_epoch_ms * 1000000ull) : NULL;
+	s.workers = s.replicas && (s.hot || !s.o.hot_epoch_ms)
+			    ? calloc(s.o.workers, sizeof(*s.workers))
+			    : NULL;
 	if (!s.workers) {
 		err = -ENOMEM;
 		goto out_destroy_store;
@@ -593,6 +605,7 @@ out_close_backend:
 	free(s.holds);
 	free(s.workers);
 out_destroy_store:
+	xkv_hot_destroy(s.hot);
 	xkv_replicas_destroy(s.replicas);
 	xkv_store_destroy(s.store);
 	xkv_store_thread_offline();

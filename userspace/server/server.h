@@ -38,6 +38,7 @@ struct server_opts {
 	bool policy_given;		/* --policy; else xkv (XDP) or crew (io_uring) */
 	double minos_percentile;	/* minos: the threshold's percentile of request sizes */
 	uint32_t minos_epoch_ms;	/* minos: the control loop's period */
+	uint32_t hot_epoch_ms;		/* hot keys counted this long a report; 0: off */
 	const struct backend *backend;
 	bool skb_mode;			/* XDP backend: generic instead of driver mode */
 	bool echo;			/* answer without the store (the measuring ceiling) */
@@ -74,6 +75,7 @@ struct server {
 	struct server_opts o;
 	struct xkv_store *store;
 	struct xkv_replicas *replicas; /* what the directory's controller told of */
+	struct xkv_hot *hot;	       /* the hot keys the workers count (engine/hot.h) */
 	struct server_worker *workers;
 	atomic_bool stopping;
 	struct server_counters counters;

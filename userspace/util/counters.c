@@ -1,74 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <bpf/bpf.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/counters.h"
 #include "util/latency.h"
-
-#define READ_TRIES 100
-
-struct slot_head {
-	uint64_t seq, published_ns;
-};
-
-/*
- * The slot's side of a copy is relaxed atomic words, so that a reader copying while
- * the writer writes is a copy the sequence count rejects, not a data race; the fences
- * order them. The snapshot's side is plain. len is a whole number of words (stats.h).
- */
-static void slot_store(uint8_t *slot, const uint8_t *snap, size_t len)
-{
-	for (size_t i = 0; i < len; i += sizeof(uint64_t)) {
-		uint64_t w;
-
-		memcpy(&w, snap + i, sizeof(w));
-		__atomic_store_n((uint64_t *)(slot + i), w, __ATOMIC_RELAXED);
-	}
-}
-
-static void slot_load(uint8_t *snap, const uint8_t *slot, size_t len)
-{
-	for (size_t i = 0; i < len; i += sizeof(uint64_t)) {
-		uint64_t w = __atomic_load_n((const uint64_t *)(slot + i), __ATOMIC_RELAXED);
-
-		memcpy(snap + i, &w, sizeof(w));
-	}
-}
-
-void xkv_counters_publish(void *dst, const void *src, size_t len, uint64_t now_ns)
-{
-	struct slot_head *head = dst;
-	uint64_t seq = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
-
-	/* odd: readers retry; the fence keeps the copy after it */
-	__atomic_store_n(&head->seq, seq + 1, __ATOMIC_RELAXED);
-	atomic_thread_fence(memory_order_release);
-	slot_store((uint8_t *)dst + sizeof(*head), (const uint8_t *)src + sizeof(*head),
-		   len - sizeof(*head));
-	__atomic_store_n(&head->published_ns, now_ns, __ATOMIC_RELAXED);
-	__atomic_store_n(&head->seq, seq + 2, __ATOMIC_RELEASE);
-}
-
-int xkv_counters_read(void *dst, const void *src, size_t len)
-{
-	const struct slot_head *head = src;
-
-	for (int i = 0; i < READ_TRIES; i++) {
-		uint64_t seq = __atomic_load_n(&head->seq, __ATOMIC_ACQUIRE);
-
-		if (seq & 1)
-			continue;
-		slot_load(dst, src, len);
-		atomic_thread_fence(memory_order_acquire);
-		if (__atomic_load_n(&head->seq, __ATOMIC_RELAXED) == seq)
-			return 0;
-	}
-	return -EAGAIN;
-}
 
 void *xkv_counters_map(int fd, size_t len, uint32_t n, bool writable, size_t *map_len)
 {
@@ -134,6 +72,7 @@ void xkv_request_counters_each(const struct xkv_request_counters *c, xkv_counter
 	fn(ctx, NULL, "dir_stale", c->dir_stale);
 	fn(ctx, NULL, "dir_notices", c->dir_notices);
 	fn(ctx, NULL, "dir_notices_refused", c->dir_notices_refused);
+	fn(ctx, NULL, "dir_reports", c->dir_reports);
 	fn(ctx, NULL, "dir_forwarded", c->dir_forwarded);
 	fn(ctx, NULL, "dir_forward_failed", c->dir_forward_failed);
 	fn(ctx, NULL, "dir_unreplicated", c->dir_unreplicated);

@@ -76,6 +76,9 @@ void xkv_heavy_count(struct xkv_heavy *h, const void *key, uint32_t len, uint64_
 		if (h->cell[row][idx[row]] < est)
 			h->cell[row][idx[row]] = est;
 	h->total++;
+	/* too cold to report: most requests of a stream leave here, and cost 4 counters */
+	if (est < h->total >> XKV_HEAVY_SHARE_SHIFT)
+		return;
 	/* a key in the top had an estimate at least the least's, and estimates only grow */
 	if (h->ntop == XKV_HEAVY_TOP && est <= h->top[h->least].count)
 		return;
@@ -109,6 +112,9 @@ size_t xkv_heavy_top(const struct xkv_heavy *h, struct xkv_heavy_key *out, size_
 	size_t n = h->ntop < cap ? h->ntop : cap;
 
 	memcpy(all, h->top, h->ntop * sizeof(*all));
+	/* a key's count stopped following it while it was too cold: its estimate now */
+	for (uint32_t i = 0; i < h->ntop; i++)
+		all[i].count = xkv_heavy_estimate(h, all[i].hash);
 	qsort(all, h->ntop, sizeof(*all), by_count_down);
 	memcpy(out, all, n * sizeof(*out));
 	return n;

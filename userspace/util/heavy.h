@@ -20,10 +20,16 @@
 #define XKV_HEAVY_DEPTH 4    /* rows: each key's estimate is the least of 4 counters */
 #define XKV_HEAVY_WIDTH 4096 /* counters a row, a power of two: 64 KiB in all */
 #define XKV_HEAVY_TOP	32   /* keys kept: Pegasus replicates O(n log n) of n servers */
+/*
+ * A key under 1/2^10 of the requests counted so far is not one to report: it enters
+ * the top, or has its count there follow it, only at that share or more. Counting a
+ * cold key then costs its 4 counters alone, the top untouched.
+ */
+#define XKV_HEAVY_SHARE_SHIFT 10
 
 struct xkv_heavy_key {
 	uint64_t hash;	/* xkv_hash of the key */
-	uint64_t count; /* its estimate when it was last counted */
+	uint64_t count; /* its estimate (xkv_heavy_top: as it reads it) */
 	uint16_t len;
 	uint8_t key[XKV_KEY_MAX];
 };
