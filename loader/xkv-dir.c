@@ -11,6 +11,7 @@
  *   xkv-dir [options] remove KEY...     migrate each back home, then forget it
  *   xkv-dir [options] select STRATEGY   how servers are chosen, from now on
  *   xkv-dir [options] hot               the hot keys the servers report
+ *   xkv-dir [options] run               keep the hottest replicated, epoch by epoch
  *   xkv-dir [options] status            the pool, what it knows of each server, the keys
  *   xkv-dir [options] stats             what the program did, counter by counter
  *
@@ -18,6 +19,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,7 @@
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 enum { OPT_PIN, OPT_STATE, OPT_SERVERS, OPT_PORT, OPT_SELECT, OPT_POPULAR, OPT_WRITE_SERVERS,
-       OPT_SKB, OPT_WAIT, OPT_TIMEOUT, OPT_FORCE, OPT_JSON, OPT_HELP };
+       OPT_SKB, OPT_WAIT, OPT_TIMEOUT, OPT_EPOCH, OPT_KEYS, OPT_FORCE, OPT_JSON, OPT_HELP };
 
 static const struct xkv_opt options[] = {
 	[OPT_PIN] = {"pin", 'p', "DIR", "where the program and its maps are pinned (default "
@@ -63,6 +65,12 @@ static const struct xkv_opt options[] = {
 		      "(default 1000)"},
 	[OPT_TIMEOUT] = {"timeout", 't', "MS",
 			 "add, remove, recover: per request to a server (default 500)"},
+	[OPT_EPOCH] = {"epoch", 'e', "MS",
+		       "run: how often the servers' hot keys are asked for and acted on "
+		       "(default 1000)"},
+	[OPT_KEYS] = {"keys", 'K', "N",
+		      "run: the hottest N keys replicated (default n ln n of the n live "
+		      "servers, Pegasus's O(n log n))"},
 	[OPT_FORCE] = {"force", 'f', NULL,
 		       "detach: though keys are replicated (the next attach recovers them)"},
 	[OPT_JSON] = {"json", 'j', NULL, "status, stats, hot: print JSON"},
@@ -74,6 +82,7 @@ struct args {
 	struct xkv_dirctl_setup setup;
 	uint32_t port, write_max; /* attach's, into setup */
 	uint32_t wait_ms, timeout_ms;
+	uint32_t epoch_ms, keys; /* run's */
 	bool force, json;
 };
 
@@ -86,6 +95,7 @@ static void usage(FILE *f)
 	      "       xkv-dir [options] remove KEY...\n"
 	      "       xkv-dir [options] select STRATEGY\n"
 	      "       xkv-dir [options] hot\n"
+	      "       xkv-dir [options] run\n"
 	      "       xkv-dir [options] status\n"
 	      "       xkv-dir [options] stats\n"
 	      "options:\n",
@@ -505,6 +515,33 @@ out_free:
 	return err;
 }
 
+static volatile sig_atomic_t stopping;
+
+static void stop(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int cmd_run(const struct args *a, struct xkv_dirctl *d, int argc, char **argv)
+{
+	struct xkv_dirctl_run o = {.epoch_ms = a->epoch_ms, .keys = a->keys,
+				   .wait_ms = (int)a->wait_ms, .stop = &stopping};
+	struct sigaction sa = {.sa_handler = stop};
+	struct xkv_client *pool = xkv_dirctl_client(d, (int)a->timeout_ms);
+	int err;
+
+	(void)argc;
+	(void)argv;
+	if (!pool)
+		return -errno;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = xkv_dirctl_run(d, pool, &o);
+	xkv_client_close(pool);
+	return err;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(const struct args *a, struct xkv_dirctl *d, int argc, char **argv);
@@ -515,7 +552,7 @@ static const struct {
 	{"recover", cmd_recover, false, true}, {"add", cmd_add, true, true},
 	{"remove", cmd_remove, true, true},  {"select", cmd_select, true, true},
 	{"status", cmd_status, false, true}, {"stats", cmd_stats, false, true},
-	{"hot", cmd_hot, false, true},
+	{"hot", cmd_hot, false, true},	     {"run", cmd_run, false, true},
 };
 
 static int run(size_t i, const struct args *a, int argc, char **argv)
@@ -569,6 +606,10 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 	case OPT_JSON:
 		a->json = true;
 		return 0;
+	case OPT_EPOCH:
+		return xkv_opts_u32(p, 10, 3600000, &a->epoch_ms);
+	case OPT_KEYS:
+		return xkv_opts_u32(p, 1, XKV_DIR_KEYS, &a->keys);
 	default:
 		return opt;
 	}
@@ -577,7 +618,7 @@ static int take_option(struct xkv_opts *p, int opt, struct args *a)
 int main(int argc, char **argv)
 {
 	struct args a = {.pin = XKV_DIRCTL_PIN, .state = XKV_DIRCTL_STATE, .wait_ms = 1000,
-			 .timeout_ms = 500, .setup.popular_ppm = 10};
+			 .timeout_ms = 500, .setup.popular_ppm = 10, .epoch_ms = 1000};
 	struct xkv_opts p;
 	int opt, err;
 

@@ -73,3 +73,14 @@ $(BUILD)/tests/run-dir-select: tests/dir/select.sh $(DIR_LAB) | $(BUILD)/xkv-dir
 	$(call script_launcher,$(abspath $(BUILD)))
 
 TESTS += $(BUILD)/tests/run-dir-select
+
+# the controller's choice of keys, a unit suite (tests/unit/unit.mk) over dirctl
+$(BUILD)/tests/test_dirctl: $(DIRCTL_OBJS)
+
+# xkv-dir run, the controller's loop, replicating the key its servers report hottest
+# (tests/dir/run.sh).
+$(BUILD)/tests/run-dir-run: tests/dir/run.sh $(DIR_LAB) | $(BUILD)/xkv-dir $(BUILD)/xkv-bench \
+			    $(DIR_LAB_BINS)
+	$(call script_launcher,$(abspath $(BUILD)))
+
+TESTS += $(BUILD)/tests/run-dir-run

@@ -39,10 +39,12 @@ le() { /usr/bin/python3 -c "import sys; print(' '.join(f'{b:02x}' for b in int(s
 # A pinned map of the directory's, under $pin, written with bpftool: map_set MAP KEY VALUE.
 map_set() { bpftool map update pinned "$pin/$1" key hex $2 value hex $3; }
 
-# An xkv-server on server host $1, serving the lab's networks.
+# An xkv-server on server host $1, serving the lab's networks, with the caller's
+# lab_server_opts besides.
 lab_server() {
 	ip netns exec "$(dir_lab_ns_s "$1")" "$build/xkv-server" -b uring -w 1 -M 0 -m 64M \
-		-a 10.0.0.0/16 -a 127.0.0.0/8 >"$out/s$1.log" 2>&1 &
+		-a 10.0.0.0/16 -a 127.0.0.0/8 ${lab_server_opts[@]+"${lab_server_opts[@]}"} \
+		>"$out/s$1.log" 2>&1 &
 	pids+=($!)
 }
 

@@ -67,7 +67,7 @@ expect "xkv-trace check" -p,--port --lincheck -t,--timeout --history -h,--help
 expect "xkv-trace record" -i,--iface -o,--out -p,--port -c,--count -t,--seconds -h,--help
 expect xkv-cli -s,--server -t,--timeout -r,--retries -d,--dir -h,--help
 expect xkv-dir -p,--pin -d,--state -s,--servers -P,--port -S,--select -o,--popular -W,--write-servers \
-	-k,--skb -w,--wait -t,--timeout -f,--force -j,--json -h,--help
+	-k,--skb -w,--wait -t,--timeout -e,--epoch -K,--keys -f,--force -j,--json -h,--help
 # --counted is the run callgrind counts, not for people: not listed
 expect xkv-storebench -t,--threads -k,--keys -s,--seconds -b,--batch -n,--no-callgrind -h,--help
 expect xkv-linload -s,--server -o,--out -t,--threads -k,--keys -m,--mix -v,--value -D,--duration \

@@ -11,6 +11,7 @@
 #ifndef XKV_DIRCTL_H
 #define XKV_DIRCTL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,6 +135,34 @@ struct xkv_dirctl_hot {
  */
 int xkv_dirctl_hot(const struct xkv_dirctl *d, struct xkv_client *pool,
 		   struct xkv_dirctl_hot *keys, size_t cap, size_t *n, uint64_t *requests);
+
+/*
+ * Of the keys hot[0 .. n), the indexes of the up to max to replicate, into chosen:
+ * by their count, a key held (its hash among held[0 .. nheld)) counting double so that
+ * a key on the edge is not added and removed in turn; of keys whose hashes collide,
+ * the hottest alone (the directory knows a key by its hash: Pegasus Sec. 6.6). How many.
+ */
+size_t xkv_dirctl_choose(const struct xkv_dirctl_hot *hot, size_t n, const uint64_t *held,
+			 size_t nheld, uint32_t max, size_t *chosen);
+
+/* How many keys a pool of n live servers replicates: n ln n (Pegasus's O(n log n)), 1 at least. */
+uint32_t xkv_dirctl_keys_for(uint32_t nservers);
+
+/* What the loop of xkv_dirctl_run does, and until when. */
+struct xkv_dirctl_run {
+	uint32_t epoch_ms;	     /* how often it asks the servers */
+	uint32_t keys;		     /* keys replicated at most; 0: xkv_dirctl_keys_for */
+	int wait_ms;		     /* a removal's wait for writes in flight */
+	volatile sig_atomic_t *stop; /* raised: the loop ends */
+};
+
+/*
+ * Every epoch, the servers' hot keys (xkv_dirctl_hot): those xkv_dirctl_choose picks
+ * added, the keys held that it did not pick removed (Sec. 6.5), each said on stdout,
+ * until *stop. A failed epoch is said and the next one tried.
+ */
+int xkv_dirctl_run(const struct xkv_dirctl *d, struct xkv_client *pool,
+		   const struct xkv_dirctl_run *o);
 
 /* What the directory knows of each server's load (xkv_dir_telemetry). */
 int xkv_dirctl_load(const struct xkv_dirctl *d, struct xkv_dir_load *load);
