@@ -43,7 +43,7 @@ expect() {
 	fi
 }
 
-expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -M,--memcached-port -m,--memory \
+expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -M,--memcached-port -c,--max-conns -m,--memory \
 	--mode -P,--policy --minos-percentile --minos-epoch-ms --hot-epoch-ms -a,--allow -l,--listen --trust \
 	--skb --echo --compaction --compact-slo --latency --local-order -h,--help
 expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -M,--memcached-port -w,--workers \

@@ -7,7 +7,8 @@
 # Each server must stop cleanly (exit 0: an ASan build reports leaks there). Under a
 # static owner (crew, erew, minos) the clients' writes must have reached a worker
 # that is not their partition's writer and been handed over: handoffs_sent > 0 and
-# none refused; under dcrew and xkv every write joined its EWT slot. Servers are
+# none refused; under dcrew and xkv every write joined its EWT slot. On uring, the
+# connection limit holds against idle connections and a slowloris. Servers are
 # stopped by PID on every way out.
 #   tests/memcached/tcp.sh BUILD_DIR uring|xdp
 set -euo pipefail
@@ -99,10 +100,67 @@ serve_owned() {
 	[ "$sent" -gt 0 ] || fail "$1: no write was handed to its partition's writer"
 }
 
+# The connection limit (-c, memcached's): 1,000 idle connections and a slowloris (a
+# byte every 100 ms, never a command) against a limit of 64 cannot keep an honest
+# client out for more than the second an idle one takes to give way; it is served,
+# and stats counts the kicks and the connections refused while none was idle yet.
+limit_holds() {
+	local log="$out/limit.server.log" result
+	echo "== limit: xkv-server -c 64 against 1,000 idle connections and a slowloris"
+	"$build/xkv-server" --workers 2 --backend uring --port "$port" --memcached-port "$mc_port" \
+		-c 64 >"$log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 100); do
+		grep -q "memcached on TCP port" "$log" && break
+		sleep 0.1
+	done
+	result=$("$python" - "$mc_port" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+slow = socket.create_connection(("127.0.0.1", port), timeout=5) # in before the limit
+idle = []
+for _ in range(1000):
+	try:
+		idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+	except OSError:
+		pass
+for _ in range(12): # a byte every 100 ms: 1.2 s, never a whole command
+	try:
+		slow.sendall(b"g")
+	except OSError:
+		pass # given way already
+	time.sleep(0.1)
+honest = socket.create_connection(("127.0.0.1", port), timeout=5)
+honest.sendall(b"version\r\n")
+answer = honest.recv(100)
+honest.sendall(b"stats\r\n")
+stats = b""
+while not stats.endswith(b"END\r\n"):
+	stats += honest.recv(65536)
+honest.sendall(b"stats settings\r\n")
+settings = b""
+while not settings.endswith(b"END\r\n"):
+	settings += honest.recv(65536)
+get = lambda text, name: next(l.split()[2] for l in text.decode().splitlines() if l.split()[1:2] == [name])
+print("served" if answer.startswith(b"VERSION ") else "refused", get(stats, "idle_kicks"),
+      get(stats, "rejected_connections"), get(settings, "maxconns"))
+PY
+) || fail "limit: the clients failed (server log: $log)"
+	stop_pid "$server_pid" 5
+	server_pid=
+	[ -z "$stopped" ] || fail "limit: xkv-server: $stopped: $(tail -20 "$log")"
+	read -r verdict kicks rejected maxconns <<<"$result"
+	echo "limit: honest client $verdict; idle_kicks $kicks, rejected_connections $rejected, maxconns $maxconns"
+	[ "$verdict" = served ] || fail "limit: an honest client was kept out"
+	[ "$kicks" -ge 1 ] && [ "$rejected" -ge 900 ] && [ "$maxconns" = 64 ] ||
+		fail "limit: idle_kicks $kicks, rejected_connections $rejected, maxconns $maxconns"
+}
+
 if [ "$backend" = uring ]; then
 	client_run=(env)
 	serve_owned uring-crew 127.0.0.1 env -- --backend uring
 	serve_owned uring-erew ::1 env -- --backend uring --policy erew
+	limit_holds
 else
 	netns=1
 	netns_pair_up

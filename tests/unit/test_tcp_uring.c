@@ -339,6 +339,83 @@ Test(tcp_uring, connections_over_the_limit_or_refused_are_closed_at_accept)
 	cr_assert_eq(s.tcp.refused, 1);
 }
 
+/* A client at the limit: fds[0 .. n) dialed, and each answers a line. */
+static void fill(const struct server *s, int *fds, int n)
+{
+	char buf[3];
+
+	for (int i = 0; i < n; i++) {
+		fds[i] = dial(s);
+		cr_assert_eq(send(fds[i], "hi\n", 3, 0), 3);
+		read_all(fds[i], buf, 3);
+	}
+}
+
+/* Whether a new client gets its line answered. */
+static bool served(const struct server *s)
+{
+	char buf[6] = {0};
+	int fd = dial(s);
+	bool ok = send(fd, "honest\n", 7, MSG_NOSIGNAL) == 7 && recv(fd, buf, 6, MSG_WAITALL) == 6 &&
+		  !memcmp(buf, "honest", 6);
+
+	close(fd);
+	return ok;
+}
+
+/*
+ * At the limit, a connection idle for XKV_TCP_IDLE_KICK_NS, or one that sends a byte
+ * at a time and never a whole request (slowloris), gives its place to a new client;
+ * clients that keep sending requests keep theirs, and the new one is refused.
+ */
+Test(tcp_uring, idle_or_slow_connections_give_way_at_the_limit_busy_ones_do_not, .timeout = 20)
+{
+	struct server s;
+	int fds[4], slow;
+	char buf[3];
+
+	start(&s, 4, false);
+	fill(&s, fds, 4);
+	usleep(1100000); /* idle past the kick */
+	cr_assert(served(&s), "an honest client kept out by 4 idle ones");
+	cr_assert_eq(s.tcp.kicks, 1);
+	cr_assert(closed_by_server(fds[0]) || closed_by_server(fds[1]) || closed_by_server(fds[2]) ||
+		  closed_by_server(fds[3]), "one idle connection was closed");
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	stop(&s);
+
+	start(&s, 4, false);
+	fill(&s, fds, 3);
+	slow = dial(&s);
+	for (int i = 0; i < 12; i++) { /* a byte every 100 ms, never a line */
+		cr_assert_eq(send(slow, "x", 1, 0), 1);
+		for (int f = 0; f < 3; f++) { /* the others busy */
+			cr_assert_eq(send(fds[f], "hi\n", 3, 0), 3);
+			read_all(fds[f], buf, 3);
+		}
+		usleep(100000);
+	}
+	cr_assert(served(&s), "a slowloris kept an honest client out");
+	cr_assert(closed_by_server(slow), "the slow one gave way");
+	for (int f = 0; f < 3; f++) {
+		cr_assert_eq(send(fds[f], "hi\n", 3, 0), 3, "busy connection %d kept", f);
+		read_all(fds[f], buf, 3);
+	}
+	cr_assert_eq(s.tcp.kicks, 1);
+
+	/* 4 busy again, each with a request half a second ago: the next is refused */
+	fill(&s, &slow, 1);
+	usleep(500000);
+	cr_assert(!served(&s), "a connection busy half a second ago was kicked for a new one");
+	cr_assert_eq(s.tcp.kicks, 1);
+	for (int f = 0; f < 3; f++)
+		close(fds[f]);
+	close(slow);
+	stop(&s);
+	cr_assert_geq(s.tcp.refused, 1);
+}
+
 Test(tcp_uring, closing_frees_connections_still_open)
 {
 	struct server s;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net/tcp_uring.h"
@@ -34,6 +35,18 @@ static struct io_uring_sqe *sqe_get(struct xkv_tcp *t)
 static void post(struct io_uring_sqe *sqe, uint32_t slot, unsigned op)
 {
 	io_uring_sqe_set_data64(sqe, (uint64_t)slot << OP_BITS | op);
+}
+
+/* Slots for connections kicked and still closing, beyond the limit. */
+#define KICKED_MAX(max_conns) ((max_conns) / 4 + 4)
+
+/* A cheap clock (no syscall) for how long a connection has gone without a request. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void accept_post(struct xkv_tcp *t)
@@ -78,12 +91,14 @@ int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in
 	 */
 	struct io_uring_params params = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
 						  IORING_SETUP_TASKRUN_FLAG,
-					 .cq_entries = 2 * max_conns + XKV_TCP_RING};
+					 .cq_entries = 2 * (max_conns + KICKED_MAX(max_conns)) +
+							XKV_TCP_RING};
 	int err;
 
-	*t = (struct xkv_tcp){.handler = *handler, .in_max = in_max, .max_conns = max_conns};
-	t->conns = calloc(max_conns, sizeof(*t->conns));
-	t->gens = calloc(max_conns, sizeof(*t->gens));
+	*t = (struct xkv_tcp){.handler = *handler, .in_max = in_max, .max_conns = max_conns,
+			      .slots = max_conns + KICKED_MAX(max_conns)};
+	t->conns = calloc(t->slots, sizeof(*t->conns));
+	t->gens = calloc(t->slots, sizeof(*t->gens));
 	if (!t->conns || !t->gens) {
 		err = -ENOMEM;
 		goto out_free;
@@ -118,6 +133,7 @@ static void conn_free(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	t->conns[c->slot] = NULL;
 	t->gens[c->slot]++;
 	t->nconns--;
+	t->nkicked -= c->kicked;
 	free(c->in);
 	free(c->out.data);
 	free(c->wire.data);
@@ -128,7 +144,7 @@ void xkv_tcp_close(struct xkv_tcp *t)
 {
 	/* the ring goes first: it cancels every receive and send before their buffers go */
 	io_uring_queue_exit(&t->ring);
-	for (uint32_t i = 0; i < t->max_conns; i++)
+	for (uint32_t i = 0; i < t->slots; i++)
 		if (t->conns[i])
 			conn_free(t, t->conns[i]);
 	close(t->listen_fd);
@@ -138,7 +154,7 @@ void xkv_tcp_close(struct xkv_tcp *t)
 
 struct xkv_tcp_conn *xkv_tcp_conn_of(const struct xkv_tcp *t, uint32_t slot, uint32_t gen)
 {
-	if (slot >= t->max_conns || t->gens[slot] != gen)
+	if (slot >= t->slots || t->gens[slot] != gen)
 		return NULL;
 	return t->conns[slot];
 }
@@ -280,6 +296,8 @@ static void conn_run(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 		used = t->handler.input(t->handler.ctx, c, c->in + c->in_off,
 					c->in_len - c->in_off, &close);
 		c->in_off += used;
+		if (used)
+			c->progress_ns = now_ns();
 		c->close_after = close;
 	}
 	send_post(t, c);
@@ -309,18 +327,46 @@ void xkv_tcp_kick(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	conn_run(t, c);
 }
 
+/*
+ * At the limit: the open connection that has gone longest without a request is
+ * closed, if that is XKV_TCP_IDLE_KICK_NS or more, for a new one to take its place.
+ * One paused waits for another worker, not for its client: never. Whether one was.
+ */
+static bool kick_idle(struct xkv_tcp *t, uint64_t now)
+{
+	struct xkv_tcp_conn *idle = NULL;
+
+	for (uint32_t i = 0; i < t->slots; i++) {
+		struct xkv_tcp_conn *c = t->conns[i];
+
+		if (c && !c->closing && !c->paused && (!idle || c->progress_ns < idle->progress_ns))
+			idle = c;
+	}
+	if (!idle || now - idle->progress_ns < XKV_TCP_IDLE_KICK_NS)
+		return false;
+	idle->kicked = true;
+	t->nkicked++;
+	t->kicks++;
+	conn_shut(idle);
+	conn_run(t, idle); /* freed now if nothing of it is posted */
+	return true;
+}
+
 static void conn_new(struct xkv_tcp *t, int fd)
 {
 	struct sockaddr_in6 addr;
 	socklen_t addr_len = sizeof(addr);
-	struct xkv_tcp_conn *c;
+	struct xkv_tcp_conn *c = NULL;
+	uint64_t now = now_ns();
 	uint32_t slot = 0;
 	int one = 1;
 
-	if (t->nconns < t->max_conns)
+	/* kicked ones still closing hold a slot, not a place: there are slots for them */
+	if ((t->nconns - t->nkicked < t->max_conns || kick_idle(t, now)) && t->nconns < t->slots) {
 		while (t->conns[slot])
 			slot++;
-	c = t->nconns < t->max_conns ? calloc(1, sizeof(*c)) : NULL;
+		c = calloc(1, sizeof(*c));
+	}
 	if (!c || getpeername(fd, (struct sockaddr *)&addr, &addr_len)) {
 		free(c);
 		close(fd);
@@ -329,7 +375,7 @@ static void conn_new(struct xkv_tcp *t, int fd)
 	}
 	/* replies go out as they are made, as memcached sends them */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	*c = (struct xkv_tcp_conn){.fd = fd, .slot = slot, .gen = t->gens[slot]};
+	*c = (struct xkv_tcp_conn){.fd = fd, .slot = slot, .gen = t->gens[slot], .progress_ns = now};
 	memcpy(c->peer.addr, &addr.sin6_addr, sizeof(c->peer.addr));
 	c->peer.port = addr.sin6_port;
 	if (t->handler.open(t->handler.ctx, c)) {

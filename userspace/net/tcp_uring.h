@@ -20,6 +20,12 @@
 #define XKV_TCP_RING 256	      /* submission entries */
 #define XKV_TCP_RECV_MIN 16384	      /* room offered to each receive, at least */
 #define XKV_TCP_OUT_HIGH (4u << 20)   /* unsent output over this: input waits */
+/*
+ * At the limit, a new connection takes the place of the one that has gone longest
+ * without a request, if that is this long (memcached's idle_kicks): so idle
+ * connections, or a client sending a byte a minute, cannot keep others out.
+ */
+#define XKV_TCP_IDLE_KICK_NS 1000000000ull
 
 /* Bytes of output; a buffer in flight never moves, so appends go to another one. */
 struct xkv_tcp_buf {
@@ -42,6 +48,8 @@ struct xkv_tcp_conn {
 	bool close_after;	 /* closes once its replies are sent */
 	bool eof;		 /* the peer sends no more: close once what it sent is answered */
 	bool closing;		 /* shut down: freed once nothing is posted */
+	bool kicked;		 /* ... to make room for a new one */
+	uint64_t progress_ns;	 /* when it was opened, or the handler last took a request */
 	void *session;		 /* the handler's */
 };
 
@@ -65,13 +73,15 @@ struct xkv_tcp {
 	int listen_fd;
 	struct xkv_tcp_handler handler;
 	size_t in_max;			/* an input buffer grows up to this */
-	struct xkv_tcp_conn **conns;	/* [max_conns]; NULL: a free slot */
+	struct xkv_tcp_conn **conns;	/* [slots]; NULL: a free slot */
 	uint32_t *gens;			/* each slot's uses */
-	uint32_t max_conns, nconns;
+	uint32_t max_conns, nconns;	/* open at most; in the table (kicked ones too) */
+	uint32_t slots, nkicked;	/* the table: max_conns and room for those kicked */
 	bool accept_posted;
 	uint32_t unsubmitted;
 	uint64_t accepted;		/* connections served since start */
 	uint64_t refused;		/* closed at accept: the handler's, or no slot free */
+	uint64_t kicks;			/* idle connections closed for a new one */
 };
 
 /*

@@ -39,6 +39,7 @@ enum {
 	OPT_WORKERS,
 	OPT_PORT,
 	OPT_MEMCACHED_PORT,
+	OPT_MAX_CONNS,
 	OPT_MEMORY,
 	OPT_MODE,
 	OPT_POLICY,
@@ -72,6 +73,9 @@ static const struct xkv_opt options[] = {
 				"the workers, from the --allow networks (on the XDP backend also "
 				"memcached over UDP, steered by XDP); 0: off (default "
 				XKV_OPTS_STR(XKV_MC_DEFAULT_PORT) ", off when taken)"},
+	[OPT_MAX_CONNS] = {"max-conns", 'c', "N",
+			   "memcached over TCP: connections at once, over the workers (1024, "
+			   "memcached's -c); at the limit one idle for a second gives way"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -160,6 +164,8 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 			o->memcached_port = (uint16_t)value;
 		o->memcached_port_given = true;
 		return err;
+	case OPT_MAX_CONNS:
+		return xkv_opts_u32(p, 1, 1u << 20, &o->max_conns);
 	case OPT_MEMORY:
 		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
 		if (!err)
@@ -243,6 +249,7 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		.mode = XKV_MODE_CACHE,
 		.minos_percentile = 99,
 		.minos_epoch_ms = 1000,
+		.max_conns = 1024,
 		.hot_epoch_ms = 1000,
 		.compact_slo = XKV_COMPACT_SLO,
 		.latency = true,

@@ -22,7 +22,6 @@
 #include "server/server.h"
 #include "util/counters.h"
 
-#define MC_CONNS 1024 /* at once, over all workers: memcached's -c default */
 /* the longest request: a 1 MiB value, its line (memcached's keys and flags) and CRLFs */
 #define MC_IN_MAX (XKV_VALUE_MAX + 4096)
 
@@ -227,6 +226,7 @@ static void mc_counters_raw(const struct mc_worker *mw, struct xkv_mc_counters *
 	c->curr_connections = mw->tcp.nconns;
 	c->total_connections = mw->tcp.accepted;
 	c->refused_connections = mw->tcp.refused;
+	c->idle_kicks = mw->tcp.kicks;
 }
 
 /* On mw's own thread: a `stats reset` it has not taken yet starts its counters again. */
@@ -322,6 +322,7 @@ static void mc_stats_settings(void *ctx, struct xkv_mc_buf *out)
 
 	xkv_store_get_stats(s->store, &st);
 	stat_printf(out, "STAT maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
+	stat_printf(out, "STAT maxconns %u\r\n", s->o.max_conns);
 	stat_printf(out, "STAT tcpport %u\r\n", s->o.memcached_port);
 	/* memcached's UDP dialect is served where XDP steers it */
 	stat_printf(out, "STAT udpport %u\r\n",
@@ -507,7 +508,7 @@ int server_mc_open(struct server *s)
 {
 	const struct xkv_tcp_handler handler = {
 		.open = conn_open, .input = conn_input, .close = conn_close};
-	uint32_t per_worker = (MC_CONNS + s->o.workers - 1) / s->o.workers;
+	uint32_t per_worker = (s->o.max_conns + s->o.workers - 1) / s->o.workers;
 	struct server_mc *m = calloc(1, sizeof(*m));
 	int err;
 

@@ -31,6 +31,7 @@ struct server_opts {
 	uint32_t workers;
 	uint16_t port;
 	uint16_t memcached_port;	/* memcached's TCP listener (and XDP's UDP steering); 0: off */
+	uint32_t max_conns;		/* memcached's TCP connections at once, over the workers */
 	bool memcached_port_given;	/* --memcached-port: a port taken is an error */
 	size_t memory;
 	enum xkv_store_mode mode;
