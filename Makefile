@@ -62,6 +62,8 @@ include tests/soak/soak.mk
 include tools/stall/stall.mk
 include tests/fuzz/fuzz.mk
 include tests/dir/dir.mk
+include tools/install/install.mk
+include tests/install/install.mk
 
 all: $(BINS)
 
