@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bpfctl: attaching the program to an interface, updating it in place, detaching it. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,6 +105,24 @@ static void attach_explain(const struct bpfctl_attach_opts *opts, int err)
 }
 
 /* Attaches in place of whatever cur describes, atomically when the mode stays the same. */
+/*
+ * The program attached, pinned beside its maps: so that without CAP_SYS_ADMIN, which
+ * opening a program by its id takes, it is still found to be detached or replaced.
+ */
+static int prog_pin(const char *ifname, struct bpf_program *prog)
+{
+	char path[PATH_MAX];
+	int err = bpfctl_pin_path(path, ifname, BPFCTL_PROG_NAME);
+
+	if (err)
+		return err;
+	unlink(path); /* a program this one replaced */
+	err = bpf_program__pin(prog, path);
+	if (err)
+		pr_warn("pin the XDP program at %s: %s\n", path, strerror(-err));
+	return err;
+}
+
 static int attach_prog(const struct bpfctl_attach_opts *opts, unsigned int ifindex,
 		       const struct bpfctl_xdp_state *cur, int prog_fd)
 {
@@ -120,11 +139,10 @@ static int attach_prog(const struct bpfctl_attach_opts *opts, unsigned int ifind
 			return err;
 		}
 	} else if (cur->prog_id) {
-		old_fd = bpf_prog_get_fd_by_id(cur->prog_id);
+		old_fd = bpfctl_xdp_prog_open(ifindex, cur->prog_id);
 		if (old_fd < 0) {
-			err = -errno;
-			pr_warn("open XDP program id %u: %s\n", cur->prog_id, strerror(-err));
-			return err;
+			pr_warn("open XDP program id %u: %s\n", cur->prog_id, strerror(-old_fd));
+			return old_fd;
 		}
 		attach.old_prog_fd = old_fd;
 		flags |= XDP_FLAGS_REPLACE;
@@ -190,6 +208,8 @@ int bpfctl_attach(const struct bpfctl_attach_opts *opts)
 				   bpf_map__fd(skel->maps.xkv_local_l2));
 	if (!err)
 		err = attach_prog(opts, ifindex, &cur, bpf_program__fd(skel->progs.xkv_xdp));
+	if (!err)
+		err = prog_pin(opts->ifname, skel->progs.xkv_xdp);
 	if (!err)
 		pr_info("attached xkv to %s in %s mode, maps pinned under %s/%s\n", opts->ifname,
 			bpfctl_mode_name(opts->mode), BPFCTL_PIN_ROOT, opts->ifname);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bpfctl: an interface: up or down, its index and queues, and what XDP program it has now. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +71,28 @@ int bpfctl_iface_index(const char *ifname, unsigned int *ifindex)
 	return 0;
 }
 
+int bpfctl_xdp_prog_open(unsigned int ifindex, __u32 id)
+{
+	struct bpf_prog_info info = {0};
+	__u32 info_len = sizeof(info);
+	char ifname[IF_NAMESIZE], path[PATH_MAX];
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd >= 0 || errno != EPERM)
+		return fd >= 0 ? fd : -errno;
+	/* without CAP_SYS_ADMIN: ours, pinned beside its maps, is the one if its id is */
+	if (!if_indextoname(ifindex, ifname) || bpfctl_pin_path(path, ifname, BPFCTL_PROG_NAME))
+		return -EPERM;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -EPERM;
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) || info.id != id) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 int bpfctl_xdp_state_get(unsigned int ifindex, struct bpfctl_xdp_state *st)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, query);
@@ -97,11 +120,10 @@ int bpfctl_xdp_state_get(unsigned int ifindex, struct bpfctl_xdp_state *st)
 		break;
 	}
 	st->prog_id = query.prog_id ?: query.drv_prog_id ?: query.skb_prog_id ?: query.hw_prog_id;
-	fd = bpf_prog_get_fd_by_id(st->prog_id);
+	fd = bpfctl_xdp_prog_open(ifindex, st->prog_id);
 	if (fd < 0) {
-		err = -errno;
-		pr_warn("open XDP program id %u: %s\n", st->prog_id, strerror(-err));
-		return err;
+		pr_warn("open XDP program id %u: %s\n", st->prog_id, strerror(-fd));
+		return fd;
 	}
 	err = bpf_obj_get_info_by_fd(fd, &info, &info_len);
 	close(fd);

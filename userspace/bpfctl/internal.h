@@ -36,6 +36,12 @@ int bpfctl_xdp_state_get(unsigned int ifindex, struct bpfctl_xdp_state *st);
 bool bpfctl_pins_exist(const char *ifname);
 int bpfctl_pins_remove(const char *ifname);
 
+/*
+ * The XDP program of this id on ifindex, opened: by its id (CAP_SYS_ADMIN), or else
+ * xkv's own, pinned beside its maps, if it is that one. An fd, or -errno.
+ */
+int bpfctl_xdp_prog_open(unsigned int ifindex, __u32 id);
+
 /* Opens the program with every map pinned under the interface's folder, reusing pins that exist. */
 int bpfctl_prog_load_pinned(const char *ifname, struct xkv_bpf **skel_out);
 
