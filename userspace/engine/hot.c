@@ -82,13 +82,6 @@ void xkv_hot_tick(struct xkv_hot *hot, uint32_t worker, uint64_t now_ns)
 	w->epoch_end = now_ns + hot->epoch_ns;
 }
 
-static int by_count_down(const void *a, const void *b)
-{
-	const struct xkv_heavy_key *x = a, *y = b;
-
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
 /* keys[0 .. *n) gets k, or k's count added to the entry of its hash. */
 static void merge(struct xkv_heavy_key *keys, size_t *n, const struct xkv_heavy_key *k)
 {
@@ -123,7 +116,7 @@ size_t xkv_hot_report(const struct xkv_hot *hot, void *buf, size_t cap)
 		for (uint64_t k = 0; k < e.n && k < XKV_HEAVY_TOP; k++)
 			merge(keys, &n, &e.keys[k]);
 	}
-	qsort(keys, n, sizeof(*keys), by_count_down);
+	xkv_heavy_sort(keys, n);
 	for (size_t i = 0; i < n && kept < UINT16_MAX; i++) {
 		struct xkv_dir_report_key k = {.count = htobe64(keys[i].count),
 					       .len = htons(keys[i].len)};

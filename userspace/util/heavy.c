@@ -106,6 +106,11 @@ static int by_count_down(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
+void xkv_heavy_sort(struct xkv_heavy_key *keys, size_t n)
+{
+	qsort(keys, n, sizeof(*keys), by_count_down);
+}
+
 size_t xkv_heavy_top(const struct xkv_heavy *h, struct xkv_heavy_key *out, size_t cap)
 {
 	struct xkv_heavy_key all[XKV_HEAVY_TOP];
@@ -115,7 +120,7 @@ size_t xkv_heavy_top(const struct xkv_heavy *h, struct xkv_heavy_key *out, size_
 	/* a key's count stopped following it while it was too cold: its estimate now */
 	for (uint32_t i = 0; i < h->ntop; i++)
 		all[i].count = xkv_heavy_estimate(h, all[i].hash);
-	qsort(all, h->ntop, sizeof(*all), by_count_down);
+	xkv_heavy_sort(all, h->ntop);
 	memcpy(out, all, n * sizeof(*out));
 	return n;
 }

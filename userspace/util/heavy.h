@@ -51,6 +51,9 @@ void xkv_heavy_count(struct xkv_heavy *h, const void *key, uint32_t len, uint64_
 /* The estimate of the key whose xkv_hash is hash. */
 uint64_t xkv_heavy_estimate(const struct xkv_heavy *h, uint64_t hash);
 
+/* keys[0 .. n), highest count first. */
+void xkv_heavy_sort(struct xkv_heavy_key *keys, size_t n);
+
 /* Up to cap keys of the top, highest count first, into out: how many. */
 size_t xkv_heavy_top(const struct xkv_heavy *h, struct xkv_heavy_key *out, size_t cap);
 
