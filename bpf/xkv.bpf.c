@@ -32,13 +32,13 @@ static __always_inline int xkv_pass(void)
 	return XDP_PASS;
 }
 
-static __always_inline bool xkv_mac_is_local(const struct xkv_local_fast *l, const __u8 *mac)
+static __always_inline bool xkv_mac_is_local(const struct xkv_local_fast *l, __u64 mac)
 {
-	for (__u32 i = 0; i < XKV_LOCAL_MACS && i < l->nmac; i++) {
-		const __u8 *m = l->mac[i];
+	__u64 m;
 
-		if (m[0] == mac[0] && m[1] == mac[1] && m[2] == mac[2] && m[3] == mac[3] &&
-		    m[4] == mac[4] && m[5] == mac[5])
+	for (__u32 i = 0; i < XKV_LOCAL_MACS && i < l->nmac; i++) {
+		__builtin_memcpy(&m, l->mac[i], sizeof(m));
+		if (m == mac)
 			return true;
 	}
 	return false;
@@ -48,10 +48,12 @@ static __always_inline bool xkv_mac_is_local(const struct xkv_local_fast *l, con
 static __always_inline bool xkv_is_local_broadcast(const struct xkv_local_fast *l,
 						   const __u8 addr[16])
 {
-	for (__u32 i = 0; i < XKV_LOCAL_BCASTS && i < l->nbcast; i++) {
-		const __u8 *b = l->bcast[i];
+	__u32 v4, b;
 
-		if (b[0] == addr[12] && b[1] == addr[13] && b[2] == addr[14] && b[3] == addr[15])
+	__builtin_memcpy(&v4, &addr[12], sizeof(v4));
+	for (__u32 i = 0; i < XKV_LOCAL_BCASTS && i < l->nbcast; i++) {
+		__builtin_memcpy(&b, l->bcast[i], sizeof(b));
+		if (b == v4)
 			return addr[10] == 0xff && addr[11] == 0xff;
 	}
 	return false;
@@ -72,20 +74,19 @@ static __always_inline bool xkv_ip_is_local(const struct xkv_local_fast *l, cons
 
 /*
  * XKV_R_OK when the request may be answered: from unicast addresses, to addresses of the
- * interface's own, so that the reply, addresses swapped, is unicast and ours. A global
- * function: the verifier walks it once, not once for each header layout that reaches it.
- * MACs, broadcast addresses and up to XKV_LOCAL_IPS unicast IPs are compared in
- * place; more IPs are looked up.
+ * interface's own, so that the reply, addresses swapped, is unicast and ours. MACs,
+ * broadcast addresses and up to XKV_LOCAL_IPS unicast IPs are compared in place; more
+ * IPs are looked up. Inlined: as a global function, verified once for every header
+ * layout, its call cost a GET 3 ns of 45 (bench-xdp); inlined, the verifier walks
+ * 136,000 instructions instead of 101,000.
  */
-__noinline int xkv_check_addresses(const struct xkv_addresses *a)
+static __always_inline int xkv_check_addresses(const struct xkv_addresses *a)
 {
 	const struct xkv_local_fast *l;
 	struct xkv_local_key key;
 	__u32 zero = 0;
 	__u8 *use;
 
-	if (!a) /* the verifier checks a global function for any argument, NULL too */
-		return XKV_R_BAD_CONFIG;
 	if (a->src_group || xkv_mac_is_group(a->mac_src))
 		return XKV_R_MULTICAST_SOURCE;
 	l = bpf_map_lookup_elem(&xkv_local_l2, &zero);
