@@ -61,6 +61,82 @@ Test(workload, zipf_rank_r_is_key_r)
 	}
 }
 
+/* The hottest key of n draws elapsed_ns into the phase. */
+static uint32_t hottest_drawn(const struct workload *w, uint64_t elapsed_ns)
+{
+	static uint32_t count[1000];
+	uint32_t best = 0;
+	struct rng r;
+
+	memset(count, 0, sizeof(count));
+	rng_seed(&r, 5, 0);
+	for (int i = 0; i < 100000; i++) {
+		uint8_t op;
+		uint32_t key;
+
+		workload_next_p(w, &r, 0, elapsed_ns, &op, &key);
+		cr_assert_lt(key, 1000);
+		count[key]++;
+	}
+	for (uint32_t k = 1; k < 1000; k++)
+		if (count[k] > count[best])
+			best = k;
+	return best;
+}
+
+/*
+ * --shuffle: within a period the ranks stay on the same keys, a bijection; each new
+ * period moves them by a new offset, so the hot set is other keys; period 0 is as if
+ * there were no shuffle.
+ */
+Test(workload, a_shuffle_moves_the_ranks_to_other_keys_each_period)
+{
+	struct workload w = make_workload(1000, 0.99, 1);
+	const uint64_t s = 1000000000ull;
+	uint32_t first[3];
+
+	w.shuffle_ns = 10 * s;
+	for (uint64_t period = 0; period < 3; period++) {
+		static uint8_t seen[1000];
+
+		memset(seen, 0, sizeof(seen));
+		for (uint32_t rank = 0; rank < 1000; rank++) {
+			uint32_t key = workload_rank_key(&w, rank, period * 10 * s);
+
+			cr_assert_lt(key, 1000);
+			cr_assert(!seen[key], "period %llu: two ranks on key %u",
+				  (unsigned long long)period, key);
+			seen[key] = 1;
+			cr_assert_eq(workload_rank_key(&w, rank, period * 10 * s + 9 * s), key,
+				     "rank %u moved within period %llu", rank,
+				     (unsigned long long)period);
+		}
+		first[period] = workload_rank_key(&w, 0, period * 10 * s);
+	}
+	cr_assert_eq(first[0], 0, "before the first shuffle, rank 0 is key 0");
+	cr_assert(first[1] != first[0] && first[2] != first[1] && first[2] != first[0],
+		  "the hottest key did not move: %u %u %u", first[0], first[1], first[2]);
+	cr_assert_eq(hottest_drawn(&w, 0), first[0]);
+	cr_assert_eq(hottest_drawn(&w, 15 * s), first[1], "the draws do not follow the shuffle");
+}
+
+/* --hot-in: at that moment the coldest key becomes the hottest, and only it moves. */
+Test(workload, hot_in_makes_the_coldest_key_the_hottest_at_once)
+{
+	struct workload w = make_workload(1000, 0.99, 1);
+	const uint64_t s = 1000000000ull;
+
+	w.hot_in_ns = 3 * s;
+	cr_assert_eq(workload_rank_key(&w, 0, 3 * s - 1), 0);
+	cr_assert_eq(workload_rank_key(&w, 999, 3 * s - 1), 999);
+	cr_assert_eq(workload_rank_key(&w, 0, 3 * s), 999);
+	cr_assert_eq(workload_rank_key(&w, 999, 3 * s), 0);
+	for (uint32_t rank = 1; rank < 999; rank++)
+		cr_assert_eq(workload_rank_key(&w, rank, 4 * s), rank);
+	cr_assert_eq(hottest_drawn(&w, 2 * s), 0);
+	cr_assert_eq(hottest_drawn(&w, 3 * s), 999);
+}
+
 Test(workload, a_seed_fixes_the_request_stream)
 {
 	struct workload w = make_workload(100000, 0.99, 0.5);

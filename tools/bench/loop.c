@@ -57,12 +57,17 @@ static void encode(struct loop *l, unsigned i, uint8_t op, uint32_t key)
 	l->ready[l->nready++] = i;
 }
 
+static uint64_t elapsed(const struct loop *l, uint64_t t)
+{
+	return t > l->start_ns ? t - l->start_ns : 0;
+}
+
 /* The probability that a request due at `due` is for a large value. */
 static double large_p(const struct loop *l, uint64_t due)
 {
 	if (!l->schedule)
 		return l->workload->large_p;
-	return large_schedule_pct(l->schedule, due > l->start_ns ? due - l->start_ns : 0) / 100;
+	return large_schedule_pct(l->schedule, elapsed(l, due)) / 100;
 }
 
 /* Puts the phase's next request in slot i; leaves the slot idle once loading is done. */
@@ -72,7 +77,8 @@ static void next_request(struct loop *l, unsigned i)
 	uint32_t key;
 
 	if (l->phase == LOOP_MEASURE) {
-		workload_next_p(l->workload, &l->rng, large_p(l, l->now_ns), &op, &key);
+		workload_next_p(l->workload, &l->rng, large_p(l, l->now_ns), elapsed(l, l->now_ns),
+				&op, &key);
 	} else if (l->load_next < l->load_end) {
 		op = XKV_OP_PUT;
 		key = l->load_next;
@@ -117,7 +123,7 @@ static struct interval *interval_now(struct loop *l, uint64_t now)
 {
 	if (!l->intervals || l->phase != LOOP_MEASURE)
 		return NULL;
-	return interval_at(l->intervals, now > l->start_ns ? now - l->start_ns : 0);
+	return interval_at(l->intervals, elapsed(l, now));
 }
 
 /* Counts slot s's answer under its operation and its size class, and in its second. */
@@ -397,7 +403,8 @@ static void admit(struct loop *l, struct arrivals *a, uint64_t now)
 		}
 		s = &l->slots[l->idle[--l->nidle]];
 		/* by the intended time: the seed, not the machine's timing, picks the size */
-		workload_next_p(l->workload, &l->rng, large_p(l, arrivals_next(a)), &op, &key);
+		workload_next_p(l->workload, &l->rng, large_p(l, arrivals_next(a)),
+				elapsed(l, arrivals_next(a)), &op, &key);
 		encode(l, (unsigned)(s - l->slots), op, key);
 		s->intended_ns = arrivals_next(a);
 		l->stats->scheduled++;

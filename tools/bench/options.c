@@ -52,6 +52,8 @@ enum {
 	OPT_LARGE_PCT_STEPS,
 	OPT_STEP_SECONDS,
 	OPT_ZIPF,
+	OPT_SHUFFLE,
+	OPT_HOT_IN,
 	OPT_SEED,
 	OPT_TIMEOUT_MS,
 	OPT_LABEL,
@@ -122,6 +124,12 @@ static const struct xkv_opt options[] = {
 				 "--step-seconds; the run lasts them all (not a sweep)"},
 	[OPT_STEP_SECONDS] = {"step-seconds", 0, "S", "large-pct-steps: seconds of each step (5)"},
 	[OPT_ZIPF] = {"zipf", 0, "GAMMA", "key popularity exponent, 0 for uniform (0)"},
+	[OPT_SHUFFLE] = {"shuffle", 0, "S",
+			 "every S seconds the zipf ranks move to other keys (a rotation by an "
+			 "offset drawn afresh), the hot set with them; 0: never (0)"},
+	[OPT_HOT_IN] = {"hot-in", 0, "S",
+			"after S seconds the coldest key becomes the hottest at once, as the "
+			"hottest goes cold; 0: never (0)"},
 	[OPT_SEED] = {"seed", 0, "N", "fixes every thread's requests and schedule (1)"},
 	[OPT_TIMEOUT_MS] = {"timeout-ms", 0, "MS",
 			    "a request without a reply by then is lost (100)"},
@@ -143,9 +151,10 @@ void bench_options_usage(FILE *f)
 	fputs("\n"
 	      "JSON fields: label server transport threads depth rate duration_s seed timeout_ms\n"
 	      "keys key_size value_size value_profile large_pct (with --large-pct-steps, the\n"
-	      "largest) large_size large_keys get_ratio zipf; xdp {iface queue mode redirected\n"
-	      "wrong_queue no_socket rx_dropped rx_ring_full fill_empty queues [{queue sent\n"
-	      "received}]} with --transport xdp; load {keys seconds ok lost errors};\n"
+	      "largest) large_size large_keys get_ratio zipf shuffle_s hot_in_s; xdp {iface\n"
+	      "queue mode redirected wrong_queue no_socket rx_dropped rx_ring_full fill_empty\n"
+	      "queues [{queue sent received}]} with --transport xdp; load {keys seconds ok lost\n"
+	      "errors};\n"
 	      "all, get, put and, with a bimodal or etc profile, each size class that had\n"
 	      "requests (tiny <= 13 B, small <= 1400 B, large) {ops ops_per_s p50_us p90_us\n"
 	      "p99_us p999_us mean_us max_us misses errors lost};\n"
@@ -271,6 +280,10 @@ static int take_option(struct xkv_opts *p, int opt, struct bench_opts *o, struct
 		return 0;
 	case OPT_ZIPF:
 		return xkv_opts_double(p, 0, 100, &w->zipf);
+	case OPT_SHUFFLE:
+		return xkv_opts_double(p, 0, WORKLOAD_MOVE_MAX_S, &w->shuffle_s);
+	case OPT_HOT_IN:
+		return xkv_opts_double(p, 0, WORKLOAD_MOVE_MAX_S, &w->hot_in_s);
 	case OPT_SEED:
 		return xkv_opts_u64(p, 0, UINT64_MAX, &o->seed);
 	case OPT_TIMEOUT_MS:

@@ -273,6 +273,8 @@ static void json_run_fields(struct xkv_json *w, const struct run_report *r)
 	xkv_json_uint_field(w, "large_keys", workload_large_keys(wc));
 	xkv_json_double_field(w, "get_ratio", wc->get_ratio);
 	xkv_json_double_field(w, "zipf", wc->zipf);
+	xkv_json_double_field(w, "shuffle_s", wc->shuffle_s);
+	xkv_json_double_field(w, "hot_in_s", wc->hot_in_s);
 	if (r->xdp)
 		json_xdp(w, r->xdp);
 }

@@ -84,6 +84,12 @@ int workload_config_check(const struct workload_config *cfg, char *why, size_t w
 		snprintf(why, why_len, "--get-ratio %g: must be 0..1", cfg->get_ratio);
 	else if (!(cfg->zipf >= 0 && isfinite(cfg->zipf)))
 		snprintf(why, why_len, "--zipf %g: must be 0 (uniform) or more", cfg->zipf);
+	else if (!(cfg->shuffle_s >= 0 && cfg->shuffle_s <= WORKLOAD_MOVE_MAX_S))
+		snprintf(why, why_len, "--shuffle %g: must be 0 (never) to %g s", cfg->shuffle_s,
+			 WORKLOAD_MOVE_MAX_S);
+	else if (!(cfg->hot_in_s >= 0 && cfg->hot_in_s <= WORKLOAD_MOVE_MAX_S))
+		snprintf(why, why_len, "--hot-in %g: must be 0 (never) to %g s", cfg->hot_in_s,
+			 WORKLOAD_MOVE_MAX_S);
 	else
 		return 0;
 	return -EINVAL;
@@ -101,31 +107,48 @@ int workload_init(struct workload *w, const struct workload_config *cfg)
 	w->large_p = w->cfg.large_keys ? cfg->large_pct / 100 : 0;
 	for (uint32_t i = 0; i < sizeof(w->letters); i++)
 		w->letters[i] = (uint8_t)('a' + i % 26);
+	w->shuffle_ns = (uint64_t)(cfg->shuffle_s * 1e9);
+	w->hot_in_ns = (uint64_t)(cfg->hot_in_s * 1e9);
 	return zipf_init(&w->popularity, w->regular_keys, cfg->zipf);
 }
 
-static uint32_t next_key(const struct workload *w, struct rng *r, double large_p)
+uint32_t workload_rank_key(const struct workload *w, uint32_t rank, uint64_t elapsed_ns)
+{
+	uint32_t n = w->regular_keys, coldest = n - 1;
+	uint64_t period;
+
+	if (w->hot_in_ns && elapsed_ns >= w->hot_in_ns)
+		rank = rank == 0 ? coldest : rank == coldest ? 0 : rank;
+	if (!w->shuffle_ns)
+		return rank;
+	period = elapsed_ns / w->shuffle_ns;
+	/* period 0 keeps rank r on key r: what the load phase wrote first is hottest */
+	return period ? (uint32_t)((rank + mix64(period) % n) % n) : rank;
+}
+
+static uint32_t next_key(const struct workload *w, struct rng *r, double large_p,
+			 uint64_t elapsed_ns)
 {
 	if (large_p && w->cfg.large_keys && rng_uniform(r) < large_p) /* large keys: uniform */
 		return w->regular_keys + (uint32_t)rng_below(r, w->cfg.large_keys);
-	return (uint32_t)zipf_sample(&w->popularity, r);
+	return workload_rank_key(w, (uint32_t)zipf_sample(&w->popularity, r), elapsed_ns);
 }
 
 uint32_t workload_next_key(const struct workload *w, struct rng *r)
 {
-	return next_key(w, r, w->large_p);
+	return next_key(w, r, w->large_p, 0);
 }
 
-void workload_next_p(const struct workload *w, struct rng *r, double large_p, uint8_t *op,
-		     uint32_t *key)
+void workload_next_p(const struct workload *w, struct rng *r, double large_p,
+		     uint64_t elapsed_ns, uint8_t *op, uint32_t *key)
 {
 	*op = rng_uniform(r) < w->cfg.get_ratio ? XKV_OP_GET : XKV_OP_PUT;
-	*key = next_key(w, r, large_p);
+	*key = next_key(w, r, large_p, elapsed_ns);
 }
 
 void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key)
 {
-	workload_next_p(w, r, w->large_p, op, key);
+	workload_next_p(w, r, w->large_p, 0, op, key);
 }
 
 void workload_key(const struct workload *w, uint32_t key, uint8_t *out)

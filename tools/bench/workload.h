@@ -22,6 +22,13 @@
  * hottest. Minos keeps 10 K large items among 16 M; large_keys defaults to the same
  * share of the key space.
  *
+ * Popularity that moves (Pegasus, SOSP'17, Sec. 8.6), counted from the measured phase's
+ * start: every shuffle_s seconds the ranks move to other keys, rank r becoming key
+ * (r + offset) mod regular_keys for an offset drawn afresh by the period's number, the
+ * same in every thread (the hot set is new keys, placed afresh by ketama); after
+ * hot_in_s seconds the coldest rank and the hottest trade places, so that a key never
+ * asked for becomes the most asked for at once. Before either, rank r is key r.
+ *
  * A workload is read-only once built and shared by every thread; each thread draws
  * from its own stream of the seed (common/rng.h), so a seed fixes every thread's
  * request sequence.
@@ -44,6 +51,7 @@
 #define WORKLOAD_LARGE_MIN 1500u /* large from 1500 B */
 #define WORKLOAD_CHUNK	   4096u /* values are written and checked this much at a time */
 #define WORKLOAD_LARGE_SHARE (10000.0 / 16000000.0) /* Minos: 10 K large keys of 16 M */
+#define WORKLOAD_MOVE_MAX_S  86400.0 /* --shuffle and --hot-in: at most a day */
 
 enum workload_profile {
 	WORKLOAD_FIXED,
@@ -69,6 +77,8 @@ struct workload_config {
 	uint32_t large_keys; /* bimodal and etc: how many keys are large; 0: the default */
 	double get_ratio;    /* fraction of GETs, 0..1; the rest are PUTs */
 	double zipf;	     /* popularity exponent, 0 for uniform */
+	double shuffle_s;    /* the ranks move to other keys this often; 0: never */
+	double hot_in_s;     /* the coldest rank becomes the hottest then; 0: never */
 };
 
 struct workload {
@@ -76,6 +86,7 @@ struct workload {
 	uint32_t regular_keys; /* keys 0 .. regular_keys - 1 go by popularity */
 	double large_p;	       /* probability that a request is for a large key */
 	struct zipf popularity; /* of keys 0 .. regular_keys - 1, rank r being key r */
+	uint64_t shuffle_ns, hot_in_ns; /* cfg's, 0: never */
 	uint8_t letters[WORKLOAD_CHUNK + 26]; /* a..z over and over: a chunk at any phase */
 };
 
@@ -104,11 +115,14 @@ int workload_init(struct workload *w, const struct workload_config *cfg);
 /* The next request: XKV_OP_GET or XKV_OP_PUT in *op, and its key index. */
 void workload_next(const struct workload *w, struct rng *r, uint8_t *op, uint32_t *key);
 /*
- * The same with large_p, not the workload's, the probability of a large key (a
+ * The same elapsed_ns into the measured phase (which the popularity's moves count
+ * from), with large_p, not the workload's, the probability of a large key (a
  * schedule's, interval.h): the same draws from r, so a seed fixes the requests.
  */
-void workload_next_p(const struct workload *w, struct rng *r, double large_p, uint8_t *op,
-		     uint32_t *key);
+void workload_next_p(const struct workload *w, struct rng *r, double large_p,
+		     uint64_t elapsed_ns, uint8_t *op, uint32_t *key);
+/* The key of popularity rank `rank` (0: the hottest) elapsed_ns into the phase. */
+uint32_t workload_rank_key(const struct workload *w, uint32_t rank, uint64_t elapsed_ns);
 /* A key index drawn by popularity alone. */
 uint32_t workload_next_key(const struct workload *w, struct rng *r);
 
