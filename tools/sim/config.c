@@ -5,6 +5,7 @@
 
 #include <xkv/maps.h>
 
+#include "cluster.h"
 #include "dist.h"
 #include "sim.h"
 
@@ -60,6 +61,11 @@ void sim_config_defaults(struct sim_config *cfg)
 		.requests = 200000,
 		.warmup = 0.1,
 		.seed = 1,
+		.servers = 1,
+		.dir_select = CLUSTER_ROUND_ROBIN,
+		.write_servers = 1,
+		.popular_ppm = 10,
+		.hop_ns = 5000,
 	};
 }
 
@@ -86,7 +92,11 @@ int sim_config_validate(const struct sim_config *cfg)
 		  in_range(cfg->comp_ns, 0, 1e9) &&
 		  (cfg->close == SIM_CLOSE_EARLY || cfg->close == SIM_CLOSE_DEADLINE) &&
 		  in_range(cfg->slo_mult, 1, 1e6) && in_range(cfg->warmup, 0, 0.9) &&
-		  in_range(cfg->duration_us, 0, 1e12) && (cfg->duration_us > 0 || cfg->requests >= 1);
+		  in_range(cfg->duration_us, 0, 1e12) && (cfg->duration_us > 0 || cfg->requests >= 1) &&
+		  cfg->servers >= 1 && cfg->servers <= CLUSTER_SERVERS_MAX &&
+		  cfg->dir_select < CLUSTER_SELECT_END && in_range(cfg->popular_ppm, 0, 1e6) &&
+		  cfg->write_servers >= 1 && cfg->write_servers <= CLUSTER_SERVERS_MAX &&
+		  in_range(cfg->hop_ns, 0, 1e9);
 
 	/* Minos's roles (and xkv's) need a small and a large core, and hold XKV_WORKERS_MAX */
 	if ((cfg->policy == SIM_MINOS || cfg->policy == SIM_XKV) &&

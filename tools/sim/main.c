@@ -7,6 +7,7 @@
 
 #include <xkv/proto.h>
 
+#include "cluster.h"
 #include "sim.h"
 #include "util/json.h"
 #include "util/opts.h"
@@ -41,6 +42,12 @@ enum {
 	OPT_REQUESTS,
 	OPT_DURATION,
 	OPT_WARMUP,
+	OPT_SERVERS,
+	OPT_DIR,
+	OPT_REPLICATED,
+	OPT_WRITE_SERVERS,
+	OPT_POPULAR_PPM,
+	OPT_HOP_NS,
 	OPT_SWEEP,
 	OPT_SWEEP_MAX,
 	OPT_SWEEP_STEPS,
@@ -93,6 +100,22 @@ static const struct xkv_opt options[] = {
 	[OPT_REQUESTS] = {"requests", 0, "N", "requests generated, warm-up included (200000)"},
 	[OPT_DURATION] = {"duration", 0, "US", "simulated arrival time instead of --requests"},
 	[OPT_WARMUP] = {"warmup", 0, "F", "fraction of the first requests left out (0.1)"},
+	[OPT_SERVERS] = {"servers", 0, "N",
+			 "servers of --cores each behind a coherence directory, 2..32: the "
+			 "cluster model, --load over all their cores (1: one server)"},
+	[OPT_DIR] = {"dir", 0, "STRATEGY",
+		     "cluster: ketama (no directory), round-robin, least-loaded, predict, c3 "
+		     "or popularity (round-robin)"},
+	[OPT_REPLICATED] = {"replicated", 0, "N",
+			    "cluster: the hottest keys the directory holds (ceil(n ln n))"},
+	[OPT_WRITE_SERVERS] = {"write-servers", 0, "N",
+			       "cluster: a write goes to as many servers as its key has had reads "
+			       "per write, up to N (1, as xkv-dir's)"},
+	[OPT_POPULAR_PPM] = {"popular-ppm", 0, "PPM",
+			     "cluster, popularity: a popular key's share of the requests, "
+			     "per million (10)"},
+	[OPT_HOP_NS] = {"hop-ns", 0, "NS",
+			"cluster: directory to a server, and back, each way (5000)"},
 	[OPT_SWEEP] = {"sweep", 0, NULL, "search the highest load whose p99 meets the SLO"},
 	[OPT_SWEEP_MAX] = {"sweep-max", 0, "RHO", "upper end of the search (1.0)"},
 	[OPT_SWEEP_STEPS] = {"sweep-steps", 0, "N", "bisection probes (8)"},
@@ -113,6 +136,7 @@ static void usage(FILE *f)
 	fputs("Usage: xkv-sim [options]\n"
 	      "Simulates one multi-core KV server (docs/SIMULATION.md). Defaults model C-4 "
 	      "Sec. 3.\n"
+	      "With --servers N, a cluster of N such servers behind a coherence directory.\n"
 	      "\n",
 	      f);
 	xkv_opts_usage(f, options, XKV_OPTS_COUNT(options));
@@ -202,6 +226,25 @@ static int take_option(struct xkv_opts *p, int opt, struct cli *cli)
 		return xkv_opts_double(p, 0, 1e12, &c->duration_us);
 	case OPT_WARMUP:
 		return xkv_opts_double(p, 0, 0.9, &c->warmup);
+	case OPT_SERVERS:
+		return xkv_opts_u32(p, 1, CLUSTER_SERVERS_MAX, &c->servers);
+	case OPT_DIR: {
+		enum cluster_select sel;
+
+		if (cluster_select_parse(p->arg, &sel))
+			return xkv_opts_bad_value(p, "ketama, round-robin, least-loaded, predict, "
+						     "c3 or popularity");
+		c->dir_select = sel;
+		return 0;
+	}
+	case OPT_REPLICATED:
+		return xkv_opts_u32(p, 0, UINT32_MAX, &c->replicated);
+	case OPT_WRITE_SERVERS:
+		return xkv_opts_u32(p, 1, CLUSTER_SERVERS_MAX, &c->write_servers);
+	case OPT_POPULAR_PPM:
+		return xkv_opts_double(p, 0, 1e6, &c->popular_ppm);
+	case OPT_HOP_NS:
+		return xkv_opts_double(p, 0, 1e9, &c->hop_ns);
 	case OPT_SWEEP:
 		cli->sweep = true;
 		return 0;
@@ -252,6 +295,12 @@ static void print_config_json(struct xkv_json *w, const struct sim_config *c)
 	xkv_json_double_field(w, "duration_us", c->duration_us);
 	xkv_json_double_field(w, "warmup", c->warmup);
 	xkv_json_uint_field(w, "seed", c->seed);
+	xkv_json_uint_field(w, "servers", c->servers);
+	xkv_json_string_field(w, "dir", cluster_select_name(c->dir_select));
+	xkv_json_uint_field(w, "replicated", c->replicated);
+	xkv_json_uint_field(w, "write_servers", c->write_servers);
+	xkv_json_double_field(w, "popular_ppm", c->popular_ppm);
+	xkv_json_double_field(w, "hop_ns", c->hop_ns);
 	xkv_json_object_end(w);
 }
 
@@ -307,12 +356,21 @@ static void print_results_json(struct xkv_json *w, const char *key, const struct
 	xkv_json_double_field(w, "mean", r->util_mean);
 	xkv_json_double_field(w, "min", r->util_min);
 	xkv_json_double_field(w, "max", r->util_max);
-	xkv_json_key(w, "per_core");
+	xkv_json_key(w, r->servers ? "per_server" : "per_core");
 	xkv_json_array_start(w);
 	for (unsigned i = 0; i < r->cores && i < SIM_MAX_CORES; i++)
 		xkv_json_fixed(w, r->util[i], 4);
 	xkv_json_array_end(w);
 	xkv_json_object_end(w);
+	if (r->servers) {
+		xkv_json_key(w, "cluster");
+		xkv_json_object_start(w);
+		xkv_json_uint_field(w, "servers", r->servers);
+		xkv_json_uint_field(w, "replicated", r->replicated);
+		xkv_json_double_field(w, "replicated_share", r->replicated_share);
+		xkv_json_double_field(w, "server_share_max", r->server_share_max);
+		xkv_json_object_end(w);
+	}
 	xkv_json_object_end(w);
 }
 
@@ -332,6 +390,16 @@ static void print_results_text(const struct sim_results *r)
 	       r->stopped_early ? " (run stopped once certain)" : "");
 	printf("utilisation   mean %.3f  min %.3f  max %.3f\n", r->util_mean, r->util_min,
 	       r->util_max);
+	if (r->servers) {
+		printf("cluster       %u servers; the directory held %u keys, %.1f%% of the "
+		       "requests; busiest server's requests / mean %.2f\n",
+		       r->servers, r->replicated, 100 * r->replicated_share, r->server_share_max);
+		printf("per server   ");
+		for (unsigned i = 0; i < r->servers; i++)
+			printf("%s %.2f", i && i % 16 == 0 ? "\n             " : "", r->util[i]);
+		printf("\n");
+		return;
+	}
 	printf("per core     ");
 	for (unsigned i = 0; i < r->cores && i < SIM_MAX_CORES; i++)
 		printf("%s %.2f", i && i % 16 == 0 ? "\n             " : "", r->util[i]);
@@ -407,8 +475,13 @@ static int print_run_json(const struct cli *cli, const struct sim_results *r)
 
 static void print_header(const struct sim_config *c)
 {
-	printf("xkv-sim       policy %s, %u cores, service %s (mean %.1f ns), writes %.1f%%, ",
-	       sim_policy_name(c->policy), c->cores, sim_service_name(c->service),
+	if (c->servers > 1)
+		printf("xkv-sim       cluster of %u servers x %u cores, %s, hops %.0f ns, ",
+		       c->servers, c->cores, cluster_select_name(c->dir_select), c->hop_ns);
+	else
+		printf("xkv-sim       policy %s, %u cores, ", sim_policy_name(c->policy),
+		       c->cores);
+	printf("service %s (mean %.1f ns), writes %.1f%%, ", sim_service_name(c->service),
 	       sim_mean_service_ns(c), 100 * c->write_frac);
 	if (c->zipf > 0)
 		printf("zipf %.3g over %u items\n", c->zipf, c->items);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "model.h"
 
 enum ev_type {
@@ -666,6 +667,8 @@ int sim_run(const struct sim_config *cfg, struct sim_results *res)
 
 	if (err)
 		return err;
+	if (cfg->servers > 1)
+		return cluster_run(cfg, res);
 	memset(res, 0, sizeof(*res));
 	err = sim_setup(&s, cfg, res);
 	if (!err) {

@@ -6,7 +6,9 @@
  * One run: requests arrive as a Poisson process at a dispatcher, which places each one
  * on a core's private FIFO, on a shared FIFO that idle cores pull from, or keeps it
  * until JBSQ has a free slot. Cores serve one request at a time, without preemption.
- * Everything is deterministic for a given configuration, seed included.
+ * Everything is deterministic for a given configuration, seed included. With servers
+ * above 1, a run is of the cluster model instead (cluster.h): a coherence directory in
+ * front of that many servers.
  */
 #ifndef XKV_SIM_H
 #define XKV_SIM_H
@@ -68,6 +70,13 @@ struct sim_config {
 	double warmup;	      /* fraction of the first requests left out of the statistics */
 	uint64_t seed;
 	bool stop_on_violation; /* end as soon as the SLO is certainly missed (for searches) */
+	/* the cluster model (cluster.h), when servers > 1: cores is each server's */
+	unsigned servers;     /* 1: one server, the model above */
+	unsigned dir_select;  /* enum cluster_select: ketama alone, or the directory's strategy */
+	unsigned replicated;  /* the hottest keys the directory holds; 0: ceil(n ln n) */
+	unsigned write_servers; /* a write's servers at most, as its key's reads per write */
+	double popular_ppm;   /* popularity: a popular key's share of requests, per million */
+	double hop_ns;	      /* directory to a server, and a reply back, each */
 };
 
 struct sim_results {
@@ -103,9 +112,13 @@ struct sim_results {
 	bool standby;		   /* Minos: the last plan's large core is also a small one */
 	unsigned threshold_class;  /* Minos: the last plan's largest small size class */
 	uint64_t plans;		   /* Minos: plans made, the one before the run included */
-	unsigned cores;
+	unsigned cores;		   /* util[]'s: cores, or the cluster model's servers */
 	double util_mean, util_min, util_max;
 	double util[SIM_MAX_CORES];
+	unsigned servers;	   /* cluster: servers; 0 for one server */
+	unsigned replicated;	   /* cluster: keys the directory held */
+	double replicated_share;   /* cluster: of the requests, those for the keys it held */
+	double server_share_max;   /* cluster: the busiest server's requests over the mean */
 };
 
 struct sim_search {

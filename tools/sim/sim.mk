@@ -28,3 +28,11 @@ SIM_PYTHON ?= /usr/bin/python3
 sim-figures: $(BUILD)/xkv-sim
 	$(Q)$(SIM_PYTHON) tools/sim/plot_figures.py --sim $(BUILD)/xkv-sim \
 		--out $(BUILD)/sim-figures $(SIM_FIGURES_ARGS)
+
+$(BUILD)/tests/sim/test_cluster.o: XKV_CFLAGS += -Itools/sim
+
+$(BUILD)/tests/test_cluster: $(BUILD)/tests/sim/test_cluster.o $(SIM_OBJS) $(LIBXKV_ENGINE)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lcriterion -lm
+
+TESTS += $(BUILD)/tests/test_cluster
