@@ -147,8 +147,9 @@ bench-order: deps
 	$(Q)tools/bench/bench-order.sh $(BUILD)
 
 # The coherence directory's load balance: four servers behind it, ketama alone against
-# the 32 hottest keys replicated, zipf 0.99 and 1.2, ~2 minutes (tools/bench/bench-dir.sh;
-# docs/DIRECTORY.md). Run it on an idle machine.
+# the 32 hottest keys replicated, zipf 0.99 and 1.2; then popularity that moves, with
+# xkv-dir run and each replica selection strategy; xkv-sim's cluster model beside it;
+# ~10 minutes (tools/bench/bench-dir.sh; docs/DIRECTORY.md). Run it on an idle machine.
 bench-dir: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/bench-dir.sh $(BUILD)
