@@ -4,7 +4,11 @@
 # and xkv-linload --dir on the pool's hot keys (80 % reads), every one replicated,
 # while the keys are removed and added again and the directory loses its maps once and
 # recovers them (Sec. 6.4, 6.5, 6.7). xkv-lincheck must
-# call the history linearizable. Then the same run with a directory built with one
+# call the history linearizable. Then the controller's loop (xkv-dir run, epochs of
+# 200 ms, one key held, the servers' epochs as long) chooses the keys itself while
+# xkv-bench's reads move the hot key among the four every second (--shuffle), so that it
+# adds and removes keys under the same load: that
+# history must be linearizable too. Then the same run with a directory built with one
 # planted fault each must be called not linearizable: a newer reply that joins the
 # replica set instead of resetting it (tests/dir/broken/join.sed), and a removal without
 # its migration phase (tests/dir/broken/no_migration.c).
@@ -18,6 +22,7 @@ need_xdp_hosts
 dir_prefix="xn$$"
 dir_nservers=4
 pin="/sys/fs/bpf/xkv-dir-lin-$$"
+lab_server_opts=(--hot-epoch-ms 200) # the servers' hot keys as often as the loop asks
 . "$here/lab_env.sh"
 
 keys=(k000000000000000 k000000000000001 k000000000000002 k000000000000003)
@@ -68,7 +73,40 @@ run() {
 	return $rc
 }
 
+# The controller's loop doing the churn: reads alone (no writes of xkv-bench's into the
+# history), zipf 3 over the four keys (the hottest gets some 80 %), the hottest moved
+# every second.
+run_loop() {
+	local name=loop rc=0 load reads ctl changes
+	dir() { in_d "$build/xkv-dir" --pin "$pin" --state "$out/$name.keys" --timeout 200 "$@"; }
+	dir --servers "$dir_pool" --write-servers 2 attach "${dir_ifaces[@]}" >/dev/null ||
+		fail "$name: attach"
+	# not by in_d, a function: $! must be the loop's own process, for its signal
+	nsenter --net="/run/netns/$d" "$build/xkv-dir" --pin "$pin" --state "$out/$name.keys" \
+		--timeout 200 --epoch 200 --keys 1 run >"$out/$name.run" 2>&1 &
+	ctl=$!
+	pids+=($ctl)
+	ip netns exec "$c" "$build/xkv-bench" -s "$dir_pool" --protocol xkv-dir --keys 4 \
+		--no-load --get-ratio 1 --zipf 3 --shuffle 1 --duration 5 --depth 16 \
+		>"$out/$name.reads" 2>&1 &
+	reads=$!
+	pids+=($reads)
+	ip netns exec "$c" "$build/xkv-linload" --dir -s "$dir_pool" -t 8 -k 4 -D 4 -m 80:15:5 \
+		-v 16-1000 --timeout-ms 300 --out "$out/$name.history" >"$out/$name.load" 2>&1 ||
+		fail "$name: xkv-linload: $(tail -3 "$out/$name.load")"
+	kill -INT "$ctl" "$reads" 2>/dev/null || true
+	wait "$ctl" "$reads" 2>/dev/null || true
+	dir --force detach "${dir_ifaces[@]}" >/dev/null || fail "$name: detach"
+	changes=$(grep -c -e ': added ' -e ': removed ' "$out/$name.run" || true)
+	[ "$changes" -ge 4 ] || fail "$name: the loop added and removed $changes keys: $(cat "$out/$name.run")"
+	echo "$name: $(grep -m1 'operations' "$out/$name.load" || tail -1 "$out/$name.load"), the loop added or removed a key $changes times"
+	"$build/xkv-lincheck" "$out/$name.history" >"$out/$name.verdict" 2>&1 || rc=$?
+	echo "$name: $(head -1 "$out/$name.verdict")"
+	return $rc
+}
+
 run "$build/xkv-dir" directory || fail "the directory's history is not linearizable: $(cat "$out/directory.verdict")"
+run_loop || fail "the history while the loop churned keys is not linearizable: $(cat "$out/loop.verdict")"
 for broken in join no_migration; do
 	rc=0
 	run "$build/tests/dir/broken/xkv-dir-$broken" "$broken" || rc=$?
