@@ -54,6 +54,31 @@ Test(dirctl, of_two_keys_under_one_hash_the_hotter_alone)
 	cr_assert_eq(chosen[1], 2);
 }
 
+/*
+ * A held key spread over many servers may be in no server's top: the directory's own
+ * count keeps it, and takes over a server's smaller one.
+ */
+Test(dirctl, the_directory_counts_the_keys_it_holds)
+{
+	struct xkv_dirctl_hot hot[4] = {key("home", 100), key("shared", 40)};
+	struct xkv_dirctl_hot held[] = {key("spread", 150), key("shared", 90)};
+	uint64_t hashes[] = {held[0].hash, held[1].hash};
+	size_t n = 2, chosen[4];
+
+	xkv_dirctl_merge_held(hot, &n, 4, held, 2);
+	cr_assert_eq(n, 3, "the held key no server reported joins");
+	cr_assert_eq(hot[2].hash, held[0].hash);
+	cr_assert_eq(hot[2].count, 150);
+	cr_assert_eq(hot[1].count, 90, "the directory's count, larger than the servers'");
+	cr_assert_eq(hot[0].count, 100, "a key not held keeps the servers' count");
+	cr_assert_eq(xkv_dirctl_choose(hot, n, hashes, 2, 2, chosen), 2);
+	cr_assert(chosen[0] == 2 && chosen[1] == 1, "the held keys stay: %zu %zu", chosen[0],
+		  chosen[1]);
+	n = 3;
+	xkv_dirctl_merge_held(hot, &n, 3, (struct xkv_dirctl_hot[]){key("more", 1)}, 1);
+	cr_assert_eq(n, 3, "no room past cap");
+}
+
 Test(dirctl, n_log_n_keys_for_n_servers)
 {
 	cr_assert_eq(xkv_dirctl_keys_for(1), 1);

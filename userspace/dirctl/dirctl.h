@@ -137,6 +137,16 @@ int xkv_dirctl_hot(const struct xkv_dirctl *d, struct xkv_client *pool,
 		   struct xkv_dirctl_hot *keys, size_t cap, size_t *n, uint64_t *requests);
 
 /*
+ * Adds to hot[0 .. *n) what the directory itself counted of the keys it holds, held[0 ..
+ * nheld) with their reads and writes steered in the epoch (Pegasus Sec. 7.3): a key the
+ * servers reported takes the larger of the two counts; one they did not joins, up to
+ * cap. A held key's requests are spread over its servers, so that it may fall below
+ * every server's own top, and the servers' report alone would let it go.
+ */
+void xkv_dirctl_merge_held(struct xkv_dirctl_hot *hot, size_t *n, size_t cap,
+			   const struct xkv_dirctl_hot *held, size_t nheld);
+
+/*
  * Of the keys hot[0 .. n), the indexes of the up to max to replicate, into chosen:
  * by their count, a key held (its hash among held[0 .. nheld)) counting double so that
  * a key on the edge is not added and removed in turn; of keys whose hashes collide,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The controller's loop (Pegasus Sec. 7.3): every epoch, the hot keys the servers
- * report; the hottest replicated, those no longer among them removed home through the
- * migration (Sec. 6.5). Of two keys whose hashes collide, one alone (Sec. 6.6).
+ * report, and the directory's own counts of the keys it holds; the hottest replicated,
+ * those no longer among them removed home through the migration (Sec. 6.5). Of two keys
+ * whose hashes collide, one alone (Sec. 6.6).
  */
 #include <errno.h>
 #include <math.h>
@@ -21,6 +22,23 @@ uint32_t xkv_dirctl_keys_for(uint32_t nservers)
 	if (k < 1)
 		return 1;
 	return k > XKV_DIR_KEYS ? XKV_DIR_KEYS : (uint32_t)k;
+}
+
+void xkv_dirctl_merge_held(struct xkv_dirctl_hot *hot, size_t *n, size_t cap,
+			   const struct xkv_dirctl_hot *held, size_t nheld)
+{
+	for (size_t h = 0; h < nheld; h++) {
+		size_t i = 0;
+
+		while (i < *n && hot[i].hash != held[h].hash)
+			i++;
+		if (i < *n) {
+			if (held[h].count > hot[i].count)
+				hot[i].count = held[h].count;
+		} else if (*n < cap) {
+			hot[(*n)++] = held[h];
+		}
+	}
 }
 
 /* A key of the report, ranked: its count, doubled while held. */
@@ -94,6 +112,54 @@ static int take_held(void *ctx, const uint8_t *key, size_t len)
 	return 0;
 }
 
+/* The reads and writes the directory steered for each key it holds, so far. */
+struct dir_counts {
+	uint64_t hash[XKV_DIR_KEYS], total[XKV_DIR_KEYS];
+	size_t n;
+};
+
+static int take_count(void *ctx, const struct xkv_dirctl_key *k)
+{
+	struct dir_counts *c = ctx;
+
+	if (c->n == XKV_DIR_KEYS)
+		return -ENOSPC;
+	c->hash[c->n] = k->hash;
+	c->total[c->n++] = k->entry.reads + k->entry.writes;
+	return 0;
+}
+
+/* hash's total in c, or 0: a key just added started its counts from 0. */
+static uint64_t total_of(const struct dir_counts *c, uint64_t hash)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->hash[i] == hash)
+			return c->total[i];
+	return 0;
+}
+
+/*
+ * Each held key's count, what the directory steered for it since the last epoch's
+ * counts (*last), which become this epoch's.
+ */
+static int count_held(const struct xkv_dirctl *d, struct held *held, struct dir_counts *now,
+		      struct dir_counts *last)
+{
+	int err;
+
+	now->n = 0;
+	err = xkv_dirctl_keys(d, take_count, now);
+	if (err)
+		return err;
+	for (size_t i = 0; i < held->n; i++) {
+		uint64_t total = total_of(now, held->hash[i]), before = total_of(last, held->hash[i]);
+
+		held->key[i].count = total > before ? total - before : 0;
+	}
+	*last = *now;
+	return 0;
+}
+
 /* Sleeps ms, or less if stop is raised. */
 static void nap(uint32_t ms, volatile sig_atomic_t *stop)
 {
@@ -107,7 +173,7 @@ static void nap(uint32_t ms, volatile sig_atomic_t *stop)
 /* One epoch: the servers' hot keys, then removes and adds. */
 static int epoch(const struct xkv_dirctl *d, struct xkv_client *pool, const struct xkv_dirctl_run *o,
 		 uint32_t max, uint32_t number, struct xkv_dirctl_hot *hot, size_t cap,
-		 struct held *held, size_t *chosen)
+		 struct held *held, struct dir_counts *counts, size_t *chosen)
 {
 	uint64_t requests;
 	size_t n, nchosen;
@@ -117,8 +183,11 @@ static int epoch(const struct xkv_dirctl *d, struct xkv_client *pool, const stru
 	held->n = 0;
 	if (!err)
 		err = dirctl_state_each(d->state, take_held, held);
+	if (!err)
+		err = count_held(d, held, &counts[0], &counts[1]);
 	if (err)
 		return err;
+	xkv_dirctl_merge_held(hot, &n, cap, held->key, held->n);
 	nchosen = xkv_dirctl_choose(hot, n, held->hash, held->n, max, chosen);
 	for (size_t i = 0; i < held->n; i++) {
 		bool keep = false;
@@ -157,9 +226,10 @@ int xkv_dirctl_run(const struct xkv_dirctl *d, struct xkv_client *pool,
 	struct xkv_dirctl_hot *hot = calloc(cap, sizeof(*hot));
 	struct held *held = calloc(1, sizeof(*held));
 	size_t *chosen = calloc(XKV_DIR_KEYS, sizeof(*chosen));
+	struct dir_counts *counts = calloc(2, sizeof(*counts)); /* this epoch's, the last */
 	struct xkv_dir_config cfg;
 	uint32_t max, live;
-	int err = hot && held && chosen ? xkv_dirctl_config(d, &cfg) : -ENOMEM;
+	int err = hot && held && chosen && counts ? xkv_dirctl_config(d, &cfg) : -ENOMEM;
 
 	if (err)
 		goto out_free;
@@ -172,12 +242,13 @@ int xkv_dirctl_run(const struct xkv_dirctl *d, struct xkv_client *pool,
 		nap(o->epoch_ms, o->stop);
 		if (*o->stop)
 			break;
-		err = epoch(d, pool, o, max, number, hot, cap, held, chosen);
+		err = epoch(d, pool, o, max, number, hot, cap, held, counts, chosen);
 		if (err) /* a server down, a report that did not parse: the next epoch may do */
 			fprintf(stderr, "xkv-dir: epoch %u: %s\n", number, strerror(-err));
 	}
 	err = 0;
 out_free:
+	free(counts);
 	free(chosen);
 	free(held);
 	free(hot);
