@@ -55,11 +55,13 @@ expect xkv-bench -s,--server --protocol --transport --iface --queue --queues -t,
 	-d,--depth -r,--rate -D,--duration --sweep --slo-us --slo-mult --slo-percentile --sweep-max \
 	--sweep-retries --csv --interval-csv -k,--keys --warmup-keys --no-load --get-ratio \
 	--key-size --value-size --value-profile --large-pct --large-size --large-keys \
-	--large-pct-steps --step-seconds --zipf --seed --timeout-ms --label --json -h,--help
+	--large-pct-steps --step-seconds --zipf --shuffle --hot-in --seed --timeout-ms --label --json \
+	-h,--help
 expect xkv-sim --cores --policy --load --rate --write-frac --zipf --items --partitions \
 	--service --fixed-ns --unit-ns --K --p-large --small-bytes --large-bytes --size-base-ns \
 	--ns-per-byte --max-size --large-pct --epoch-us --channel-ns --jbsq --comp-ns --close \
-	--lookahead --slo --requests --duration --warmup --sweep --sweep-max --sweep-steps --seed \
+	--lookahead --slo --requests --duration --warmup --servers --dir --replicated --write-servers \
+	--popular-ppm --hop-ns --sweep --sweep-max --sweep-steps --seed \
 	--json -h,--help
 expect "xkv-trace gen" -w,--workload -n,--count -o,--out -s,--seed --src --dst --src-mac \
 	--dst-mac --pps -h,--help
