@@ -79,6 +79,19 @@ Test(dirctl, the_directory_counts_the_keys_it_holds)
 	cr_assert_eq(n, 3, "no room past cap");
 }
 
+/* A reported key under a held key's hash is another key: it keeps its own count. */
+Test(dirctl, a_held_key_is_merged_by_its_bytes_not_its_hash)
+{
+	struct xkv_dirctl_hot hot[2] = {key("other", 7)}, held = key("held", 50);
+	size_t n = 1;
+
+	hot[0].hash = held.hash; /* a collision */
+	xkv_dirctl_merge_held(hot, &n, 2, &held, 1);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(hot[0].count, 7, "the colliding key took the held key's count");
+	cr_assert_eq(hot[1].count, 50);
+}
+
 Test(dirctl, n_log_n_keys_for_n_servers)
 {
 	cr_assert_eq(xkv_dirctl_keys_for(1), 1);

@@ -490,14 +490,16 @@ Test(opts, a_table_has_a_limit)
 Test(clock, the_fast_clock_follows_the_monotonic_one)
 {
 	struct xkv_fast_clock c;
-	uint64_t start, fast, mono;
+	uint64_t start, before, fast, mono;
 
 	xkv_fast_clock_init(&c);
 	start = xkv_now_ns();
 	do {
+		before = xkv_now_ns();
 		fast = xkv_fast_clock_now(&c);
 		mono = xkv_now_ns();
 	} while (mono - start < 20000000);
-	cr_assert_leq(mono > fast ? mono - fast : fast - mono, 2000, "fast %lu, monotonic %lu",
-		      fast, mono);
+	/* read between two monotonic reads: a vCPU stalled between them widens the window */
+	cr_assert(fast + 2000 >= before && fast <= mono + 2000,
+		  "fast %lu, monotonic %lu before and %lu after", fast, before, mono);
 }

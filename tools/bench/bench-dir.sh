@@ -152,8 +152,9 @@ run_moving() {
 	servers+=("$poll")
 	load "$name" --zipf "$zipf" --duration "$moving_s" --shuffle "$shuffle_s" \
 		--hot-in "$hot_in_s" --interval-csv "$out/$name-seconds.csv"
-	kill -INT "$poll" ${ctl:+"$ctl"}
-	wait "$poll" ${ctl:+"$ctl"} || true
+	kill -INT "$poll" ${ctl:+"$ctl"} 2>/dev/null || true
+	wait "$poll" || { echo "bench-dir: the counters' poll failed" >&2; exit 1; }
+	[ -z "$ctl" ] || wait "$ctl" || true
 	servers=("${servers[@]:0:4}")
 	lab_down "$name"
 	printf '{"zipf": %s, "mode": "%s", "seconds": "%s", "load": "%s"}\n' "$zipf" "$mode" \

@@ -69,8 +69,8 @@ def changes(duration, shuffle, hot_in):
 
 
 def settled(second, moves, wait):
-	"""Whether a second starts `wait` seconds or more after the last change before it."""
-	last = max([0.0] + [c for c in moves if c <= second])
+	"""Whether a second starts `wait` seconds or more after the last change before its end."""
+	last = max([0.0] + [c for c in moves if c < second + 1])
 	return second >= last + wait
 
 

@@ -34,8 +34,20 @@ def lookups(map_ids):
 	return [r["output"]["formatted"]["value"] for r in bpftool("batch", "file", "-", stdin=cmds)]
 
 
-def find_slots(pids):
-	"""Each pid's xkv_wstats map id, paired with its xkv_sstats by BTF id."""
+def find_slots(pids, wait_s=5.0):
+	"""Each pid's xkv_wstats map id, paired with its xkv_sstats by BTF id; a server that
+	has not published its pid yet is waited for, up to wait_s."""
+	deadline = time.time() + wait_s
+	while True:
+		slots, missing = try_slots(pids)
+		if not missing:
+			return slots
+		if time.time() > deadline:
+			sys.exit(f"server_load.py: no live counters for pids {missing}")
+		time.sleep(0.1)
+
+
+def try_slots(pids):
 	maps = bpftool("map", "show")
 	stats = [m for m in maps if m.get("name") == "xkv_sstats"]
 	workers = {m["btf_id"]: m["id"] for m in maps if m.get("name") == "xkv_wstats"}
@@ -45,9 +57,7 @@ def find_slots(pids):
 		if pid in pids and m["btf_id"] in workers:
 			found[pid] = workers[m["btf_id"]]
 	missing = [p for p in pids if p not in found]
-	if missing:
-		sys.exit(f"server_load.py: no live counters for pids {missing}")
-	return [found[p] for p in pids]
+	return [found.get(p) for p in pids], missing
 
 
 def main():
@@ -57,10 +67,10 @@ def main():
 	ap.add_argument("--period", type=float, default=0.25)
 	a = ap.parse_args()
 	pids = [int(p) for p in a.pids.split(",")]
-	slots = find_slots(pids)
 	stop = []
 	signal.signal(signal.SIGINT, lambda *_: stop.append(1))
 	signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+	slots = find_slots(pids)
 	with open(a.out, "w") as out:
 		while not stop:
 			values = lookups(slots)

@@ -88,7 +88,8 @@ struct cluster {
 	struct cserver *servers;
 	struct creq *reqs;
 	uint32_t cap, free_head;
-	uint64_t generated, total, warmup_n, violations, violation_limit, to_replicated;
+	uint64_t generated, total, warmup_n, violations, violation_limit;
+	uint64_t to_replicated; /* measured replies for held keys */
 	double first_measured, last_reply;
 	bool stop;
 	int err;
@@ -354,7 +355,6 @@ static void on_arrival(struct cluster *c)
 	}
 	k = &c->keys[r->key];
 	k->requests++;
-	c->to_replicated += r->measured;
 	if (r->is_write) {
 		send_write(c, id);
 	} else {
@@ -428,6 +428,7 @@ static void on_reply(struct cluster *c, uint32_t id, unsigned si)
 	}
 	c->last_reply = fmax(c->last_reply, c->now);
 	if (r->measured) {
+		c->to_replicated += r->key < c->replicated;
 		hist_record(&c->hist, (uint64_t)llround(latency));
 		if (latency > c->slo_ns && ++c->violations > c->violation_limit &&
 		    c->cfg->stop_on_violation)

@@ -14,6 +14,7 @@
 #include <xkv/hash.h>
 
 #include "dirctl/internal.h"
+#include "util/clock.h"
 
 uint32_t xkv_dirctl_keys_for(uint32_t nservers)
 {
@@ -30,7 +31,9 @@ void xkv_dirctl_merge_held(struct xkv_dirctl_hot *hot, size_t *n, size_t cap,
 	for (size_t h = 0; h < nheld; h++) {
 		size_t i = 0;
 
-		while (i < *n && hot[i].hash != held[h].hash)
+		/* the key itself: a reported key that shares the hash is another one */
+		while (i < *n && (hot[i].len != held[h].len ||
+				  memcmp(hot[i].key, held[h].key, held[h].len)))
 			i++;
 		if (i < *n) {
 			if (held[h].count > hot[i].count)
@@ -112,10 +115,11 @@ static int take_held(void *ctx, const uint8_t *key, size_t len)
 	return 0;
 }
 
-/* The reads and writes the directory steered for each key it holds, so far. */
+/* The reads and writes the directory steered for each key it holds, so far, at ns. */
 struct dir_counts {
 	uint64_t hash[XKV_DIR_KEYS], total[XKV_DIR_KEYS];
 	size_t n;
+	uint64_t ns;
 };
 
 static int take_count(void *ctx, const struct xkv_dirctl_key *k)
@@ -138,26 +142,30 @@ static uint64_t total_of(const struct dir_counts *c, uint64_t hash)
 	return 0;
 }
 
-/*
- * Each held key's count, what the directory steered for it since the last epoch's
- * counts (*last), which become this epoch's.
- */
-static int count_held(const struct xkv_dirctl *d, struct held *held, struct dir_counts *now,
-		      struct dir_counts *last)
+/* Every held key's count so far, and when. */
+static int snapshot(const struct xkv_dirctl *d, struct dir_counts *c)
 {
-	int err;
+	c->n = 0;
+	c->ns = xkv_now_ns();
+	return xkv_dirctl_keys(d, take_count, c);
+}
 
-	now->n = 0;
-	err = xkv_dirctl_keys(d, take_count, now);
-	if (err)
-		return err;
+/*
+ * Each held key's count: what the directory steered for it between the snapshots
+ * last and now, scaled to one epoch, the span the servers' counts cover (an epoch's
+ * removes may wait for migrations, and a failed epoch leaves two between snapshots).
+ */
+static void count_held(struct held *held, const struct dir_counts *now,
+		       const struct dir_counts *last, uint32_t epoch_ms)
+{
+	uint64_t span = now->ns > last->ns ? now->ns - last->ns : 1;
+
 	for (size_t i = 0; i < held->n; i++) {
 		uint64_t total = total_of(now, held->hash[i]), before = total_of(last, held->hash[i]);
+		uint64_t delta = total > before ? total - before : 0;
 
-		held->key[i].count = total > before ? total - before : 0;
+		held->key[i].count = (uint64_t)((double)delta * epoch_ms * 1e6 / (double)span);
 	}
-	*last = *now;
-	return 0;
 }
 
 /* Sleeps ms, or less if stop is raised. */
@@ -178,15 +186,21 @@ static int epoch(const struct xkv_dirctl *d, struct xkv_client *pool, const stru
 	uint64_t requests;
 	size_t n, nchosen;
 	uint32_t added = 0, removed = 0;
-	int err = xkv_dirctl_hot(d, pool, hot, cap, &n, &requests);
+	/* counts[1]: the last snapshot, taken at the start or by the epoch before */
+	int snapped = snapshot(d, &counts[0]), err = snapped;
 
+	if (!err)
+		err = xkv_dirctl_hot(d, pool, hot, cap - XKV_DIR_KEYS, &n, &requests);
 	held->n = 0;
 	if (!err)
 		err = dirctl_state_each(d->state, take_held, held);
 	if (!err)
-		err = count_held(d, held, &counts[0], &counts[1]);
+		count_held(held, &counts[0], &counts[1], o->epoch_ms);
+	if (!snapped)
+		counts[1] = counts[0];
 	if (err)
 		return err;
+	/* room for every held key past the servers' report */
 	xkv_dirctl_merge_held(hot, &n, cap, held->key, held->n);
 	nchosen = xkv_dirctl_choose(hot, n, held->hash, held->n, max, chosen);
 	for (size_t i = 0; i < held->n; i++) {
@@ -222,7 +236,8 @@ static int epoch(const struct xkv_dirctl *d, struct xkv_client *pool, const stru
 int xkv_dirctl_run(const struct xkv_dirctl *d, struct xkv_client *pool,
 		   const struct xkv_dirctl_run *o)
 {
-	const size_t cap = XKV_DIR_SERVERS * 32;
+	/* every server's top, and the held keys none reported */
+	const size_t cap = XKV_DIR_SERVERS * 32 + XKV_DIR_KEYS;
 	struct xkv_dirctl_hot *hot = calloc(cap, sizeof(*hot));
 	struct held *held = calloc(1, sizeof(*held));
 	size_t *chosen = calloc(XKV_DIR_KEYS, sizeof(*chosen));
@@ -231,6 +246,9 @@ int xkv_dirctl_run(const struct xkv_dirctl *d, struct xkv_client *pool,
 	uint32_t max, live;
 	int err = hot && held && chosen && counts ? xkv_dirctl_config(d, &cfg) : -ENOMEM;
 
+	if (err)
+		goto out_free;
+	err = snapshot(d, &counts[1]); /* the first epoch's counts start here */
 	if (err)
 		goto out_free;
 	live = (uint32_t)__builtin_popcount(cfg.live);
