@@ -44,16 +44,44 @@ struct xkv_mc_bin_hdr {
 
 _Static_assert(sizeof(struct xkv_mc_bin_hdr) == 24, "memcached's binary header is 24 bytes");
 
-/* The binary opcodes xkv serves over UDP; a Q opcode answers only what a client must hear. */
+/*
+ * memcached's binary opcodes. Over UDP xkv serves GET, GETQ, GETK, GETKQ, SET, SETQ,
+ * DELETE and DELETEQ; over TCP all but SASL's. A Q opcode answers only what a client
+ * must hear.
+ */
 enum xkv_mc_bin_op {
 	XKV_MC_BIN_GET = 0x00,
 	XKV_MC_BIN_SET = 0x01,
+	XKV_MC_BIN_ADD = 0x02,
+	XKV_MC_BIN_REPLACE = 0x03,
 	XKV_MC_BIN_DELETE = 0x04,
+	XKV_MC_BIN_INCREMENT = 0x05,
+	XKV_MC_BIN_DECREMENT = 0x06,
+	XKV_MC_BIN_QUIT = 0x07,
+	XKV_MC_BIN_FLUSH = 0x08,
 	XKV_MC_BIN_GETQ = 0x09,
+	XKV_MC_BIN_NOOP = 0x0a,
+	XKV_MC_BIN_VERSION = 0x0b,
 	XKV_MC_BIN_GETK = 0x0c,
 	XKV_MC_BIN_GETKQ = 0x0d,
+	XKV_MC_BIN_APPEND = 0x0e,
+	XKV_MC_BIN_PREPEND = 0x0f,
+	XKV_MC_BIN_STAT = 0x10,
 	XKV_MC_BIN_SETQ = 0x11,
+	XKV_MC_BIN_ADDQ = 0x12,
+	XKV_MC_BIN_REPLACEQ = 0x13,
 	XKV_MC_BIN_DELETEQ = 0x14,
+	XKV_MC_BIN_INCREMENTQ = 0x15,
+	XKV_MC_BIN_DECREMENTQ = 0x16,
+	XKV_MC_BIN_QUITQ = 0x17,
+	XKV_MC_BIN_FLUSHQ = 0x18,
+	XKV_MC_BIN_APPENDQ = 0x19,
+	XKV_MC_BIN_PREPENDQ = 0x1a,
+	XKV_MC_BIN_TOUCH = 0x1c,
+	XKV_MC_BIN_GAT = 0x1d,
+	XKV_MC_BIN_GATQ = 0x1e,
+	XKV_MC_BIN_GATK = 0x23,
+	XKV_MC_BIN_GATKQ = 0x24,
 };
 
 #define XKV_MC_SET_EXTRAS 8 /* a SET's extras: flags, expiration; GET and DELETE have none */

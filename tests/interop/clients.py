@@ -2,12 +2,14 @@
 """pymemcache (Debian's python3-pymemcache) against two servers: its Client on the first
 for the commands an application uses, then its HashClient over both: keys spread over
 the two, each readable through the HashClient and found on exactly one server; `stats
-settings` and `stats reset` as memcached answers them.
+settings` and `stats reset` as memcached answers them. Then pylibmc (python3-pylibmc,
+libmemcached underneath) in the binary protocol over both.
 
   clients.py HOST:PORT HOST:PORT"""
 import socket
 import sys
 
+import pylibmc
 from pymemcache.client.base import Client
 from pymemcache.client.hash import HashClient
 from pymemcache.exceptions import MemcacheClientError
@@ -119,12 +121,54 @@ def hash_client(servers):
 	      f"{len(per_server[1])} on the two servers, each read back")
 
 
+def pylibmc_binary(servers):
+	"""libmemcached's binary protocol: multi-gets as GETKQ and NOOP, quiet multi-sets."""
+	c = pylibmc.Client([f"{h}:{p}" for h, p in servers], binary=True,
+			   behaviors={"cas": True, "ketama": True})
+	c.flush_all()
+	check("binary set", c.set("b", b"1"), True)
+	check("binary get", c.get("b"), b"1")
+	check("binary incr", c.incr("b", 41), 42)
+	check("binary decr below 0", c.decr("b", 100), 0)
+	check("binary add existing", c.add("b", b"x"), False)
+	try:
+		c.replace("b-none", b"x")
+		sys.exit("FAIL: binary replace missing: stored")
+	except pylibmc.NotFound:
+		pass  # libmemcached's word for memcached's binary NOT_FOUND
+	check("binary append", c.append("b", b"9"), True)
+	check("binary prepend", c.prepend("b", b"8"), True)
+	# decr from 42 to 0 left "0 ": memcached pads a shorter number in place
+	check("binary after append, prepend", c.get("b"), b"80 9")
+	value, cas = c.gets("b")
+	check("binary cas", c.cas("b", b"new", cas), True)
+	check("binary stale cas", c.cas("b", b"newer", cas), False)
+	check("binary touch", c.touch("b", 100), True)
+	check("binary touch missing", c.touch("b-none", 100), False)
+	many = {f"bin-{i}": f"v{i}".encode() * (i % 30 + 1) for i in range(300)}
+	check("binary set_multi", c.set_multi(many), [])
+	check("binary get_multi", c.get_multi(list(many) + ["bin-none"]), many)
+	big = bytes(i * 13 % 251 for i in range(1000000))
+	check("binary set 1,000,000 bytes", c.set("bin-big", big), True)
+	check("binary get 1,000,000 bytes", c.get("bin-big") == big, True)
+	check("binary delete", c.delete("b"), True)
+	check("binary delete missing", c.delete("b"), False)
+	stats = c.get_stats()
+	check("binary stats from both servers", len(stats), 2)
+	for name, values in stats:
+		missing = [n for n in ("pid", "version", "cmd_get", "curr_items") if n not in values]
+		check(f"binary stats of {name} without " + " ".join(missing), missing, [])
+	c.disconnect_all()
+	print(f"pylibmc, binary protocol: every command, {len(many)} keys over both servers")
+
+
 def main():
 	servers = [address(a) for a in sys.argv[1:3]]
 	if len(servers) != 2:
 		sys.exit(__doc__)
 	one_client(servers[0])
 	hash_client(servers)
+	pylibmc_binary(servers)
 
 
 if __name__ == "__main__":

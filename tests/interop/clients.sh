@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Real memcached clients against two servers under test on loopback: libmemcached's
-# command-line tools (Debian's libmemcached-tools, in the text protocol: xkv's TCP
-# listener speaks no binary, so no --binary) copy files in, read them back byte-exact
-# (one of 1,000,000 bytes), show their flags, remove them and read the servers' stats;
-# then pymemcache's Client and HashClient (clients.py). Both servers are stopped on
-# every way out.
+# command-line tools (Debian's libmemcached-tools), in the text protocol and then the
+# binary one, copy files in, read them back byte-exact (one of 1,000,000 bytes), show
+# their flags, remove them and read the servers' stats; then pymemcache's Client and
+# HashClient and pylibmc in the binary protocol (clients.py). Both servers are stopped
+# on every way out.
 #   clients.sh BUILD_DIR [xkv|memcached]
 set -euo pipefail
 
@@ -15,6 +15,7 @@ dir=$(dirname "$0")
 . "$dir/lib.sh"
 need_commands memccp memccat memcrm memcstat
 need_pymemcache
+need_pylibmc
 interop_begin clients
 
 server_start one
@@ -30,18 +31,27 @@ head -c 1000000 /dev/urandom >"$files/big.bin"
 printf 'line\r\nEND\r\nVALUE x 0 1\r\n' >"$files/protocol-like"
 names=(small.txt empty big.bin protocol-like)
 
-memccp --servers="$one" --flag=42 "${names[@]/#/$files/}" ||
-	fail "memccp exited $?"
-for name in "${names[@]}"; do
-	memccat --servers="$one" --file="$out/got" "$name" || fail "memccat $name exited $?"
-	cmp "$files/$name" "$out/got" || fail "memccat $name: not what memccp stored"
+# each in the text protocol, then in the binary one
+for mode in text binary; do
+	opt=()
+	[ "$mode" = text ] || opt=(--binary)
+	memccp "${opt[@]}" --servers="$one" --flag=42 "${names[@]/#/$files/}" ||
+		fail "memccp ($mode) exited $?"
+	for name in "${names[@]}"; do
+		memccat "${opt[@]}" --servers="$one" --file="$out/got" "$name" ||
+			fail "memccat ($mode) $name exited $?"
+		cmp "$files/$name" "$out/got" || fail "memccat ($mode) $name: not what memccp stored"
+	done
+	flags=$(memccat "${opt[@]}" --servers="$one" --flags small.txt | head -n 1)
+	[ "$flags" = 42 ] || fail "memccat ($mode) --flags: '$flags', not 42"
+	memcrm "${opt[@]}" --servers="$one" "${names[@]}" || fail "memcrm ($mode) exited $?"
+	for name in "${names[@]}"; do
+		! memccat "${opt[@]}" --servers="$one" "$name" >/dev/null 2>&1 ||
+			fail "$name still there after memcrm ($mode)"
+	done
 done
-flags=$(memccat --servers="$one" --flags small.txt | head -n 1)
-[ "$flags" = 42 ] || fail "memccat --flags: '$flags', not 42"
-memcrm --servers="$one" "${names[@]}" || fail "memcrm exited $?"
-for name in "${names[@]}"; do
-	! memccat --servers="$one" "$name" >/dev/null 2>&1 || fail "$name still there after memcrm"
-done
+memcstat --binary --servers="$one,$two" >"$out/stats-binary" || fail "memcstat --binary exited $?"
+grep -q "^	curr_items: " "$out/stats-binary" || fail "memcstat --binary: $(cat "$out/stats-binary")"
 memcstat --servers="$one,$two" >"$out/stats" || fail "memcstat exited $?"
 for port in "$one_port" "$two_port"; do
 	grep -q "^Server: 127.0.0.1 ($port)" "$out/stats" || fail "memcstat: no server $port"
@@ -59,8 +69,8 @@ grep -Eq "^ +cmd_get +[0-9]+$" "$out/tool-stats" || fail "memcached-tool stats: 
 grep -Eq "^ +maxbytes +[0-9]+$" "$out/tool-settings" ||
 	fail "memcached-tool settings: $(cat "$out/tool-settings")"
 echo "memcached-tool: stats and settings"
-echo "libmemcached-tools: memccp, memccat (byte-exact, 1,000,000 bytes too; flags), memcrm," \
-	"memcstat on two servers"
+echo "libmemcached-tools, text and binary: memccp, memccat (byte-exact, 1,000,000 bytes" \
+	"too; flags), memcrm, memcstat on two servers"
 
 /usr/bin/python3 "$dir/clients.py" "$one" "$two"
 daemon_stop one

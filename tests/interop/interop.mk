@@ -4,7 +4,7 @@
 # free loopback ports and stops them by pid.
 
 $(BUILD)/tests/run-mc-semantics: tests/interop/semantics.sh tests/interop/semantics.py \
-		tests/interop/lib.sh | $(BUILD)/xkv-server $(BUILD)/tests/skip-bpf
+		tests/interop/binary.py tests/interop/lib.sh | $(BUILD)/xkv-server $(BUILD)/tests/skip-bpf
 	$(call script_launcher,$(abspath $(BUILD)))
 
 $(BUILD)/tests/run-mc-clients: tests/interop/clients.sh tests/interop/clients.py \

@@ -22,6 +22,11 @@ need_pymemcache() {
 		skip "python3-pymemcache is not installed (make deps installs it)"
 }
 
+need_pylibmc() {
+	/usr/bin/python3 -c 'import pylibmc' 2>/dev/null ||
+		skip "python3-pylibmc is not installed (make deps installs it)"
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1

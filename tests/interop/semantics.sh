@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # memcached's text and meta protocol side by side (semantics.py, the cases and how
-# replies are compared): a reference memcached, a second one with -I 2m for the value
+# replies are compared), then its binary protocol (binary.py): a reference memcached, a second one with -I 2m for the value
 # of exactly 1 MiB, and the server under test, each on its own loopback port, all
 # stopped on every way out.
 #   semantics.sh BUILD_DIR [xkv|memcached] [SEMANTICS_PY_OPTIONS...]
@@ -29,4 +29,6 @@ fi
 /usr/bin/python3 "$dir/semantics.py" --reference "127.0.0.1:$reference_port" \
 	--reference-large "127.0.0.1:$reference_large_port" --server "127.0.0.1:$server_port" \
 	"${large[@]}" "$@"
+/usr/bin/python3 "$dir/binary.py" --reference "127.0.0.1:$reference_port" \
+	--server "127.0.0.1:$server_port"
 daemon_stop server

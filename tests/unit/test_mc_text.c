@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The memcached text and meta session on a real store, nothing mocked: writes run
+ * The memcached session (text, meta and binary) on a real store, nothing mocked: writes run
  * through xkv_mc_apply, at once (the partition's writer is this thread) or deferred
  * (handed over, completed later through resume), and the bytes must be memcached's.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include <xkv/hash.h>
+#include <xkv/memcached.h>
 #include <xkv/proto.h>
 #include "engine/mc_exec.h"
 #include "proto/mc_text.h"
@@ -1079,4 +1081,193 @@ Test(mc_text, a_refused_write_is_an_error_never_a_success)
 	out.len = 0;
 	feed("get k\r\n", &close);
 	ASSERT_OUT("VALUE k 0 1\r\nv\r\nEND\r\n");
+}
+
+/*
+ * The binary protocol (mc_binary.c): a connection whose first byte is 0x80 speaks it.
+ * Its replies are checked against memcached's by tests/interop/binary.py; here, that
+ * partial arrivals and writes completed later change none of them.
+ */
+TestSuite(mc_binary, .init = setup, .fini = teardown);
+
+/* One binary request at p: its length. */
+static size_t bin_req(char *p, uint8_t opcode, const char *key, const void *extras,
+		      uint8_t extras_len, const char *value, uint64_t cas)
+{
+	size_t key_len = strlen(key), value_len = value ? strlen(value) : 0;
+	struct xkv_mc_bin_hdr h = {
+		.magic = XKV_MC_BIN_REQUEST,
+		.opcode = opcode,
+		.key_len = htons((uint16_t)key_len),
+		.extras_len = extras_len,
+		.body_len = htonl((uint32_t)(extras_len + key_len + value_len)),
+		.opaque = htonl(0x01020304),
+		.cas = xkv_be64(cas),
+	};
+
+	memcpy(p, &h, sizeof(h));
+	if (extras_len)
+		memcpy(p + sizeof(h), extras, extras_len);
+	memcpy(p + sizeof(h) + extras_len, key, key_len);
+	if (value_len)
+		memcpy(p + sizeof(h) + extras_len + key_len, value, value_len);
+	return sizeof(h) + extras_len + key_len + value_len;
+}
+
+/* The opcode and status of each reply in out, as "op:status " pairs, in hex. */
+static void bin_statuses(char *text, size_t cap)
+{
+	size_t at = 0, n = 0;
+
+	text[0] = '\0';
+	while (at + sizeof(struct xkv_mc_bin_hdr) <= out.len) {
+		struct xkv_mc_bin_hdr h;
+
+		memcpy(&h, out.data + at, sizeof(h));
+		cr_assert_eq(h.magic, XKV_MC_BIN_RESPONSE);
+		cr_assert_eq(ntohl(h.opaque), 0x01020304, "the opaque comes back");
+		n += (size_t)snprintf(text + n, cap - n, "%02x:%x ", h.opcode, ntohs(h.status));
+		at += sizeof(h) + ntohl(h.body_len);
+	}
+	cr_assert_eq(at, out.len, "whole replies");
+}
+
+/* set, add taken, getk, incr made then added to, append, gat, touch, delete, getkq missed, noop */
+static size_t bin_script(char *p)
+{
+	const uint8_t set_x[8] = {0, 0, 0, 7}, touch_x[4] = {0, 0, 1, 0};
+	const uint8_t incr_x[20] = {[7] = 5, [15] = 10};
+	size_t n = 0;
+
+	n += bin_req(p + n, XKV_MC_BIN_SET, "k", set_x, 8, "value", 0);
+	n += bin_req(p + n, XKV_MC_BIN_ADD, "k", set_x, 8, "other", 0);
+	n += bin_req(p + n, XKV_MC_BIN_GETK, "k", NULL, 0, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_INCREMENT, "n", incr_x, 20, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_INCREMENTQ, "n", incr_x, 20, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_INCREMENT, "n", incr_x, 20, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_APPEND, "k", NULL, 0, "-tail", 0);
+	n += bin_req(p + n, XKV_MC_BIN_GAT, "k", touch_x, 4, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_TOUCH, "none", touch_x, 4, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_DELETEQ, "k", NULL, 0, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_GETKQ, "k", NULL, 0, NULL, 0);
+	n += bin_req(p + n, XKV_MC_BIN_NOOP, "", NULL, 0, NULL, 0);
+	return n;
+}
+
+/* Byte by byte, in steps of 7 with every write deferred: the same bytes as at once. */
+Test(mc_binary, partial_arrivals_and_deferred_writes_change_nothing)
+{
+	static const struct {
+		size_t step;
+		bool defer;
+	} runs[] = {{SIZE_MAX / 2, false}, {1, false}, {7, true}, {1, true}};
+	char req[1024], first[2048], statuses[256];
+	size_t len = bin_script(req), first_len = 0;
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		teardown();
+		setup();
+		defer = runs[i].defer;
+		cr_assert(!drive(req, len, runs[i].step), "run %zu closed", i);
+		if (i == 0) {
+			bin_statuses(statuses, sizeof(statuses));
+			/* the add taken: 2 (exists); incrq silent; touch missed: 1; deleteq, getkq silent */
+			cr_assert_str_eq(statuses, "01:0 02:2 0c:0 05:0 05:0 0e:0 1d:0 1c:1 0a:0 ");
+			cr_assert(out.len < sizeof(first));
+			memcpy(first, out.data, out.len);
+			first_len = out.len;
+		} else {
+			cr_assert(out.len == first_len && memcmp(out.data, first, first_len) == 0,
+				  "run %zu (step %zu, defer %d) answered otherwise", i, runs[i].step,
+				  runs[i].defer);
+		}
+		if (runs[i].defer)
+			cr_assert_gt(deferred, 0);
+	}
+}
+
+/* A write in progress holds back the requests after it; its reply comes first. */
+Test(mc_binary, a_write_in_progress_holds_back_what_follows)
+{
+	const uint8_t set_x[8] = {0};
+	char req[256], statuses[64];
+	size_t set_len = bin_req(req, XKV_MC_BIN_SET, "a", set_x, 8, "x", 0), len = set_len;
+	bool close;
+
+	len += bin_req(req + len, XKV_MC_BIN_GET, "a", NULL, 0, NULL, 0);
+	defer = true;
+	cr_assert_eq(xkv_mc_session_feed(&session, req, len, &out, &close), set_len);
+	cr_assert(xkv_mc_session_waiting(&session));
+	cr_assert_eq(out.len, 0);
+	complete(&session, &out);
+	cr_assert_eq(xkv_mc_session_feed(&session, req + set_len, len - set_len, &out, &close),
+		     len - set_len);
+	bin_statuses(statuses, sizeof(statuses));
+	cr_assert_str_eq(statuses, "01:0 00:0 ");
+	cr_assert_eq(memcmp(out.data + out.len - 1, "x", 1), 0, "the GET sees the set");
+}
+
+/* A value over 1 MiB: Too large, its bytes skipped, the old value deleted, even later. */
+Test(mc_binary, a_value_too_large_is_skipped_and_the_old_one_deleted)
+{
+	const uint8_t set_x[8] = {0};
+	static char req[XKV_VALUE_MAX + 512], big[XKV_VALUE_MAX + 2];
+	char statuses[64];
+	size_t len = bin_req(req, XKV_MC_BIN_SET, "k", set_x, 8, "old", 0);
+
+	memset(big, 'v', XKV_VALUE_MAX + 1);
+	len += bin_req(req + len, XKV_MC_BIN_SET, "k", set_x, 8, big, 0);
+	len += bin_req(req + len, XKV_MC_BIN_GET, "k", NULL, 0, NULL, 0);
+	defer = true;
+	cr_assert(!drive(req, len, 4000));
+	bin_statuses(statuses, sizeof(statuses));
+	cr_assert_str_eq(statuses, "01:0 01:3 00:1 ");
+	cr_assert_eq(deferred, 2, "the set, then the delete");
+}
+
+/* The first byte picks the dialect for good: text after binary is no request. */
+Test(mc_binary, the_first_byte_picks_the_dialect)
+{
+	const char *text = "get a_key_as_long_as_a_header\r\n";
+	char req[64];
+	size_t len = bin_req(req, XKV_MC_BIN_NOOP, "", NULL, 0, NULL, 0);
+	bool close;
+
+	cr_assert_eq(xkv_mc_session_feed(&session, req, len, &out, &close), len);
+	cr_assert_eq(out.len, sizeof(struct xkv_mc_bin_hdr), "the NOOP answered");
+	cr_assert_eq(feed(text, &close), 0);
+	cr_assert(close, "a byte that starts no binary request closes");
+	cr_assert_eq(out.len, sizeof(struct xkv_mc_bin_hdr), "and nothing is said");
+
+	xkv_mc_session_free(&session);
+	xkv_mc_session_init(&session, &backend);
+	out.len = 0;
+	feed("mn\r\n", &close);
+	ASSERT_OUT("MN\r\n");
+}
+
+/* Lengths that lie and keys too long close the connection after their error. */
+Test(mc_binary, requests_memcached_cannot_read_on_from_close)
+{
+	char req[512], statuses[64], key[252];
+	size_t len = bin_req(req, XKV_MC_BIN_GET, "key", NULL, 0, NULL, 0);
+	struct xkv_mc_bin_hdr h;
+	bool close;
+
+	memcpy(&h, req, sizeof(h));
+	h.body_len = htonl(2); /* the key runs past the body */
+	memcpy(req, &h, sizeof(h));
+	cr_assert(drive(req, len, 5));
+	bin_statuses(statuses, sizeof(statuses));
+	cr_assert_str_eq(statuses, "00:81 ");
+
+	teardown();
+	setup();
+	memset(key, 'k', 251);
+	key[251] = '\0';
+	len = bin_req(req, XKV_MC_BIN_GET, key, NULL, 0, NULL, 0);
+	cr_assert_eq(xkv_mc_session_feed(&session, req, len, &out, &close), len);
+	cr_assert(close);
+	bin_statuses(statuses, sizeof(statuses));
+	cr_assert_str_eq(statuses, "00:4 ");
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* What the text and the meta commands share: tokens, replies, reads, writes that wait. */
+/*
+ * What the text, meta and binary commands share: tokens, replies, reads, writes that
+ * wait, the stats groups.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -135,4 +138,21 @@ bool mc_write(struct mc_ctx *c, const struct xkv_msg *w, struct xkv_mc_result *r
 	}
 	s->waiting = true;
 	return false;
+}
+
+bool mc_stats_group(const struct xkv_mc_backend *b, const struct mc_tok *group,
+		    struct xkv_mc_buf *out)
+{
+	if (!group) {
+		if (b->stats)
+			b->stats(b->ctx, out);
+	} else if (mc_tok_is(group, "settings")) {
+		if (b->stats_settings)
+			b->stats_settings(b->ctx, out);
+	} else if (mc_tok_is(group, "sizes")) {
+		mc_reply(out, "STAT sizes_status disabled");
+	} else {
+		return false;
+	}
+	return true;
 }

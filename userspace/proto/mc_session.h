@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the text commands (mc_text.c) and the meta commands (mc_meta.c) share: one
- * command line cut into tokens, memcached's number parsing, the read and write paths.
- * Nothing outside those two files includes it.
+ * What the text commands (mc_text.c), the meta commands (mc_meta.c) and the binary
+ * ones (mc_binary.c) share: one command line cut into tokens, memcached's number
+ * parsing, the read and write paths, the stats groups. Nothing outside those files
+ * includes it.
  */
 #ifndef XKV_MC_SESSION_H
 #define XKV_MC_SESSION_H
@@ -93,6 +94,19 @@ bool mc_write(struct mc_ctx *c, const struct xkv_msg *w, struct xkv_mc_result *r
 
 /* What meta's t flag shows: the seconds left, or -1 for never. */
 int64_t mc_ttl(struct mc_ctx *c, uint32_t exptime);
+
+/*
+ * The STAT lines ("STAT name value\r\n", no END) of `stats` (group NULL) or of a group
+ * both dialects answer with lines; false for a group xkv does not have.
+ */
+bool mc_stats_group(const struct xkv_mc_backend *b, const struct mc_tok *group,
+		    struct xkv_mc_buf *out);
+
+/* The binary protocol (mc_binary.c), as xkv_mc_session_feed and _resume. */
+size_t mc_binary_feed(struct xkv_mc_session *s, const char *in, size_t len,
+		      struct xkv_mc_buf *out, bool *close);
+void mc_binary_resume(struct xkv_mc_session *s, const struct xkv_mc_result *r,
+		      struct xkv_mc_buf *out);
 
 /* The meta commands (mc_meta.c); line->tok[0] is "mg", "ms", "md", "ma" or "mn". */
 int mc_meta(struct mc_ctx *c);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <xkv/hash.h>
+#include <xkv/memcached.h>
 #include <xkv/proto.h>
 #include "proto/mc_session.h"
 
@@ -355,20 +356,13 @@ static int cmd_stats(struct mc_ctx *c)
 	const struct xkv_mc_backend *b = c->s->backend;
 	const struct mc_tok *group = &l->tok[1], *arg = &l->tok[2];
 
-	if (l->ntok == 1) {
-		if (b->stats)
-			b->stats(b->ctx, c->out);
-	} else if (mc_tok_is(group, "settings")) {
-		if (b->stats_settings)
-			b->stats_settings(b->ctx, c->out);
-	} else if (mc_tok_is(group, "reset")) {
+	if (l->ntok > 1 && mc_tok_is(group, "reset")) {
 		if (b->stats_reset)
 			b->stats_reset(b->ctx);
 		mc_reply(c->out, "RESET");
 		return 0;
-	} else if (mc_tok_is(group, "sizes")) {
-		mc_reply(c->out, "STAT sizes_status disabled");
-	} else if (mc_tok_is(group, "detail")) {
+	}
+	if (l->ntok > 1 && mc_tok_is(group, "detail")) {
 		if (l->ntok > 2 && mc_tok_is(arg, "off"))
 			mc_reply(c->out, "OK");
 		else if (l->ntok > 2 && mc_tok_is(arg, "on"))
@@ -378,11 +372,11 @@ static int cmd_stats(struct mc_ctx *c)
 		else
 			mc_reply(c->out, "CLIENT_ERROR usage: stats detail on|off|dump");
 		return 0;
-	} else {
-		mc_reply(c->out, "ERROR");
-		return 0;
 	}
-	mc_reply(c->out, "END");
+	if (mc_stats_group(b, l->ntok > 1 ? group : NULL, c->out))
+		mc_reply(c->out, "END");
+	else
+		mc_reply(c->out, "ERROR");
 	return 0;
 }
 
@@ -489,6 +483,12 @@ size_t xkv_mc_session_feed(struct xkv_mc_session *s, const char *in, size_t len,
 	size_t done = 0;
 
 	*close = false;
+	if (!s->negotiated && len) {
+		s->negotiated = true;
+		s->binary = (uint8_t)in[0] == XKV_MC_BIN_REQUEST;
+	}
+	if (s->binary)
+		return mc_binary_feed(s, in, len, out, close);
 	while (!s->waiting && !*close && !out->failed && done < len) {
 		const char *p = in + done, *nl;
 		struct mc_line line;
@@ -536,6 +536,10 @@ void xkv_mc_session_resume(struct xkv_mc_session *s, const struct xkv_mc_result 
 	struct mc_ctx c = {.s = s, .line = &line, .out = out, .done = r, .close = &close};
 	size_t reply_from = out->len;
 
+	if (s->binary) {
+		mc_binary_resume(s, r, out);
+		return;
+	}
 	s->waiting = false;
 	if (!s->line_len) /* a write whose reply was given already (a set too large) */
 		return;

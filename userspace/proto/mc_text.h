@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memcached's text protocol and its meta commands, one session per TCP connection
- * (docs/MEMCACHED.md). The session parses whole commands out of what the connection
+ * memcached's text protocol, its meta commands and its binary protocol, one session
+ * per TCP connection (docs/MEMCACHED.md). The session parses whole commands out of what the connection
  * received, answers reads at once through the backend, hands each write to the
  * backend (which runs it on the key's partition writer, perhaps later), and formats
  * every reply byte as memcached 1.6 does. It knows nothing of sockets or the store.
@@ -63,11 +63,14 @@ struct xkv_mc_backend {
 /* Per connection; the fields are the session's own. */
 struct xkv_mc_session {
 	const struct xkv_mc_backend *backend;
+	/* from the connection's first byte, as memcached negotiates: binary or text */
+	bool negotiated, binary;
 	uint64_t swallow; /* bytes of a refused value still to skip */
 	bool waiting;	  /* a write is in progress: feed consumes nothing until resume */
 	/*
-	 * The command whose write is in progress, copied (its line only): resume formats
-	 * the reply from it, and gat goes on with its next key.
+	 * The command whose write is in progress, copied (its line only, or a binary
+	 * request's header, extras and key): resume formats the reply from it, and gat
+	 * goes on with its next key.
 	 */
 	char *line;
 	size_t line_len, line_cap;

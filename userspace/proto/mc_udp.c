@@ -264,23 +264,6 @@ bool xkv_mc_next_key(const char **keys, uint16_t *len, const void **key, uint16_
 	return true;
 }
 
-void xkv_mc_bin_hdr(uint8_t *p, const struct xkv_mc_req *req, uint16_t status,
-		     uint16_t key_len, uint8_t extras_len, uint32_t body_len, uint64_t cas)
-{
-	const struct xkv_mc_bin_hdr h = {
-		.magic = XKV_MC_BIN_RESPONSE,
-		.opcode = req->opcode,
-		.key_len = htons(key_len),
-		.extras_len = extras_len,
-		.status = htons(status),
-		.body_len = htonl(body_len),
-		.opaque = htonl(req->opaque),
-		.cas = xkv_be64(cas),
-	};
-
-	memcpy(p, &h, sizeof(h));
-}
-
 /* " v" at p, v in decimal; returns the end. Every GET hit writes two or three. */
 static char *put_number(char *p, uint64_t v)
 {
@@ -327,30 +310,6 @@ const char *xkv_mc_error_line(enum xkv_mc_verdict v)
 		return "SERVER_ERROR not supported over UDP\r\n";
 	default:
 		return "ERROR\r\n";
-	}
-}
-
-const char *xkv_mc_bin_status_text(uint16_t status)
-{
-	switch (status) {
-	case XKV_MC_BIN_S_NOT_FOUND:
-		return "Not found";
-	case XKV_MC_BIN_S_TOO_LARGE:
-		return "Too large.";
-	case XKV_MC_BIN_S_EINVAL:
-		return "Invalid arguments";
-	case XKV_MC_BIN_S_UNKNOWN:
-		return "Unknown command";
-	case XKV_MC_BIN_S_NO_MEMORY:
-		return "Out of memory";
-	case XKV_MC_BIN_S_NOT_SUPPORTED:
-		return "Not supported";
-	case XKV_MC_BIN_S_INTERNAL:
-		return "Reply too large";
-	case XKV_MC_BIN_S_BUSY:
-		return "Busy";
-	default:
-		return "";
 	}
 }
 

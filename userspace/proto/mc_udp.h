@@ -17,19 +17,7 @@
 #include <xkv/memcached.h>
 
 #include "proto/codec.h"
-
-/* Binary statuses replied (memcached's protocol_binary.h). */
-enum xkv_mc_bin_status {
-	XKV_MC_BIN_S_OK = 0x0000,
-	XKV_MC_BIN_S_NOT_FOUND = 0x0001,
-	XKV_MC_BIN_S_TOO_LARGE = 0x0003,
-	XKV_MC_BIN_S_EINVAL = 0x0004,
-	XKV_MC_BIN_S_UNKNOWN = 0x0081,
-	XKV_MC_BIN_S_NO_MEMORY = 0x0082,
-	XKV_MC_BIN_S_NOT_SUPPORTED = 0x0083,
-	XKV_MC_BIN_S_INTERNAL = 0x0084,
-	XKV_MC_BIN_S_BUSY = 0x0085,
-};
+#include "proto/mc_binary.h"
 
 /* What a datagram is to the worker: a request, an error to answer, or nothing. */
 enum xkv_mc_verdict {
@@ -64,13 +52,6 @@ bool xkv_mc_next_key(const char **keys, uint16_t *len, const void **key, uint16_
 /* Writes the frame of datagram seq of total answering request id. */
 void xkv_mc_frame(uint8_t *p, uint16_t id, uint16_t seq, uint16_t total);
 
-/*
- * Writes a binary response header: status, the request's opcode and opaque, and the
- * body's parts' lengths.
- */
-void xkv_mc_bin_hdr(uint8_t *p, const struct xkv_mc_req *req, uint16_t status,
-		     uint16_t key_len, uint8_t extras_len, uint32_t body_len, uint64_t cas);
-
 /* An ASCII get hit's line "VALUE key flags bytes [cas]\r\n" into p; returns its length. */
 size_t xkv_mc_value_line(char *p, const void *key, uint16_t key_len, uint32_t flags,
 			 uint32_t bytes, const uint64_t *cas);
@@ -81,9 +62,6 @@ size_t xkv_mc_value_line(char *p, const void *key, uint16_t key_len, uint32_t fl
 
 /* The ASCII line of an error verdict, with its "\r\n". */
 const char *xkv_mc_error_line(enum xkv_mc_verdict v);
-
-/* The message a binary error reply carries, as memcached words it ("" for none). */
-const char *xkv_mc_bin_status_text(uint16_t status);
 
 /* The binary status of an error verdict. */
 uint16_t xkv_mc_bin_error_status(enum xkv_mc_verdict v);

@@ -330,7 +330,7 @@ static void mc_stats_settings(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT evictions %s\r\n", s->o.mode == XKV_MODE_CACHE ? "on" : "off");
 	stat_printf(out, "STAT num_threads %u\r\n", s->o.workers);
 	stat_printf(out, "STAT cas_enabled yes\r\n");
-	stat_printf(out, "STAT binding_protocol ascii\r\n");
+	stat_printf(out, "STAT binding_protocol auto-negotiate\r\n");
 	stat_printf(out, "STAT item_size_max %u\r\n", XKV_VALUE_MAX);
 	stat_printf(out, "STAT flush_enabled yes\r\n");
 }
