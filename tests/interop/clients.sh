@@ -30,6 +30,7 @@ echo hello >"$files/small.txt"
 head -c 1000000 /dev/urandom >"$files/big.bin"
 printf 'line\r\nEND\r\nVALUE x 0 1\r\n' >"$files/protocol-like"
 names=(small.txt empty big.bin protocol-like)
+tool=/usr/share/memcached/scripts/memcached-tool
 
 # each in the text protocol, then in the binary one
 for mode in text binary; do
@@ -42,6 +43,12 @@ for mode in text binary; do
 			fail "memccat ($mode) $name exited $?"
 		cmp "$files/$name" "$out/got" || fail "memccat ($mode) $name: not what memccp stored"
 	done
+	# memcached-tool's display: a row per slab class holding them, 4 items in all
+	timeout 20 "$tool" "$one" display >"$out/display-$mode" ||
+		fail "memcached-tool display exited $? (124: it waited for an END)"
+	count=$(awk 'NR > 1 { n += $5 } END { print n + 0 }' "$out/display-$mode")
+	[ "$count" = 4 ] && [ "$(wc -l <"$out/display-$mode")" -ge 3 ] ||
+		fail "memcached-tool display ($mode): $(cat "$out/display-$mode")"
 	flags=$(memccat "${opt[@]}" --servers="$one" --flags small.txt | head -n 1)
 	[ "$flags" = 42 ] || fail "memccat ($mode) --flags: '$flags', not 42"
 	memcrm "${opt[@]}" --servers="$one" "${names[@]}" || fail "memcrm ($mode) exited $?"
@@ -61,14 +68,13 @@ for stat in pid uptime version curr_items; do
 		fail "memcstat: no $stat for both servers: $(cat "$out/stats")"
 done
 # memcached's own memcached-tool: its stats and settings pages (it leaves each value's \r)
-tool=/usr/share/memcached/scripts/memcached-tool
 "$tool" "$one" stats | tr -d '\r' >"$out/tool-stats" || fail "memcached-tool stats exited $?"
 grep -Eq "^ +cmd_get +[0-9]+$" "$out/tool-stats" || fail "memcached-tool stats: $(cat "$out/tool-stats")"
 "$tool" "$one" settings | tr -d '\r' >"$out/tool-settings" ||
 	fail "memcached-tool settings exited $?"
 grep -Eq "^ +maxbytes +[0-9]+$" "$out/tool-settings" ||
 	fail "memcached-tool settings: $(cat "$out/tool-settings")"
-echo "memcached-tool: stats and settings"
+echo "memcached-tool: display, stats and settings"
 echo "libmemcached-tools, text and binary: memccp, memccat (byte-exact, 1,000,000 bytes" \
 	"too; flags), memcrm, memcstat on two servers"
 

@@ -594,6 +594,7 @@ Test(store_modes, eviction_order_is_clock)
 Test(store_modes, cache_mode_full_chain_evicts_unread)
 {
 	const uint64_t h = 0xabc0000000000001ULL;
+	struct xkv_store_class_stats cls[XKV_STORE_CLASSES];
 	char key[16];
 	uint32_t len;
 
@@ -608,6 +609,9 @@ Test(store_modes, cache_mode_full_chain_evicts_unread)
 	cr_assert_eq(get_h("c1", h, &len), -ENOENT, "first unread item evicted");
 	cr_assert_eq(stats().items, 7);
 	cr_assert_eq(stats().evictions, 1);
+	xkv_store_get_class_stats(s, cls);
+	cr_assert_eq(cls[6].evicted, 1, "32 + 8 + 8 bytes: class 6");
+	cr_assert_eq(cls[6].items, 7);
 	close_store();
 }
 
@@ -998,5 +1002,80 @@ Test(store_modes, clock_evicts_expired_items_first)
 			     want, "%s", key);
 	}
 	cr_assert_eq(stats().items, n, "the expired one was unlinked");
+	close_store();
+}
+
+/* The class counts (stats items, stats slabs): each class's items, bytes and losses. */
+static void class_stats(struct xkv_store_class_stats cls[XKV_STORE_CLASSES], uint64_t *items,
+			uint64_t *bytes)
+{
+	xkv_store_get_class_stats(s, cls);
+	*items = *bytes = 0;
+	for (int c = 0; c < XKV_STORE_CLASSES; c++) {
+		*items += cls[c].items;
+		*bytes += cls[c].bytes;
+	}
+}
+
+/* An item's footprint class: 32-byte header, key padded to 8, capacity to 8. */
+Test(store, items_are_counted_in_their_footprint_class)
+{
+	static char val[XKV_VALUE_MAX];
+	struct xkv_store_class_stats cls[XKV_STORE_CLASSES];
+	uint64_t items, bytes;
+
+	cr_assert_eq(put("a", val, 0), 0);	       /* 32 + 8 + 0: 40 bytes, class 6 */
+	cr_assert_eq(put("b", val, 100), 0);	       /* 32 + 8 + 104: 144, class 8 */
+	cr_assert_eq(put("c", val, 100), 0);
+	cr_assert_eq(put("d", val, XKV_VALUE_MAX), 0); /* 2^20 + 40: class 21 */
+	class_stats(cls, &items, &bytes);
+	cr_assert_eq(cls[6].items, 1);
+	cr_assert_eq(cls[6].bytes, 40);
+	cr_assert_eq(cls[8].items, 2);
+	cr_assert_eq(cls[8].bytes, 288);
+	cr_assert_eq(cls[21].items, 1);
+	cr_assert_eq(items, stats().items, "the classes hold every item");
+	cr_assert_eq(bytes, stats().bytes_used, "and every byte");
+
+	cr_assert_eq(put("b", val, 2000), 0, "a new item, in another class");
+	cr_assert_eq(del("c"), 0);
+	class_stats(cls, &items, &bytes);
+	cr_assert_eq(cls[8].items, 0, "the replaced and the deleted left their class");
+	cr_assert_eq(cls[8].bytes, 0);
+	cr_assert_eq(cls[11].items, 1, "32 + 8 + 2000: class 11");
+	cr_assert_eq(items, stats().items);
+	cr_assert_eq(bytes, stats().bytes_used);
+}
+
+/* Evictions and refusals are counted in the class of the item lost or refused. */
+Test(store_modes, evictions_and_refusals_by_class)
+{
+	char key[16], val[1000] = {0};
+	struct xkv_store_class_stats cls[XKV_STORE_CLASSES];
+	uint64_t items, bytes;
+	int refused = 0;
+
+	open_store(50 << 10, XKV_MODE_CACHE, 10, 0);
+	for (int i = 0; i < 200; i++) {
+		key_name(key, sizeof(key), i);
+		cr_assert_eq(put_h(key, hash_in_partition(9, i), val, sizeof(val)), 0);
+	}
+	class_stats(cls, &items, &bytes);
+	/* 32 + 8 + 1000: 1040 bytes, class 11 */
+	cr_assert_eq(cls[11].evicted, stats().evictions);
+	cr_assert_eq(cls[11].evicted, 200 - cls[11].items);
+	cr_assert_eq(items, stats().items);
+	close_store();
+
+	open_store(64 << 10, XKV_MODE_STORE, 6, 2);
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "m%d", i);
+		refused += put(key, val, sizeof(val)) == -ENOMEM;
+	}
+	cr_assert_gt(refused, 0);
+	cr_assert_eq(put("small", val, 0), -ENOMEM, "16 bytes left: no room for 40");
+	class_stats(cls, &items, &bytes);
+	cr_assert_eq(cls[11].outofmemory, (uint64_t)refused);
+	cr_assert_eq(cls[6].outofmemory, 1, "the small one in its own class");
 	close_store();
 }

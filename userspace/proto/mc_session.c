@@ -151,6 +151,12 @@ bool mc_stats_group(const struct xkv_mc_backend *b, const struct mc_tok *group,
 			b->stats_settings(b->ctx, out);
 	} else if (mc_tok_is(group, "sizes")) {
 		mc_reply(out, "STAT sizes_status disabled");
+	} else if (mc_tok_is(group, "items")) {
+		if (b->stats_items)
+			b->stats_items(b->ctx, out);
+	} else if (mc_tok_is(group, "slabs")) {
+		if (b->stats_slabs)
+			b->stats_slabs(b->ctx, out);
 	} else {
 		return false;
 	}

@@ -38,6 +38,12 @@ struct xkv_mc_backend {
 	void (*stats)(void *ctx, struct xkv_mc_buf *out);
 	/* "stats settings": the same, of the server's settings; NULL: none */
 	void (*stats_settings)(void *ctx, struct xkv_mc_buf *out);
+	/*
+	 * "stats items", "stats slabs": memcached's lines per slab class, of the store's
+	 * classes (docs/MEMCACHED.md); NULL: none
+	 */
+	void (*stats_items)(void *ctx, struct xkv_mc_buf *out);
+	void (*stats_slabs)(void *ctx, struct xkv_mc_buf *out);
 	/* "stats reset": the counters "stats" reports start again from 0; NULL: none to */
 	void (*stats_reset)(void *ctx);
 	/*

@@ -335,6 +335,70 @@ static void mc_stats_settings(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT flush_enabled yes\r\n");
 }
 
+/* A footprint class (store.h) memcached's `stats items` and `stats slabs` show. */
+static bool class_shown(const struct xkv_store_class_stats *c)
+{
+	return c->items || c->evicted || c->outofmemory;
+}
+
+/*
+ * memcached's `stats items`, a slab class being one of the store's footprint classes,
+ * by its number: the items in it, their bytes, those evicted and those refused.
+ * memcached's LRU ages and segments have no counterpart in a CLOCK without timestamps.
+ */
+static void mc_stats_items(void *ctx, struct xkv_mc_buf *out)
+{
+	struct xkv_store_class_stats cls[XKV_STORE_CLASSES];
+
+	xkv_store_get_class_stats(((struct mc_conn *)ctx)->mw->srv->store, cls);
+	for (uint32_t c = 0; c < XKV_STORE_CLASSES; c++) {
+		if (!class_shown(&cls[c]))
+			continue;
+		stat_printf(out, "STAT items:%u:number %llu\r\n", c,
+			    (unsigned long long)cls[c].items);
+		stat_printf(out, "STAT items:%u:mem_requested %llu\r\n", c,
+			    (unsigned long long)cls[c].bytes);
+		stat_printf(out, "STAT items:%u:evicted %llu\r\n", c,
+			    (unsigned long long)cls[c].evicted);
+		stat_printf(out, "STAT items:%u:outofmemory %llu\r\n", c,
+			    (unsigned long long)cls[c].outofmemory);
+	}
+}
+
+/*
+ * memcached's `stats slabs` for the same classes: every item is allocated to its size,
+ * so a chunk is an item, every chunk is used (no free ones), and pages are the class's
+ * bytes in memcached's 1 MiB pages, rounded up; chunk_size is the class's bound.
+ */
+static void mc_stats_slabs(void *ctx, struct xkv_mc_buf *out)
+{
+	const struct server *s = ((struct mc_conn *)ctx)->mw->srv;
+	struct xkv_store_class_stats cls[XKV_STORE_CLASSES];
+	struct xkv_store_stats st;
+	uint32_t active = 0;
+
+	xkv_store_get_class_stats(s->store, cls);
+	xkv_store_get_stats(s->store, &st);
+	for (uint32_t c = 0; c < XKV_STORE_CLASSES; c++) {
+		unsigned long long items = cls[c].items;
+
+		if (!class_shown(&cls[c]))
+			continue;
+		active++;
+		stat_printf(out, "STAT %u:chunk_size %llu\r\n", c, 1ull << c);
+		stat_printf(out, "STAT %u:total_pages %llu\r\n", c,
+			    (unsigned long long)(cls[c].bytes + (1 << 20) - 1) >> 20);
+		stat_printf(out, "STAT %u:total_chunks %llu\r\n", c, items);
+		stat_printf(out, "STAT %u:used_chunks %llu\r\n", c, items);
+		stat_printf(out, "STAT %u:free_chunks 0\r\n", c);
+		stat_printf(out, "STAT %u:free_chunks_end 0\r\n", c);
+		stat_printf(out, "STAT %u:mem_requested %llu\r\n", c,
+			    (unsigned long long)cls[c].bytes);
+	}
+	stat_printf(out, "STAT active_slabs %u\r\n", active);
+	stat_printf(out, "STAT total_malloced %llu\r\n", (unsigned long long)st.bytes_used);
+}
+
 /* memcached's `stats`: the counters since the last `stats reset`, the store as it is. */
 static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 {
@@ -462,6 +526,8 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 					      .write = mc_write,
 					      .stats = mc_stats,
 					      .stats_settings = mc_stats_settings,
+					      .stats_items = mc_stats_items,
+					      .stats_slabs = mc_stats_slabs,
 					      .stats_reset = mc_stats_reset,
 					      .flush = mc_flush,
 					      .memlimit = mc_memlimit,

@@ -43,8 +43,9 @@ int clock_evict(struct xkv_store *s, uint32_t partition)
 		bucket_write_begin(head);
 		atomic_store_explicit(slot, 0, memory_order_relaxed);
 		bucket_write_end(head);
-		item_retire(s, partition, slot_item(entry));
 		counter_add(&p->evictions, 1);
+		counter_add(&class_of(p, item_footprint(slot_item(entry)))->evicted, 1);
+		item_retire(s, partition, slot_item(entry));
 		return 0;
 	}
 	return -ENOMEM;

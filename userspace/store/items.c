@@ -6,6 +6,10 @@
 
 #include "store/store_internal.h"
 
+_Static_assert(sizeof(struct xkv_item) + XKV_KEY_MAX + 8 + XKV_VALUE_MAX + 8 <
+		       1u << (XKV_STORE_CLASSES - 1),
+	       "every item's footprint has its class");
+
 uint32_t item_capacity_for(uint32_t value_len)
 {
 	return (value_len + 7) & ~7u;
@@ -119,8 +123,10 @@ int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes)
 		}
 		if (used + bytes > limit && s->mode == XKV_MODE_CACHE)
 			limit += limit / XKV_CACHE_SLACK;
-		if (used + bytes > limit)
+		if (used + bytes > limit) {
+			counter_add(&class_of(&s->part[partition], bytes)->outofmemory, 1);
 			return -ENOMEM;
+		}
 		if (atomic_compare_exchange_weak_explicit(&s->used, &used, used + bytes,
 							  memory_order_relaxed, memory_order_relaxed))
 			return 0;
@@ -147,6 +153,7 @@ void item_retire(struct xkv_store *s, uint32_t partition, struct xkv_item *item)
 {
 	memory_release(s, item_footprint(item));
 	counter_add(&s->part[partition].items, -1);
+	class_count(&s->part[partition], item, -1);
 	if (!retiring) {
 		retiring = malloc(sizeof(*retiring));
 		if (!retiring) { /* no batch to wait in: wait here */

@@ -58,6 +58,21 @@ struct xkv_store_stats {
 	uint64_t bucket_bytes;	   /* the partitions' tables, as large as they have grown */
 };
 
+/*
+ * Items by their footprint (header, key and value capacity, as bytes_used counts
+ * them): class c holds those of 2^(c-1) to 2^c - 1 bytes, as xkv_size_class gives it.
+ * memcached's `stats items` and `stats slabs` report them where memcached reports its
+ * slab classes (docs/MEMCACHED.md).
+ */
+#define XKV_STORE_CLASSES 22 /* the largest item, a 1 MiB value and a 250-byte key, is in 21 */
+
+struct xkv_store_class_stats {
+	uint64_t items;
+	uint64_t bytes;
+	uint64_t evicted;
+	uint64_t outofmemory; /* items refused for want of memory (or of a slot, store mode) */
+};
+
 struct xkv_store;
 
 /*
@@ -212,6 +227,9 @@ int xkv_store_tombstone(struct xkv_store *s, const void *key, uint16_t key_len, 
 int xkv_store_delete(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash);
 
 void xkv_store_get_stats(struct xkv_store *s, struct xkv_store_stats *stats);
+/* Each class's counts now, summed over the partitions as their writers left them. */
+void xkv_store_get_class_stats(struct xkv_store *s,
+			       struct xkv_store_class_stats cls[XKV_STORE_CLASSES]);
 
 /* Items freed after their grace period so far, in this process (every store). */
 uint64_t xkv_store_reclaimed(void);

@@ -77,6 +77,11 @@ struct xkv_table {
 	alignas(XKV_CACHE_LINE) struct xkv_bucket buckets[];
 };
 
+/* One footprint class's counts in a partition (struct xkv_store_class_stats). */
+struct xkv_class_counts {
+	_Atomic uint64_t items, bytes, evicted, outofmemory;
+};
+
 /*
  * State only a partition's writer changes, whichever thread that is now (store.h);
  * one line each so writers never share.
@@ -88,6 +93,8 @@ struct xkv_partition {
 	_Atomic uint64_t cas_last; /* the last CAS handed out here, less its partition */
 	/* items with a CAS up to this are flushed: raised by xkv_store_flush, read by readers */
 	_Atomic uint64_t flushed;
+	/* by footprint class (store.h), each as the store's total above: read by stats */
+	struct xkv_class_counts classes[XKV_STORE_CLASSES];
 };
 
 struct xkv_store {
@@ -318,6 +325,22 @@ void item_free(struct xkv_item *item);
 static inline size_t item_footprint(const struct xkv_item *item)
 {
 	return item_bytes(item_key_len(item), item_capacity(item));
+}
+
+/* The counts of the footprint class (store.h) of an item of that many bytes. */
+static inline struct xkv_class_counts *class_of(struct xkv_partition *p, size_t bytes)
+{
+	return &p->classes[xkv_size_class((uint32_t)bytes)];
+}
+
+/* item linked (sign 1) or unlinked (-1) in partition p, by its writer */
+static inline void class_count(struct xkv_partition *p, const struct xkv_item *item, int sign)
+{
+	size_t bytes = item_footprint(item);
+	struct xkv_class_counts *c = class_of(p, bytes);
+
+	counter_add(&c->items, sign);
+	counter_add(&c->bytes, sign * (int64_t)bytes);
 }
 #define XKV_CACHE_SLACK 8 /* cache mode may overshoot the limit by 1/8 while it evicts */
 int memory_reserve(struct xkv_store *s, uint32_t partition, size_t bytes);

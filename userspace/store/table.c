@@ -388,8 +388,10 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 		slot = chain_victim(s, t->buckets, head);
 		old = slot_item(atomic_load_explicit(slot, memory_order_relaxed));
 		counter_add(&p->evictions, 1);
+		counter_add(&class_of(p, item_footprint(old))->evicted, 1);
 	}
 	if (!slot) {
+		counter_add(&class_of(p, item_footprint(item))->outofmemory, 1);
 		memory_release(s, item_footprint(item));
 		item_free(item);
 		return -ENOMEM;
@@ -401,6 +403,7 @@ static int item_link(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 	atomic_store_explicit(slot, slot_pack(tag, item), memory_order_release);
 	bucket_write_end(head);
 	counter_add(&p->items, 1);
+	class_count(p, item, 1);
 	if (old)
 		item_retire(s, partition, old);
 	if (old_len)
@@ -604,6 +607,23 @@ void xkv_store_flush(struct xkv_store *s)
 		/* a maximum: a concurrent flush that read an older CAS must not lower it */
 		while (floor < last && !atomic_compare_exchange_weak(&part->flushed, &floor, last))
 			;
+	}
+}
+
+void xkv_store_get_class_stats(struct xkv_store *s,
+			       struct xkv_store_class_stats cls[XKV_STORE_CLASSES])
+{
+	memset(cls, 0, sizeof(*cls) * XKV_STORE_CLASSES);
+	for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
+		for (uint32_t c = 0; c < XKV_STORE_CLASSES; c++) {
+			const struct xkv_class_counts *k = &s->part[p].classes[c];
+
+			cls[c].items += atomic_load_explicit(&k->items, memory_order_relaxed);
+			cls[c].bytes += atomic_load_explicit(&k->bytes, memory_order_relaxed);
+			cls[c].evicted += atomic_load_explicit(&k->evicted, memory_order_relaxed);
+			cls[c].outofmemory +=
+			    atomic_load_explicit(&k->outofmemory, memory_order_relaxed);
+		}
 	}
 }
 
