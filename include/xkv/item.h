@@ -8,6 +8,7 @@
 #ifndef XKV_ITEM_H
 #define XKV_ITEM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct xkv_item_meta {
@@ -19,6 +20,9 @@ struct xkv_item_meta {
 	 * when its last write was not the directory's: read and written with the value.
 	 */
 	uint64_t ver;
+	/* what a read reports besides (the store ignores them in a write's meta): */
+	uint32_t footprint; /* the item's bytes: header, key, value capacity (store.h) */
+	bool fetched;	    /* read before this read: memcached's fetched bit */
 };
 
 #endif /* XKV_ITEM_H */

@@ -41,6 +41,15 @@ static int read_store(void *ctx, const void *key, uint16_t key_len, uint64_t has
 	return xkv_store_get_meta(store, key, key_len, hash, buf, cap, value_len, meta);
 }
 
+static int peek_store(void *ctx, const void *key, uint16_t key_len, uint64_t hash,
+		      struct xkv_item_meta *meta)
+{
+	uint32_t value_len;
+
+	(void)ctx;
+	return xkv_store_peek_meta(store, key, key_len, hash, &value_len, meta);
+}
+
 static int write_store(void *ctx, const struct xkv_msg *w, uint64_t hash, struct xkv_mc_result *r)
 {
 	(void)ctx;
@@ -112,6 +121,7 @@ static uint32_t store_now(void *ctx)
 
 static const struct xkv_mc_backend backend = {
 	.read = read_store,
+	.peek = peek_store,
 	.write = write_store,
 	.flush = flush_store,
 	.memlimit = limit_store,
@@ -1045,10 +1055,11 @@ Test(mc_text, refused_meta_flags_say_so)
 {
 	bool close;
 
-	feed("mg k b v\r\nms k 1 I\r\nx\r\nmd k I\r\nmg k N30 v\r\nme k\r\nmn\r\n", &close);
+	feed("mg k l\r\nms k 1 I\r\nx\r\nmd k I\r\nmg k N30 v\r\nmg k R30\r\nmd k T30\r\nmn\r\n",
+	     &close);
 	ASSERT_OUT("CLIENT_ERROR unsupported flag\r\nCLIENT_ERROR unsupported flag\r\n"
-		   "CLIENT_ERROR unsupported flag\r\nCLIENT_ERROR unsupported flag\r\nERROR\r\n"
-		   "MN\r\n");
+		   "CLIENT_ERROR unsupported flag\r\nCLIENT_ERROR unsupported flag\r\n"
+		   "CLIENT_ERROR unsupported flag\r\nCLIENT_ERROR unsupported flag\r\nMN\r\n");
 }
 
 /*

@@ -1079,3 +1079,21 @@ Test(store_modes, evictions_and_refusals_by_class)
 	cr_assert_eq(cls[6].outofmemory, 1, "the small one in its own class");
 	close_store();
 }
+
+/* memcached's fetched bit: set by the first read, cleared by a new value, in place too. */
+Test(store, a_read_reports_whether_the_item_was_read_before)
+{
+	struct xkv_item_meta meta;
+	uint32_t len;
+
+	cr_assert_eq(put("k", "v1", 2), 0);
+	cr_assert_eq(xkv_store_get_meta(s, "k", 1, xkv_hash("k", 1), out, sizeof(out), &len, &meta), 0);
+	cr_assert(!meta.fetched, "the first read");
+	cr_assert_eq(meta.footprint, 32 + 8 + 8);
+	cr_assert_eq(xkv_store_value_len(s, "k", 1, xkv_hash("k", 1), &len), 0, "a length alone");
+	cr_assert_eq(xkv_store_get_meta(s, "k", 1, xkv_hash("k", 1), out, sizeof(out), &len, &meta), 0);
+	cr_assert(meta.fetched, "the second read");
+	cr_assert_eq(put("k", "v2", 2), 0, "rewritten in place");
+	cr_assert_eq(xkv_store_get_meta(s, "k", 1, xkv_hash("k", 1), out, sizeof(out), &len, &meta), 0);
+	cr_assert(!meta.fetched, "a new value is not fetched yet");
+}

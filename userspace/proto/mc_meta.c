@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * memcached's meta commands: mg, ms, md, ma and mn, with the flags docs/MEMCACHED.md
- * lists, each reply as memcached 1.6.18 gives it. Flags that xkv does not implement
- * (base64 keys, invalidation, stale-while-revalidate, recache) are refused one by
- * one rather than ignored.
+ * memcached's meta commands: mg, ms, md, ma, mn and me, with the flags
+ * docs/MEMCACHED.md lists, each reply as memcached 1.6.18 gives it. Flags that xkv does
+ * not implement (invalidation, stale-while-revalidate, recache, last access) are
+ * refused one by one rather than ignored.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sodium.h>
 #include <string.h>
 
 #include <xkv/hash.h>
@@ -21,6 +22,8 @@
 struct meta {
 	uint64_t seen[2]; /* by flag character: duplicates are refused */
 	bool quiet, value;
+	struct mc_tok key; /* the key token, or with b the bytes it decodes to, in key_bytes */
+	char key_bytes[MC_KEY_MAX];
 	bool has_cas, has_ttl, has_vivify;
 	int32_t ttl, vivify_ttl; /* T, N */
 	uint32_t flags;		 /* F */
@@ -28,24 +31,26 @@ struct meta {
 	char mode;		      /* M */
 };
 
-/* Per command: the flags it takes, those xkv refuses, its words for a bad flag. */
+/* Per command: the flags it takes, those xkv refuses, its words for a bad flag or key. */
 struct meta_spec {
 	const char *name;
 	const char *valid;
 	const char *refused;
-	const char *invalid_msg, *duplicate_msg;
+	const char *invalid_msg, *duplicate_msg, *bad_key_msg;
 };
 
-static const struct meta_spec mg_spec = {"mg", "cfkOqstvTu", "bEhlNR",
-					 "CLIENT_ERROR invalid flag",
-					 "CLIENT_ERROR duplicate flag"};
-static const struct meta_spec ms_spec = {"ms", "cCFkOqTMN", "bIS",
-					 "CLIENT_ERROR invalid flag",
-					 "CLIENT_ERROR duplicate flag"};
-static const struct meta_spec md_spec = {"md", "CkOq", "bITx",
+static const struct meta_spec mg_spec = {"mg", "bcfhkOqstvTu", "lNR",
+					 "CLIENT_ERROR invalid flag", "CLIENT_ERROR duplicate flag",
+					 "CLIENT_ERROR error decoding key"};
+static const struct meta_spec ms_spec = {"ms", "bcCFkOqTMN", "IS",
+					 "CLIENT_ERROR invalid flag", "CLIENT_ERROR duplicate flag",
+					 "CLIENT_ERROR error decoding key"};
+static const struct meta_spec md_spec = {"md", "bCkOq", "IT",
+					 "CLIENT_ERROR invalid or duplicate flag",
 					 "CLIENT_ERROR invalid or duplicate flag",
 					 "CLIENT_ERROR invalid or duplicate flag"};
-static const struct meta_spec ma_spec = {"ma", "CNJDTMOqtcvk", "b",
+static const struct meta_spec ma_spec = {"ma", "bCNJDTMOqtcvk", "",
+					 "CLIENT_ERROR invalid or duplicate flag",
 					 "CLIENT_ERROR invalid or duplicate flag",
 					 "CLIENT_ERROR invalid or duplicate flag"};
 
@@ -87,12 +92,29 @@ static const char *meta_number(const struct mc_tok *t, struct meta *m)
 	}
 }
 
+/*
+ * The key of a b flag: canonical base64 (memcached's alphabet, padded), decoded into
+ * out; false when it is not, or decodes to nothing.
+ */
+static bool key_decode(const struct mc_tok *t, char *out, struct mc_tok *key)
+{
+	size_t len;
+
+	if (sodium_base642bin((unsigned char *)out, MC_KEY_MAX, t->p, t->len, NULL, &len, NULL,
+			      sodium_base64_VARIANT_ORIGINAL) ||
+	    !len)
+		return false;
+	*key = (struct mc_tok){.p = out, .len = (uint32_t)len};
+	return true;
+}
+
 /* Reads the flags from token first on; the error line to answer, or NULL. */
 static const char *meta_parse(const struct mc_line *l, uint32_t first, const struct meta_spec *spec,
 			      struct meta *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->delta = 1;
+	m->key = l->tok[1];
 	for (uint32_t i = first; i < l->ntok; i++) {
 		const struct mc_tok *t = &l->tok[i];
 		unsigned char f = (unsigned char)t->p[0];
@@ -110,21 +132,39 @@ static const char *meta_parse(const struct mc_line *l, uint32_t first, const str
 			return err;
 		m->quiet |= f == 'q';
 		m->value |= f == 'v';
+		if (f == 'b' && !key_decode(&l->tok[1], m->key_bytes, &m->key))
+			return spec->bad_key_msg;
 	}
 	return NULL;
 }
+
+/* Whether the request's key is base64 (a b flag among its flags from token first on). */
+static bool key_in_base64(const struct mc_line *l, uint32_t first)
+{
+	for (uint32_t i = first; i < l->ntok; i++)
+		if (l->tok[i].p[0] == 'b')
+			return true;
+	return false;
+}
+
+/* What the return flags show besides the request's own tokens. */
+struct meta_shown {
+	const struct xkv_mc_result *r; /* c, f */
+	uint32_t value_len;	       /* s */
+	int64_t ttl;		       /* t */
+	bool fetched;		       /* h */
+};
 
 /*
  * The return flags, in the order they were asked: those of kinds that apply (O and k
  * always, the others as the command and its outcome have them).
  */
-static int meta_flags_out(char *buf, size_t cap, const struct mc_line *l, uint32_t first,
-			  const char *kinds, const struct xkv_mc_result *r, uint32_t value_len,
-			  int64_t ttl)
+static int meta_flags_out(char *buf, size_t cap, const struct mc_line *l, const char *kinds,
+			  const struct meta_shown *v)
 {
 	int n = 0;
 
-	for (uint32_t i = first; i < l->ntok; i++) {
+	for (uint32_t i = 2; i < l->ntok; i++) {
 		const struct mc_tok *t = &l->tok[i];
 
 		if (!strchr(kinds, t->p[0]))
@@ -133,20 +173,24 @@ static int meta_flags_out(char *buf, size_t cap, const struct mc_line *l, uint32
 		case 'O':
 			n += snprintf(buf + n, cap - n, " %.*s", (int)t->len, t->p);
 			break;
-		case 'k':
-			n += snprintf(buf + n, cap - n, " k%.*s", (int)l->tok[1].len, l->tok[1].p);
+		case 'k': /* a base64 key as it came, which is how memcached encodes it back */
+			n += snprintf(buf + n, cap - n, " k%.*s%s", (int)l->tok[1].len, l->tok[1].p,
+				      key_in_base64(l, 2) ? " b" : "");
 			break;
 		case 'c':
-			n += snprintf(buf + n, cap - n, " c%" PRIu64, r->cas);
+			n += snprintf(buf + n, cap - n, " c%" PRIu64, v->r->cas);
 			break;
 		case 'f':
-			n += snprintf(buf + n, cap - n, " f%u", r->flags);
+			n += snprintf(buf + n, cap - n, " f%u", v->r->flags);
 			break;
 		case 's':
-			n += snprintf(buf + n, cap - n, " s%u", value_len);
+			n += snprintf(buf + n, cap - n, " s%u", v->value_len);
 			break;
 		case 't':
-			n += snprintf(buf + n, cap - n, " t%" PRId64, ttl);
+			n += snprintf(buf + n, cap - n, " t%" PRId64, v->ttl);
+			break;
+		case 'h':
+			n += snprintf(buf + n, cap - n, " h%d", v->fetched);
 			break;
 		}
 	}
@@ -155,12 +199,13 @@ static int meta_flags_out(char *buf, size_t cap, const struct mc_line *l, uint32
 
 /* A status line: code, the return flags of kinds, "\r\n". */
 static void meta_status(struct mc_ctx *c, const char *code, const char *kinds,
-			const struct xkv_mc_result *r, int64_t ttl)
+			const struct xkv_mc_result *r)
 {
+	const struct meta_shown v = {.r = r};
 	char line[META_ROOM];
 	int n = snprintf(line, sizeof(line), "%s", code);
 
-	n += meta_flags_out(line + n, sizeof(line) - n, c->line, 2, kinds, r, 0, ttl);
+	n += meta_flags_out(line + n, sizeof(line) - n, c->line, kinds, &v);
 	memcpy(line + n, "\r\n", 2);
 	xkv_mc_buf_append(c->out, line, (size_t)n + 2);
 }
@@ -201,12 +246,13 @@ static int cmd_mg(struct mc_ctx *c, const struct meta *m)
 	const struct xkv_mc_result *touched = c->done; /* with T: the touch's outcome */
 	struct xkv_mc_result r = {0};
 	struct xkv_item_meta meta;
+	struct meta_shown shown;
 	char hdr[META_ROOM];
 	uint32_t len;
 	int n;
 
 	if (m->has_ttl && !c->done) {
-		struct xkv_msg w = mc_write_msg(XKV_MC_TOUCH, &l->tok[1]);
+		struct xkv_msg w = mc_write_msg(XKV_MC_TOUCH, &m->key);
 
 		w.mc.cmd.exptime = m->ttl;
 		if (!mc_write(c, &w, &r))
@@ -219,16 +265,17 @@ static int cmd_mg(struct mc_ctx *c, const struct meta *m)
 		return 0;
 	}
 	if ((touched && touched->status != XKV_MC_TOUCHED) ||
-	    mc_read(c, l->tok[1].p, l->tok[1].len, META_ROOM, &len, &meta)) {
+	    mc_read(c, m->key.p, m->key.len, META_ROOM, &len, &meta)) {
 		if (!m->quiet)
-			meta_status(c, "EN", "Ok", &r, 0);
+			meta_status(c, "EN", "Ok", &r);
 		return 0;
 	}
 	r.cas = meta.cas;
 	r.flags = meta.flags;
+	shown = (struct meta_shown){.r = &r, .value_len = len, .ttl = mc_ttl(c, meta.exptime),
+				    .fetched = meta.fetched};
 	n = m->value ? snprintf(hdr, sizeof(hdr), "VA %u", len) : snprintf(hdr, sizeof(hdr), "HD");
-	n += meta_flags_out(hdr + n, sizeof(hdr) - n, l, 2, "Okcfst", &r, len,
-			    mc_ttl(c, meta.exptime));
+	n += meta_flags_out(hdr + n, sizeof(hdr) - n, l, "Okcfsth", &shown);
 	memcpy(hdr + n, "\r\n", 2);
 	if (m->value)
 		mc_put_value(c->out, hdr, (size_t)n + 2, META_ROOM, len);
@@ -259,7 +306,7 @@ static void meta_reply(struct mc_ctx *c, const struct meta *m, const struct xkv_
 	if (failure)
 		mc_reply(c->out, failure);
 	else if (!(m->quiet && r->status == XKV_MC_STORED))
-		meta_status(c, meta_code(r->status), kinds, r, 0);
+		meta_status(c, meta_code(r->status), kinds, r);
 }
 
 /*
@@ -269,8 +316,8 @@ static void meta_reply(struct mc_ctx *c, const struct meta *m, const struct xkv_
 static int cmd_ms(struct mc_ctx *c)
 {
 	const struct mc_line *l = c->line;
-	struct xkv_msg w = mc_write_msg(XKV_MC_SET, &l->tok[1]);
 	struct xkv_mc_result r;
+	struct xkv_msg w;
 	const char *err;
 	struct meta m;
 	int32_t vlen;
@@ -280,6 +327,7 @@ static int cmd_ms(struct mc_ctx *c)
 		return 0;
 	}
 	err = meta_parse(l, 3, &ms_spec, &m);
+	w = mc_write_msg(XKV_MC_SET, &m.key);
 	if (!err && !ms_op(m.mode, &w.mc.cmd.op))
 		err = "CLIENT_ERROR invalid mode for ms M token";
 	if (c->done) {
@@ -290,7 +338,7 @@ static int cmd_ms(struct mc_ctx *c)
 		mc_reply(c->out, err ? err : "SERVER_ERROR object too large for cache");
 		c->s->swallow = (uint64_t)vlen + 2;
 		if (!err) { /* as memcached, drop the old value rather than keep it stale */
-			struct xkv_msg del = mc_write_msg(XKV_MC_DELETE, &l->tok[1]);
+			struct xkv_msg del = mc_write_msg(XKV_MC_DELETE, &m.key);
 
 			c->line = NULL;
 			mc_write(c, &del, &r);
@@ -319,7 +367,7 @@ static int cmd_ms(struct mc_ctx *c)
 /* "md <key> <flags>*" */
 static int cmd_md(struct mc_ctx *c, const struct meta *m)
 {
-	struct xkv_msg w = mc_write_msg(XKV_MC_DELETE, &c->line->tok[1]);
+	struct xkv_msg w = mc_write_msg(XKV_MC_DELETE, &m->key);
 	const struct xkv_mc_result *res = c->done;
 	struct xkv_mc_result r;
 	const char *failure;
@@ -335,17 +383,18 @@ static int cmd_md(struct mc_ctx *c, const struct meta *m)
 	if (failure)
 		mc_reply(c->out, failure);
 	else if (!(m->quiet && res->status == XKV_MC_DELETED))
-		meta_status(c, meta_code(res->status), "Ok", res, 0);
+		meta_status(c, meta_code(res->status), "Ok", res);
 	return 0;
 }
 
 /* "ma <key> <flags>*": incr or decr, N and J to create a missing counter. */
 static int cmd_ma(struct mc_ctx *c, const struct meta *m)
 {
-	struct xkv_msg w = mc_write_msg(XKV_MC_INCR, &c->line->tok[1]);
+	struct xkv_msg w = mc_write_msg(XKV_MC_INCR, &m->key);
 	const struct xkv_mc_result *res = c->done;
 	const char *failure;
 	struct xkv_mc_result r;
+	struct meta_shown shown;
 	char hdr[META_ROOM], num[24];
 	int n, len;
 
@@ -377,21 +426,50 @@ static int cmd_ma(struct mc_ctx *c, const struct meta *m)
 		return 0;
 	}
 	if (res->status != XKV_MC_NUMBER) {
-		meta_status(c, meta_code(res->status), "Ok", res, 0);
+		meta_status(c, meta_code(res->status), "Ok", res);
 		return 0;
 	}
 	if (m->quiet)
 		return 0;
 	len = snprintf(num, sizeof(num), "%" PRIu64, res->number);
 	n = m->value ? snprintf(hdr, sizeof(hdr), "VA %d", len) : snprintf(hdr, sizeof(hdr), "HD");
-	n += meta_flags_out(hdr + n, sizeof(hdr) - n, c->line, 2, "Okct", res, 0,
-			    mc_ttl(c, res->exptime));
+	shown = (struct meta_shown){.r = res, .ttl = mc_ttl(c, res->exptime)};
+	n += meta_flags_out(hdr + n, sizeof(hdr) - n, c->line, "Okct", &shown);
 	memcpy(hdr + n, "\r\n", 2);
 	xkv_mc_buf_append(c->out, hdr, (size_t)n + 2);
 	if (m->value) {
 		xkv_mc_buf_append(c->out, num, (size_t)len);
 		xkv_mc_buf_append(c->out, "\r\n", 2);
 	}
+	return 0;
+}
+
+/*
+ * "me <key> [b]": memcached's debug line of one item, "ME <key> exp=<-TTL left or -1>
+ * cas=<CAS> fetch=<yes|no> cls=<class> size=<bytes>", the class and bytes the store's
+ * (`stats slabs`). memcached's la= is left out: no access time is kept.
+ */
+static int cmd_me(struct mc_ctx *c)
+{
+	const struct mc_line *l = c->line;
+	struct mc_tok key = l->tok[1];
+	char key_bytes[MC_KEY_MAX];
+	const struct xkv_mc_backend *b = c->s->backend;
+	struct xkv_item_meta meta;
+
+	if (l->ntok < 2 || key.len > MC_KEY_MAX ||
+	    (l->ntok > 2 && mc_tok_is(&l->tok[2], "b") && !key_decode(&l->tok[1], key_bytes, &key))) {
+		mc_reply(c->out, "CLIENT_ERROR bad command line format");
+		return 0;
+	}
+	if (b->peek(b->ctx, key.p, (uint16_t)key.len, xkv_hash(key.p, key.len), &meta)) {
+		mc_reply(c->out, "EN");
+		return 0;
+	}
+	mc_printf(c->out, "ME %.*s exp=%" PRId64 " cas=%" PRIu64 " fetch=%s cls=%u size=%u\r\n",
+		  (int)l->tok[1].len, l->tok[1].p, meta.exptime ? -mc_ttl(c, meta.exptime) : -1,
+		  meta.cas, meta.fetched ? "yes" : "no", xkv_size_class(meta.footprint),
+		  meta.footprint);
 	return 0;
 }
 
@@ -408,6 +486,8 @@ int mc_meta(struct mc_ctx *c)
 		mc_reply(c->out, "MN");
 		return 0;
 	}
+	if (mc_tok_is(cmd, "me"))
+		return cmd_me(c);
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		if (mc_tok_is(cmd, specs[i]->name))
 			spec = specs[i];

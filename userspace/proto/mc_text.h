@@ -27,6 +27,9 @@ struct xkv_mc_backend {
 	 */
 	int (*read)(void *ctx, const void *key, uint16_t key_len, uint64_t hash, void *buf,
 		    size_t cap, uint32_t *value_len, struct xkv_item_meta *meta);
+	/* A look that is no read (me): as xkv_store_peek_meta, 0 or -ENOENT. */
+	int (*peek)(void *ctx, const void *key, uint16_t key_len, uint64_t hash,
+		    struct xkv_item_meta *meta);
 	/*
 	 * A write for the partition's writer (XKV_DIALECT_MC_TCP, its command in
 	 * w->mc.cmd; hash is its key's): 0 with *r filled, or -EINPROGRESS: its result

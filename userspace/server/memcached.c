@@ -497,6 +497,15 @@ static int mc_read(void *ctx, const void *key, uint16_t key_len, uint64_t hash, 
 	return err;
 }
 
+static int mc_peek(void *ctx, const void *key, uint16_t key_len, uint64_t hash,
+		   struct xkv_item_meta *meta)
+{
+	const struct mc_conn *mc = ctx;
+	uint32_t value_len;
+
+	return xkv_store_peek_meta(mc->mw->srv->store, key, key_len, hash, &value_len, meta);
+}
+
 /* A command answered: timed as a memcached request from its arrival (exec's latency). */
 static void mc_answered(void *ctx, size_t bytes)
 {
@@ -523,6 +532,7 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 		return -ENOMEM;
 	*mc = (struct mc_conn){.mw = mw, .c = c};
 	mc->backend = (struct xkv_mc_backend){.read = mc_read,
+					      .peek = mc_peek,
 					      .write = mc_write,
 					      .stats = mc_stats,
 					      .stats_settings = mc_stats_settings,

@@ -15,9 +15,10 @@ static struct xkv_bucket *chain_head(struct xkv_table *t, uint32_t index)
  */
 static bool clock_spares(const struct xkv_store *s, struct xkv_item *item)
 {
-	if (!atomic_load_explicit(&item->referenced, memory_order_relaxed) || item_dead(s, item))
+	if (!(atomic_load_explicit(&item->access, memory_order_relaxed) & ITEM_REFERENCED) ||
+	    item_dead(s, item))
 		return false;
-	atomic_store_explicit(&item->referenced, 0, memory_order_relaxed);
+	atomic_fetch_and_explicit(&item->access, (uint8_t)~ITEM_REFERENCED, memory_order_relaxed);
 	return true;
 }
 

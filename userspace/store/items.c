@@ -38,7 +38,7 @@ struct xkv_item *item_new(const void *key, uint16_t key_len, const void *value,
 	item->capacity[0] = (uint8_t)capacity;
 	item->capacity[1] = (uint8_t)(capacity >> 8);
 	item->capacity[2] = (uint8_t)(capacity >> 16);
-	atomic_init(&item->referenced, 0);
+	atomic_init(&item->access, 0);
 	item_set_meta(item, 0, 0, 0, 0); /* item_link gives it its CAS */
 	memcpy(item->data, key, key_len);
 	/* not published yet: plain copies, ordered before readers by the slot's release */

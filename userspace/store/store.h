@@ -202,10 +202,13 @@ int xkv_store_install(struct xkv_store *s, struct xkv_item *item, uint64_t hash,
 
 /*
  * The length of key's value, for a writer's bookkeeping: 0 or -ENOENT. Any thread,
- * like get, but copies nothing and does not count as a read for CLOCK.
+ * like get, but copies nothing and does not count as a read (CLOCK, fetched).
  */
 int xkv_store_value_len(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
 			uint32_t *value_len);
+/* The same, with the item's meta as xkv_store_get_meta fills it (memcached's me). */
+int xkv_store_peek_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+			uint32_t *value_len, struct xkv_item_meta *meta);
 
 /*
  * Starts loading the head bucket of hash's chain into the cache, for a caller that

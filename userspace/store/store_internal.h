@@ -30,7 +30,7 @@
 struct xkv_item {
 	_Atomic uint32_t lengths;   /* key_len << 24 | ITEM_TOMBSTONE? | value_len; in place */
 	uint8_t capacity[3];	    /* value bytes allocated, little-endian; set once */
-	_Atomic uint8_t referenced; /* CLOCK bit: set by readers, cleared by the hand */
+	_Atomic uint8_t access;	    /* ITEM_REFERENCED, ITEM_FETCHED: set by readers */
 	_Atomic uint32_t flags;	    /* the client's, opaque */
 	_Atomic uint32_t exptime;   /* store clock (xkv_store_now) it expires at; 0: never */
 	_Atomic uint64_t cas;	    /* partition_cas_next's; set as the item is linked */
@@ -43,6 +43,14 @@ _Static_assert(sizeof(struct xkv_item) == 32, "the item header packs into 32 byt
  * lengths: a tombstone (xkv_store_tombstone) holds no value. It reads as absent by its
  * exptime, long past, so that item_dead asks nothing more of every live item.
  */
+/*
+ * access: REFERENCED is CLOCK's bit (cache mode), which the hand clears; FETCHED says
+ * the item was read once (memcached's fetched bit: mg's h, me), and stays. Readers
+ * set what is missing with one atomic or, the hand clears with an atomic and, so
+ * neither loses the other's bit; once both are set a read writes nothing.
+ */
+#define ITEM_REFERENCED 1u
+#define ITEM_FETCHED	2u
 #define ITEM_TOMBSTONE	  (1u << 23)
 #define ITEM_TOMBSTONE_EXPTIME 1
 #define ITEM_VALUE_LEN_MASK ((1u << 21) - 1)

@@ -199,6 +199,8 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 {
 	struct xkv_partition *p = &s->part[xkv_partition(hash)];
 	uint16_t tag = store_tag(hash);
+	/* what a read marks: CLOCK's bit only where CLOCK runs */
+	uint8_t want = s->mode == XKV_MODE_CACHE ? ITEM_FETCHED | ITEM_REFERENCED : ITEM_FETCHED;
 
 	for (;;) {
 		/* a table replaced while we read stays whole until our next quiescent state */
@@ -208,6 +210,7 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 		_Atomic uint64_t *slot;
 		struct xkv_item *item;
 		uint32_t len;
+		uint8_t access;
 		int err;
 
 		if (version & 1) { /* a writer is in this chain */
@@ -235,11 +238,14 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 			err = -ENOENT;
 			goto validate;
 		}
+		access = atomic_load_explicit(&item->access, memory_order_relaxed);
 		if (meta) {
 			meta->flags = atomic_load_explicit(&item->flags, memory_order_relaxed);
 			meta->exptime = atomic_load_explicit(&item->exptime, memory_order_relaxed);
 			meta->cas = atomic_load_explicit(&item->cas, memory_order_relaxed);
 			meta->ver = atomic_load_explicit(&item->ver, memory_order_relaxed);
+			meta->fetched = access & ITEM_FETCHED;
+			meta->footprint = (uint32_t)item_footprint(item);
 		}
 		/*
 		 * Never beyond the capacity: set before the item was published, rewritten
@@ -260,9 +266,8 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 			memcpy(buf, item_value(item), len);
 		else
 			value_copy(item_value(item), buf, len, false);
-		if (s->mode == XKV_MODE_CACHE &&
-		    !atomic_load_explicit(&item->referenced, memory_order_relaxed))
-			atomic_store_explicit(&item->referenced, 1, memory_order_relaxed);
+		if ((access & want) != want)
+			atomic_fetch_or_explicit(&item->access, want, memory_order_relaxed);
 		err = 0;
 validate:
 		atomic_thread_fence(memory_order_acquire);
@@ -287,6 +292,12 @@ int xkv_store_value_len(struct xkv_store *s, const void *key, uint16_t key_len, 
 			uint32_t *value_len)
 {
 	return lookup(s, key, key_len, hash, false, NULL, 0, value_len, NULL);
+}
+
+int xkv_store_peek_meta(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash,
+			uint32_t *value_len, struct xkv_item_meta *meta)
+{
+	return lookup(s, key, key_len, hash, false, NULL, 0, value_len, meta);
 }
 
 static bool key_len_valid(uint16_t key_len)
@@ -446,6 +457,9 @@ put(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, const
 			value_copy(item_value(old), (uint8_t *)value, value_len, true);
 			item_set_lengths(old, key_len, value_len | tomb);
 			item_set_meta(old, flags, exptime, ver, partition_cas_next(s, partition));
+			/* a new value, as if a new item: not fetched yet */
+			atomic_fetch_and_explicit(&old->access, (uint8_t)~ITEM_FETCHED,
+						  memory_order_relaxed);
 			bucket_write_end(head);
 			if (meta)
 				meta->cas = atomic_load_explicit(&old->cas, memory_order_relaxed);
