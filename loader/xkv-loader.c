@@ -13,7 +13,9 @@
 #include "bpfctl/log.h"
 #include "xkv/memcached.h"
 #include "live.h"
+#include "metrics_http.h"
 #include "roles_show.h"
+#include "snapshot.h"
 #include "util/json.h"
 #include "util/opts.h"
 
@@ -83,6 +85,13 @@ static const struct xkv_opt stats_opts[] = {
 	{"save", 'S', "FILE", "also save the server's latency histograms to FILE"},
 	{"since", 's', "FILE",
 	 "latency counted since FILE was saved (--save), not since the server started"},
+	VERBOSE_OPT,
+	HELP_OPT,
+};
+
+static const struct xkv_opt metrics_opts[] = {
+	IFACE_OPT("interface (required)"),
+	{"listen", 'l', "ADDR:PORT", "where to serve /metrics (default " METRICS_LISTEN_DEFAULT ")"},
 	VERBOSE_OPT,
 	HELP_OPT,
 };
@@ -254,6 +263,7 @@ struct simple_args {
 	bool force;
 	bool json;
 	const char *save, *since; /* stats: latency snapshots */
+	const char *listen;	  /* metrics */
 };
 
 static int take_simple_option(struct xkv_opts *p, char letter, void *args)
@@ -276,8 +286,26 @@ static int take_simple_option(struct xkv_opts *p, char letter, void *args)
 	case 's':
 		simple->since = p->arg;
 		return 0;
+	case 'l':
+		simple->listen = p->arg;
+		return 0;
 	}
 	return -EINVAL;
+}
+
+/* A command on one interface, as root: -1 to go on, or the exit code (parse_options). */
+static int parse_iface_command(const struct command *cmd, int argc, char **argv,
+			       struct simple_args *args)
+{
+	int ret = parse_options(cmd, argc, argv, take_simple_option, args);
+
+	if (ret >= 0)
+		return ret;
+	if (!args->ifname)
+		return usage_error(cmd, "--iface IF is required");
+	if (need_root())
+		return EXIT_FAILED;
+	return -1;
 }
 
 /* Whether a live xkv-server serves ifname, which detach then leaves alone, saying so. */
@@ -298,14 +326,10 @@ static bool server_left_running(const char *ifname)
 static int cmd_detach(const struct command *cmd, int argc, char **argv)
 {
 	struct simple_args args = {0};
-	int ret = parse_options(cmd, argc, argv, take_simple_option, &args);
+	int ret = parse_iface_command(cmd, argc, argv, &args);
 
 	if (ret >= 0)
 		return ret;
-	if (!args.ifname)
-		return usage_error(cmd, "--iface IF is required");
-	if (need_root())
-		return EXIT_FAILED;
 	if (!args.force && server_left_running(args.ifname))
 		return EXIT_FAILED;
 	return bpfctl_detach(args.ifname, args.force) ? EXIT_FAILED : EXIT_OK;
@@ -425,43 +449,11 @@ static int cmd_status(const struct command *cmd, int argc, char **argv)
 	return err ? EXIT_FAILED : EXIT_OK;
 }
 
-/* One figure of stats' EWT section. */
-struct ewt_field {
-	const char *name;
-	__u64 value;
-};
-
-#define EWT_FIELDS_MAX 6
-
-/*
- * dcrew's EWT as stats shows it, in text and JSON alike: slots held now, the most a
- * running server saw held at once (it samples them), and what XDP did with writes.
- */
-static size_t ewt_fields(const struct bpfctl_ewt *ewt, const struct live_counters *live,
-			 struct ewt_field out[EWT_FIELDS_MAX])
+/* The latency histograms stats shows are counted from this copy; NULL: from the start. */
+static void print_stats_text(const struct snapshot *s, const struct xkv_lat_view *since)
 {
-	size_t n = 0;
-
-	out[n++] = (struct ewt_field){"active", ewt->active};
-	if (live)
-		out[n++] = (struct ewt_field){"active_max", live->server.ewt_active_max};
-	out[n++] = (struct ewt_field){"taken", ewt->counters.taken};
-	out[n++] = (struct ewt_field){"conflicts", ewt->counters.joined};
-	out[n++] = (struct ewt_field){"cas_retries", ewt->counters.cas_retry};
-	out[n++] = (struct ewt_field){"dropped", ewt->counters.dropped};
-	return n;
-}
-
-/* The ports the counters below are of: cfg NULL when the config is unreadable. */
-/* A running server's latency: the histograms, and an earlier copy (or NULL) they count from. */
-struct stats_latency {
-	const struct xkv_lat_view *now, *since;
-};
-
-static void print_stats_text(const struct xkv_config *cfg, const struct bpfctl_stats *stats,
-			     __u32 workers, const struct bpfctl_ewt *ewt,
-			     const struct live_counters *live, const struct stats_latency *lat)
-{
+	const struct xkv_config *cfg = s->cfg;
+	const struct bpfctl_stats *stats = &s->stats;
 	struct ewt_field fields[EWT_FIELDS_MAX];
 
 	if (cfg && cfg->memcached_port)
@@ -472,26 +464,26 @@ static void print_stats_text(const struct xkv_config *cfg, const struct bpfctl_s
 	for (__u32 r = XKV_STAT_PASSED + 1; r < XKV_R_END; r++)
 		printf("  %-16s %llu\n", xkv_reason_name(r), (unsigned long long)stats->slots[r]);
 	printf("steered:\n");
-	for (__u32 w = 0; w < workers; w++)
+	for (__u32 w = 0; w < s->workers; w++)
 		printf("  worker %-9u %llu\n", w, (unsigned long long)stats->steered[w]);
-	if (ewt) {
+	if (s->has_ewt) {
 		printf("ewt:\n");
-		for (size_t i = 0, n = ewt_fields(ewt, live, fields); i < n; i++)
+		for (size_t i = 0, n = ewt_fields(s, fields); i < n; i++)
 			printf("  %-16s %llu\n", fields[i].name,
 			       (unsigned long long)fields[i].value);
 	}
-	if (live)
-		live_counters_print_text(live, stdout);
-	else
+	if (!s->has_live) {
 		printf("no server has published counters here\n");
-	if (lat->now)
-		xkv_lat_print(stdout, lat->now, lat->since);
+		return;
+	}
+	live_counters_print_text(&s->live, stdout);
+	xkv_lat_print(stdout, &s->lat, since);
 }
 
-static int print_stats_json(const struct xkv_config *cfg, const struct bpfctl_stats *stats,
-			    __u32 workers, const struct bpfctl_ewt *ewt,
-			    const struct live_counters *live, const struct stats_latency *lat)
+static int print_stats_json(const struct snapshot *s, const struct xkv_lat_view *since)
 {
+	const struct xkv_config *cfg = s->cfg;
+	const struct bpfctl_stats *stats = &s->stats;
 	struct ewt_field fields[EWT_FIELDS_MAX];
 	struct xkv_json w;
 
@@ -509,39 +501,30 @@ static int print_stats_json(const struct xkv_config *cfg, const struct bpfctl_st
 	xkv_json_object_end(&w);
 	xkv_json_key(&w, "steered");
 	xkv_json_array_start(&w);
-	for (__u32 i = 0; i < workers; i++)
+	for (__u32 i = 0; i < s->workers; i++)
 		xkv_json_uint(&w, stats->steered[i]);
 	xkv_json_array_end(&w);
-	if (ewt) {
+	if (s->has_ewt) {
 		xkv_json_key(&w, "ewt");
 		xkv_json_object_start(&w);
-		for (size_t i = 0, n = ewt_fields(ewt, live, fields); i < n; i++)
+		for (size_t i = 0, n = ewt_fields(s, fields); i < n; i++)
 			xkv_json_uint_field(&w, fields[i].name, fields[i].value);
 		xkv_json_object_end(&w);
 	}
-	if (live)
-		live_counters_json(live, &w);
-	if (lat->now)
-		live_latency_json(lat->now, lat->since, &w);
+	if (s->has_live) {
+		live_counters_json(&s->live, &w);
+		live_latency_json(&s->lat, since, &w);
+	}
 	xkv_json_object_end(&w);
 	return xkv_json_finish(&w);
 }
 
-/*
- * The server's latency histograms into *now, saved with --save, and with --since the
- * copy they are counted from into *since. 0, or -errno said why.
- */
-static int stats_latency_read(const struct simple_args *args, uint32_t workers,
-			      struct xkv_lat_view *now, struct xkv_lat_view *since,
-			      struct stats_latency *lat)
+/* --save and --since: 0, or -errno said why. since is loaded when --since is given. */
+static int stats_latency_files(const struct simple_args *args, const struct snapshot *s,
+			       struct xkv_lat_view *since)
 {
-	int err = live_latency_read(args->ifname, workers, now);
+	int err;
 
-	if (err) {
-		pr_warn("xkv-loader: reading the server's latency histograms: %s\n", strerror(-err));
-		return err;
-	}
-	lat->now = now;
 	if (args->since) {
 		err = xkv_lat_view_load(args->since, since);
 		if (err) {
@@ -549,62 +532,58 @@ static int stats_latency_read(const struct simple_args *args, uint32_t workers,
 				err == -EINVAL ? "not a latency snapshot of this build" : strerror(-err));
 			return err;
 		}
-		lat->since = since;
 	}
 	if (args->save) {
-		err = xkv_lat_view_save(now, args->save);
-		if (err)
+		err = xkv_lat_view_save(&s->lat, args->save);
+		if (err) {
 			pr_warn("xkv-loader: --save %s: %s\n", args->save, strerror(-err));
+			return err;
+		}
 	}
-	return err;
+	return 0;
 }
 
 static int cmd_stats(const struct command *cmd, int argc, char **argv)
 {
-	struct xkv_lat_view lat_now = {0}, lat_since = {0};
-	struct stats_latency lat = {0};
+	struct xkv_lat_view since = {0};
 	struct simple_args args = {0};
-	static struct live_counters live;
-	struct bpfctl_stats stats;
-	const struct xkv_config *cfg;
-	struct bpfctl_status st;
-	struct bpfctl_ewt ewt;
-	bool have_live, dcrew;
-	__u32 workers;
+	struct snapshot *s;
 	int ret;
 
-	ret = parse_options(cmd, argc, argv, take_simple_option, &args);
+	ret = parse_iface_command(cmd, argc, argv, &args);
 	if (ret >= 0)
 		return ret;
-	if (!args.ifname)
-		return usage_error(cmd, "--iface IF is required");
-	if (need_root() || bpfctl_status(args.ifname, &st) || bpfctl_stats(args.ifname, &stats))
+	s = malloc(sizeof(*s));
+	if (!s)
 		return EXIT_FAILED;
-	cfg = st.has_config ? &st.config : NULL;
-	/* every worker slot when the config is unreadable, so no count hides */
-	workers = cfg ? cfg->workers : XKV_WORKERS_MAX;
-	/* the EWT section only under the policies that use it, as status shows minos's roles */
-	dcrew = cfg && xkv_policy_ewt(cfg->policy);
-	if (dcrew && bpfctl_ewt(args.ifname, &ewt))
-		return EXIT_FAILED;
-	/* a server publishes its own counters beside the maps; an attachment alone has none */
-	ret = live_counters_read(args.ifname, &live);
-	have_live = ret == 0;
-	if (ret && ret != -ENODATA)
-		pr_warn("xkv-loader: reading the server's counters: %s\n", strerror(-ret));
-	if (have_live && stats_latency_read(&args, live.server.workers, &lat_now, &lat_since, &lat))
-		return EXIT_FAILED;
+	ret = EXIT_FAILED;
+	if (snapshot_read(args.ifname, s) ||
+	    (s->has_live && stats_latency_files(&args, s, &since)))
+		goto out_free;
 	if (args.json)
-		ret = print_stats_json(cfg, &stats, workers, dcrew ? &ewt : NULL,
-				       have_live ? &live : NULL, &lat)
-			      ? EXIT_FAILED
+		ret = print_stats_json(s, args.since ? &since : NULL) ? EXIT_FAILED : EXIT_OK;
+	else {
+		print_stats_text(s, args.since ? &since : NULL);
+		ret = EXIT_OK;
+	}
+out_free:
+	xkv_lat_view_free(&since);
+	snapshot_free(s);
+	free(s);
+	return ret;
+}
+
+static int cmd_metrics(const struct command *cmd, int argc, char **argv)
+{
+	struct simple_args args = {.listen = METRICS_LISTEN_DEFAULT};
+	int ret = parse_iface_command(cmd, argc, argv, &args);
+
+	if (ret >= 0)
+		return ret;
+	ret = metrics_serve(args.ifname, args.listen);
+	return ret == -EINVAL ? usage_error(cmd, "--listen %s: not ADDR:PORT", args.listen)
+	       : ret	      ? EXIT_FAILED
 			      : EXIT_OK;
-	else
-		print_stats_text(cfg, &stats, workers, dcrew ? &ewt : NULL,
-				 have_live ? &live : NULL, &lat);
-	xkv_lat_view_free(&lat_now);
-	xkv_lat_view_free(&lat_since);
-	return args.json ? ret : EXIT_OK;
 }
 
 static const struct command commands[] = {
@@ -656,6 +635,17 @@ static const struct command commands[] = {
 		.opts = stats_opts,
 		.n_opts = XKV_OPTS_COUNT(stats_opts),
 		.run = cmd_stats,
+	},
+	{
+		.name = "metrics",
+		.summary = "serve the same counters to Prometheus",
+		.synopsis = "Usage: xkv-loader metrics --iface IF [--listen ADDR:PORT]\n"
+			    "Serve what stats shows, read afresh at each request, at "
+			    "http://ADDR:PORT/metrics\nin Prometheus's text format, until "
+			    "SIGINT or SIGTERM.\n",
+		.opts = metrics_opts,
+		.n_opts = XKV_OPTS_COUNT(metrics_opts),
+		.run = cmd_metrics,
 	},
 };
 

@@ -5,16 +5,18 @@ set -euo pipefail
 
 # libmd-dev: the client's ketama (md5); libclang-rt-dev: clang's libFuzzer and sanitizer
 # runtimes, for make fuzz; memcached, python3-pymemcache, python3-pylibmc,
-# libmemcached-tools and nutcracker: the memcached interop tests (tests/interop), which start their own daemons
-# on their own ports: a system service these packages may start is never used;
-# iputils-ping: ping across the coherence directory's lab (tests/dir); help2man: make
-# install's man pages, from each program's --help; systemd: its unit
-# verified (systemd-analyze)
+# libmemcached-tools and nutcracker: the memcached interop tests (tests/interop), which
+# start their own daemons on their own ports: a system service these packages may start
+# is never used; iputils-ping: ping across the coherence directory's lab (tests/dir);
+# libmicrohttpd-dev: xkv-loader metrics' HTTP side; prometheus: its test scrapes it
+# (its own daemon too); help2man: make install's man pages, from each program's --help;
+# systemd: its unit verified (systemd-analyze)
 packages=(
 	make gcc libc6-dev clang llvm libclang-rt-dev pkg-config bpftool libbpf-dev libxdp-dev
 	xdp-tools liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind libtsan2
 	libxxhash-dev libsodium-dev libmd-dev python3-matplotlib tcpreplay tcpdump memcached help2man
 	python3-pymemcache python3-pylibmc libmemcached-tools nutcracker iputils-ping systemd
+	libmicrohttpd-dev prometheus
 )
 
 missing=()

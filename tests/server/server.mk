@@ -90,3 +90,10 @@ $(BUILD)/tests/run-latency: tests/server/latency.sh | $(BUILD)/xkv-server $(BUIL
 	$(call script_launcher,$(abspath $(BUILD)))
 
 TESTS += $(BUILD)/tests/run-latency
+
+# xkv-loader metrics, checked by promtool and scraped by Prometheus (tests/server/metrics.sh)
+$(BUILD)/tests/run-metrics: tests/server/metrics.sh | $(BUILD)/xkv-server $(BUILD)/xkv-loader \
+			    $(BUILD)/xkv-bench
+	$(call script_launcher,$(abspath $(BUILD)))
+
+TESTS += $(BUILD)/tests/run-metrics

@@ -243,3 +243,20 @@ void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_f
 	fn(ctx, "store", "overflow_used", c->store_overflow_used);
 	fn(ctx, "ewt", "active_max", c->ewt_active_max);
 }
+
+bool xkv_counter_is_gauge(const char *group, const char *name)
+{
+	static const struct {
+		const char *group, *name;
+	} gauges[] = {
+		{NULL, "reassembly_bytes"}, {NULL, "sockets"},	    {"memcached", "curr_connections"},
+		{"store", "items"},	    {"store", "bytes_used"}, {"store", "bytes_limit"},
+		{"store", "overflow_used"}, {"ewt", "active_max"},	    {NULL, "round_gap_max_ns"},
+	};
+
+	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++)
+		if (!strcmp(name, gauges[i].name) &&
+		    (group ? gauges[i].group && !strcmp(group, gauges[i].group) : !gauges[i].group))
+			return true;
+	return false;
+}

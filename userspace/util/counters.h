@@ -70,4 +70,10 @@ void xkv_counters_print(FILE *out, const struct xkv_worker_counters *workers, ui
 /* The store's figures: "store items", "store bytes_used", ... */
 void xkv_server_counters_each(const struct xkv_server_counters *c, xkv_counter_fn fn, void *ctx);
 
+/*
+ * Whether a counter the functions above name is a level now (bytes held, sockets,
+ * connections open, items) rather than a count that only grows: Prometheus's gauge.
+ */
+bool xkv_counter_is_gauge(const char *group, const char *name);
+
 #endif /* XKV_COUNTERS_H */
