@@ -44,10 +44,10 @@ _Static_assert(sizeof(struct xkv_item) == 32, "the item header packs into 32 byt
  * exptime, long past, so that item_dead asks nothing more of every live item.
  */
 /*
- * access: REFERENCED is CLOCK's bit (cache mode), which the hand clears; FETCHED says
- * the item was read once (memcached's fetched bit: mg's h, me), and stays. Readers
- * set what is missing with one atomic or, the hand clears with an atomic and, so
- * neither loses the other's bit; once both are set a read writes nothing.
+ * access: REFERENCED is CLOCK's bit (cache mode: the hand clears it, nothing else reads
+ * it); FETCHED says the item was read once (memcached's fetched bit: mg's h, me), and
+ * stays. A read sets both with one atomic or, unless both are set already, and the hand
+ * clears its own with an atomic and, so neither loses the other's bit.
  */
 #define ITEM_REFERENCED 1u
 #define ITEM_FETCHED	2u

@@ -199,8 +199,6 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 {
 	struct xkv_partition *p = &s->part[xkv_partition(hash)];
 	uint16_t tag = store_tag(hash);
-	/* what a read marks: CLOCK's bit only where CLOCK runs */
-	uint8_t want = s->mode == XKV_MODE_CACHE ? ITEM_FETCHED | ITEM_REFERENCED : ITEM_FETCHED;
 
 	for (;;) {
 		/* a table replaced while we read stays whole until our next quiescent state */
@@ -266,8 +264,10 @@ lookup(struct xkv_store *s, const void *key, uint16_t key_len, uint64_t hash, bo
 			memcpy(buf, item_value(item), len);
 		else
 			value_copy(item_value(item), buf, len, false);
-		if ((access & want) != want)
-			atomic_fetch_or_explicit(&item->access, want, memory_order_relaxed);
+		/* both bits in every mode: one compare with a constant, CLOCK or not */
+		if (access != (ITEM_FETCHED | ITEM_REFERENCED))
+			atomic_fetch_or_explicit(&item->access, ITEM_FETCHED | ITEM_REFERENCED,
+						 memory_order_relaxed);
 		err = 0;
 validate:
 		atomic_thread_fence(memory_order_acquire);
