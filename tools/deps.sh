@@ -10,13 +10,14 @@ set -euo pipefail
 # is never used; iputils-ping: ping across the coherence directory's lab (tests/dir);
 # libmicrohttpd-dev: xkv-loader metrics' HTTP side; prometheus: its test scrapes it
 # (its own daemon too); help2man: make install's man pages, from each program's --help;
-# systemd: its unit verified (systemd-analyze)
+# systemd: its unit verified (systemd-analyze); libssl-dev: memcached over TCP in TLS,
+# openssl: its test's certificates and s_client
 packages=(
 	make gcc libc6-dev clang llvm libclang-rt-dev pkg-config bpftool libbpf-dev libxdp-dev
 	xdp-tools liburing-dev libcriterion-dev liburcu-dev libpcap-dev iproute2 valgrind libtsan2
 	libxxhash-dev libsodium-dev libmd-dev python3-matplotlib tcpreplay tcpdump memcached help2man
 	python3-pymemcache python3-pylibmc libmemcached-tools nutcracker iputils-ping systemd
-	libmicrohttpd-dev prometheus
+	libmicrohttpd-dev prometheus libssl-dev openssl
 )
 
 missing=()

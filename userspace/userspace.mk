@@ -25,6 +25,9 @@ ENGINE_LDLIBS := -lsodium
 # the client's ketama hashes with md5 (libmd) and counts points as twemproxy, in float
 CLIENT_LDLIBS := -lmd -lm
 
+# memcached over TCP in TLS: OpenSSL on memory buffers (net/tls.c)
+NET_LDLIBS := -luring -lssl -lcrypto
+
 BPF_LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
 # Attach, pin, status: shared by the loader and the server, so both attach the same way.
@@ -39,7 +42,7 @@ $(BUILD)/userspace/net/reuseport.o: $(BUILD)/reuseport.skel.h
 $(BUILD)/xkv-server: $(SERVER_OBJS) $(BPFCTL_OBJS) $(LIBXKV_ENGINE) $(LIBXKV_STORE) \
 		     $(LIBXKV_NET) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring -lxdp $(BPF_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) $(NET_LDLIBS) -lxdp $(BPF_LDLIBS)
 
 $(BUILD)/xkv-cli: $(BUILD)/tools/cli/xkv-cli.o $(LIBXKV_CLIENT) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 	$(call msg,LINK,$@)

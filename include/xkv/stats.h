@@ -104,6 +104,7 @@ struct xkv_mc_counters {
 	__u64 total_connections;   /* served since start */
 	__u64 refused_connections; /* closed at accept: outside --allow, or too many */
 	__u64 idle_kicks;	   /* idle connections closed for a new one at the limit */
+	__u64 ssl_handshake_errors; /* TLS: connections closed by a failed handshake */
 	__u64 cmd_get;		   /* keys asked for by retrieval commands */
 	__u64 get_hits;
 	__u64 get_misses;

@@ -43,8 +43,8 @@ expect() {
 	fi
 }
 
-expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -M,--memcached-port -c,--max-conns -m,--memory \
-	--mode -P,--policy --minos-percentile --minos-epoch-ms --hot-epoch-ms -a,--allow -l,--listen --trust \
+expect xkv-server -b,--backend -i,--iface -w,--workers -p,--port -M,--memcached-port -c,--max-conns --tls-cert \
+	--tls-key --tls-ca --tls-verify --tls-min-version --tls-ciphers -m,--memory --mode -P,--policy --minos-percentile --minos-epoch-ms --hot-epoch-ms -a,--allow -l,--listen --trust \
 	--skb --echo --compaction --compact-slo --latency --local-order -h,--help
 expect "xkv-loader attach" -i,--iface -m,--mode -p,--port -M,--memcached-port -w,--workers \
 	-P,--policy -a,--allow -l,--listen -f,--force -v,--verbose -h,--help

@@ -72,7 +72,8 @@ PY
 }
 
 # daemon_start NAME PORT COMMAND...: COMMAND in the background, its log in $out/NAME.log;
-# returns once it answers a GET on PORT, with its pid in ${NAME}_pid.
+# returns once it answers a GET on PORT ($daemon_probe PORT: answers_get unless the
+# caller set another, such as over TLS), with its pid in ${NAME}_pid.
 daemon_start() {
 	local name=$1 port=$2 pid
 	shift 2
@@ -83,7 +84,7 @@ daemon_start() {
 	for _ in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || fail "$name exited: $(cat "$out/$name.log")"
 		# still alive once answered: the answer was its own, not a squatter's
-		answers_get "$port" && kill -0 "$pid" 2>/dev/null && return 0
+		"${daemon_probe:-answers_get}" "$port" && kill -0 "$pid" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	fail "$name does not answer on 127.0.0.1:$port: $(cat "$out/$name.log")"

@@ -196,6 +196,9 @@ CASES = [
 	       "cache_memlimit 2000000000\r\ncache_memlimit 64\r\ncache_memlimit 256 noreply\r\n",
 	       "ERROR\r\nERROR\r\nMEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
 	       "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\nOK\r\n")),
+	Case("refresh_certs without TLS",
+	     S("refresh_certs\r\nrefresh_certs noreply\r\n",
+	       "Error TLS not enabled\r\nError TLS not enabled\r\n")),
 	Case("flush_all with a delay: gone once it has passed, what is set after kept",
 	     S("set fd 0 0 1\r\na\r\nflush_all 2\r\nget fd\r\n",
 	       "STORED\r\nOK\r\nVALUE fd 0 1\r\na\r\nEND\r\n"),

@@ -77,7 +77,7 @@ $(BUILD)/tests/xkv-server-early-reply: WRAP := xkv_compact_hold
 $(BUILD)/tests/xkv-server-early-release: WRAP := xkv_holds_claim xkv_apply_write
 $(BUILD)/tests/xkv-server-early-%: $(BUILD)/tests/broken/early_%.o $(BROKEN_SERVER_LIBS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $(foreach f,$(WRAP),-Wl,--wrap=$(f)) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) -luring \
+	$(Q)$(CC) $(LDFLAGS) $(foreach f,$(WRAP),-Wl,--wrap=$(f)) $^ -o $@ $(XKV_LDLIBS) $(ENGINE_LDLIBS) $(NET_LDLIBS) \
 		-lxdp $(BPF_LDLIBS)
 
 $(BUILD)/tests/test_server_dcrew: | $(BUILD)/tests/xkv-server-early-release

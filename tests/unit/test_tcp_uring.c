@@ -124,7 +124,7 @@ static void start(struct server *s, uint32_t max_conns, bool refuse)
 	 * meanwhile.
 	 */
 	s->port = (uint16_t)(20000 + getpid() % 6000 * 2 + started++);
-	cr_assert_eq(xkv_tcp_open(&s->tcp, s->port, max_conns, IN_MAX, &h), 0, "port %u", s->port);
+	cr_assert_eq(xkv_tcp_open(&s->tcp, s->port, max_conns, IN_MAX, NULL, &h), 0, "port %u", s->port);
 	cr_assert_eq(pthread_create(&s->thread, NULL, serve, s), 0);
 }
 

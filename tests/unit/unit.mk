@@ -38,7 +38,7 @@ TSAN_TESTS += $(TSAN_UNIT_TESTS)
 
 # the TCP layer, on loopback
 $(BUILD)/tests/test_tcp_uring: $(LIBXKV_NET)
-$(BUILD)/tests/test_tcp_uring: XKV_LDLIBS += -luring
+$(BUILD)/tests/test_tcp_uring: XKV_LDLIBS += $(NET_LDLIBS)
 $(BUILD)/tests/test_latency: XKV_LDLIBS += -lm
 
 # the suites of expiry move the store's clock (tests/unit/store_clock.h)

@@ -81,7 +81,7 @@ static int listen_open(uint16_t port)
 }
 
 int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in_max,
-		 const struct xkv_tcp_handler *handler)
+		 struct xkv_tls *tls, const struct xkv_tcp_handler *handler)
 {
 	/*
 	 * Room for every completion at once: a receive and a send per connection, accepts.
@@ -95,8 +95,8 @@ int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in
 							XKV_TCP_RING};
 	int err;
 
-	*t = (struct xkv_tcp){.handler = *handler, .in_max = in_max, .max_conns = max_conns,
-			      .slots = max_conns + KICKED_MAX(max_conns)};
+	*t = (struct xkv_tcp){.handler = *handler, .tls = tls, .in_max = in_max,
+			      .max_conns = max_conns, .slots = max_conns + KICKED_MAX(max_conns)};
 	t->conns = calloc(t->slots, sizeof(*t->conns));
 	t->gens = calloc(t->slots, sizeof(*t->gens));
 	if (!t->conns || !t->gens) {
@@ -134,6 +134,8 @@ static void conn_free(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	t->gens[c->slot]++;
 	t->nconns--;
 	t->nkicked -= c->kicked;
+	xkv_tls_conn_free(c->tls);
+	free(c->tls_in);
 	free(c->in);
 	free(c->out.data);
 	free(c->wire.data);
@@ -204,23 +206,63 @@ static void buf_shrink(struct xkv_tcp_buf *b)
 	*b = (struct xkv_tcp_buf){0};
 }
 
+/* The output becomes the send: its buffer changes places with the idle one. */
+static int wire_swap(struct xkv_tcp_conn *c)
+{
+	struct xkv_tcp_buf idle = c->wire;
+
+	if (!c->out.len)
+		return 0;
+	c->wire = c->out;
+	c->out = idle;
+	c->out.len = 0;
+	buf_shrink(&c->out);
+	return 0;
+}
+
+/*
+ * TLS: the output encrypted into the idle send buffer, after any handshake bytes;
+ * closing, close_notify after the last of it.
+ */
+static int wire_seal(struct xkv_tcp_conn *c)
+{
+	size_t len;
+	int err;
+
+	if (c->out.len) {
+		err = xkv_tls_write(c->tls, c->out.data, c->out.len);
+		if (err)
+			return err;
+		c->out.len = 0;
+		buf_shrink(&c->out);
+	}
+	if (c->close_after)
+		xkv_tls_close_notify(c->tls);
+	len = xkv_tls_output(c->tls);
+	if (!len)
+		return 0;
+	err = xkv_tcp_reserve(&c->wire, len);
+	if (err)
+		return err;
+	c->wire.len = xkv_tls_take(c->tls, c->wire.data, len);
+	return 0;
+}
+
 /* What the output is waiting for goes out: one send in flight, the rest appended after. */
 static void send_post(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 {
 	struct io_uring_sqe *sqe;
-	struct xkv_tcp_buf idle;
 
 	if (c->send_posted || c->closing)
 		return;
 	if (c->wire_sent == c->wire.len) {
-		if (!c->out.len)
+		c->wire.len = c->wire_sent = 0;
+		if (c->tls ? wire_seal(c) : wire_swap(c)) {
+			conn_shut(c);
 			return;
-		idle = c->wire;
-		c->wire = c->out;
-		c->out = idle;
-		c->out.len = 0;
-		buf_shrink(&c->out);
-		c->wire_sent = 0;
+		}
+		if (!c->wire.len)
+			return;
 	}
 	sqe = sqe_get(t);
 	if (!sqe) {
@@ -276,14 +318,48 @@ static void recv_post(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 			conn_shut(c);
 		return;
 	}
+	/* TLS: what it holds is decrypted into the room first */
+	if (c->tls && xkv_tls_pending(c->tls))
+		return;
+	if (c->tls && !c->tls_in && !(c->tls_in = malloc(XKV_TCP_TLS_RECV))) {
+		conn_shut(c);
+		return;
+	}
 	sqe = sqe_get(t);
 	if (!sqe) {
 		conn_shut(c);
 		return;
 	}
-	io_uring_prep_recv(sqe, c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+	if (c->tls)
+		io_uring_prep_recv(sqe, c->fd, c->tls_in, XKV_TCP_TLS_RECV, 0);
+	else
+		io_uring_prep_recv(sqe, c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 	post(sqe, c->slot, OP_RECV);
 	c->recv_posted = true;
+}
+
+/*
+ * TLS: what was received, decrypted into the input buffer as far as it has room. A
+ * client's close_notify ends its input; a failure closes the connection once the
+ * alert OpenSSL made for it is sent.
+ */
+static void tls_pull(struct xkv_tcp *t, struct xkv_tcp_conn *c)
+{
+	ssize_t n;
+
+	while (!c->closing && !c->close_after && in_room(t, c)) {
+		n = xkv_tls_read(c->tls, c->in + c->in_len, c->in_cap - c->in_len);
+		if (n <= 0) {
+			if (n == -EPIPE)
+				c->eof = true;
+			else if (n < 0) {
+				t->tls_handshake_errors += !xkv_tls_handshaken(c->tls);
+				c->close_after = true;
+			}
+			return;
+		}
+		c->in_len += (size_t)n;
+	}
 }
 
 /* Feeds the input to the handler, sends what it answered, receives more. */
@@ -292,18 +368,25 @@ static void conn_run(struct xkv_tcp *t, struct xkv_tcp_conn *c)
 	bool close = false;
 	size_t used;
 
-	if (!c->paused && !c->closing && !c->close_after && c->in_len > c->in_off) {
+	for (;;) {
+		if (c->tls)
+			tls_pull(t, c);
+		if (c->paused || c->closing || c->close_after || c->in_len == c->in_off)
+			break;
 		used = t->handler.input(t->handler.ctx, c, c->in + c->in_off,
 					c->in_len - c->in_off, &close);
 		c->in_off += used;
 		if (used)
 			c->progress_ns = now_ns();
 		c->close_after = close;
+		/* TLS may hold more than the buffer had room for, and no receive will come */
+		if (!used || !c->tls || !xkv_tls_pending(c->tls))
+			break;
 	}
-	send_post(t, c);
 	/* fed all it can, and waiting for no other worker: nothing more will come */
 	if (c->eof && !c->paused)
 		c->close_after = true;
+	send_post(t, c);
 	if (c->close_after && !c->send_posted)
 		conn_shut(c);
 	recv_post(t, c);
@@ -376,9 +459,16 @@ static void conn_new(struct xkv_tcp *t, int fd)
 	/* replies go out as they are made, as memcached sends them */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	*c = (struct xkv_tcp_conn){.fd = fd, .slot = slot, .gen = t->gens[slot], .progress_ns = now};
+	if (t->tls && !(c->tls = xkv_tls_conn_new(t->tls))) {
+		free(c);
+		close(fd);
+		t->refused++;
+		return;
+	}
 	memcpy(c->peer.addr, &addr.sin6_addr, sizeof(c->peer.addr));
 	c->peer.port = addr.sin6_port;
 	if (t->handler.open(t->handler.ctx, c)) {
+		xkv_tls_conn_free(c->tls);
 		free(c);
 		close(fd);
 		t->refused++;
@@ -404,7 +494,10 @@ static void complete(struct xkv_tcp *t, const struct io_uring_cqe *cqe)
 		return;
 	case OP_RECV:
 		c->recv_posted = false;
-		if (cqe->res > 0)
+		if (cqe->res > 0 && c->tls) {
+			if (xkv_tls_feed(c->tls, c->tls_in, (size_t)cqe->res))
+				conn_shut(c);
+		} else if (cqe->res > 0)
 			c->in_len += (size_t)cqe->res;
 		else if (cqe->res == 0)
 			c->eof = true; /* half closed (nc -N): what it sent is still answered */

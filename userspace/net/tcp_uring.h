@@ -6,6 +6,8 @@
  * connection, one receive into a growable input buffer and one send of a growable
  * output buffer in flight at a time. What the bytes mean is the handler's. The
  * worker reaps the ring every round (xkv_tcp_reap) and polls its fd while asleep.
+ * TLS (net/tls.h) sits between the ring and the buffers: the ring moves ciphertext,
+ * the handler sees plaintext.
  */
 #ifndef XKV_TCP_URING_H
 #define XKV_TCP_URING_H
@@ -15,11 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/tls.h"
 #include "proto/peer.h"
 
 #define XKV_TCP_RING 256	      /* submission entries */
 #define XKV_TCP_RECV_MIN 16384	      /* room offered to each receive, at least */
 #define XKV_TCP_OUT_HIGH (4u << 20)   /* unsent output over this: input waits */
+#define XKV_TCP_TLS_RECV 16384	      /* TLS: each receive of ciphertext */
 /*
  * At the limit, a new connection takes the place of the one that has gone longest
  * without a request, if that is this long (memcached's idle_kicks): so idle
@@ -50,6 +54,8 @@ struct xkv_tcp_conn {
 	bool closing;		 /* shut down: freed once nothing is posted */
 	bool kicked;		 /* ... to make room for a new one */
 	uint64_t progress_ns;	 /* when it was opened, or the handler last took a request */
+	struct xkv_tls_conn *tls; /* TLS: what is received goes through it to in, out to wire */
+	char *tls_in;		 /* TLS: ciphertext received, fed to tls at once */
 	void *session;		 /* the handler's */
 };
 
@@ -72,6 +78,7 @@ struct xkv_tcp {
 	struct io_uring ring;
 	int listen_fd;
 	struct xkv_tcp_handler handler;
+	struct xkv_tls *tls;		/* NULL: plain TCP */
 	size_t in_max;			/* an input buffer grows up to this */
 	struct xkv_tcp_conn **conns;	/* [slots]; NULL: a free slot */
 	uint32_t *gens;			/* each slot's uses */
@@ -82,15 +89,17 @@ struct xkv_tcp {
 	uint64_t accepted;		/* connections served since start */
 	uint64_t refused;		/* closed at accept: the handler's, or no slot free */
 	uint64_t kicks;			/* idle connections closed for a new one */
+	uint64_t tls_handshake_errors;	/* connections closed by a failed handshake */
 };
 
 /*
  * Listens on port (IPv6, dual-stack, every address, SO_REUSEPORT) for at most
  * max_conns connections at once, whose input buffers grow to in_max bytes (a
- * longer request closes its connection). Returns 0 or -errno.
+ * longer request closes its connection); with tls, each connection is a TLS session
+ * the handler sees only the plaintext of. Returns 0 or -errno.
  */
 int xkv_tcp_open(struct xkv_tcp *t, uint16_t port, uint32_t max_conns, size_t in_max,
-		 const struct xkv_tcp_handler *handler);
+		 struct xkv_tls *tls, const struct xkv_tcp_handler *handler);
 /* Closes every connection (the handler's close for each) and the listener. */
 void xkv_tcp_close(struct xkv_tcp *t);
 

@@ -311,6 +311,33 @@ static int cmd_verbosity(struct mc_ctx *c)
 }
 
 /*
+ * "refresh_certs [noreply]", as memcached 1.6.18 answers: OK (or nothing with noreply),
+ * else a line saying why, noreply or not.
+ */
+static int cmd_refresh_certs(struct mc_ctx *c)
+{
+	const struct xkv_mc_backend *b = c->s->backend;
+	char why[384], line[sizeof(why) + 40];
+	int err = b->refresh_certs ? b->refresh_certs(b->ctx, why, sizeof(why)) : -ENOTSUP;
+
+	if (!err) {
+		reply_unless(c, noreply(c->line), "OK");
+		return 0;
+	}
+	if (err == -ENOTSUP) {
+		mc_reply(c->out, "Error TLS not enabled");
+		return 0;
+	}
+	/* one line, whatever a file's name holds */
+	for (char *p = why; *p; p++)
+		if (*p == '\r' || *p == '\n')
+			*p = ' ';
+	snprintf(line, sizeof(line), "Error refreshing the certificates: %s", why);
+	mc_reply(c->out, line);
+	return 0;
+}
+
+/*
  * "cache_memlimit <megabytes> [noreply]", answered as memcached 1.6.18 answers: its
  * number read as memcached reads it (safe_strtoul into 32 bits: a larger one wraps), at
  * least 8 MiB and at most 10^9; a limit the backend cannot take is an adjustment that
@@ -431,6 +458,8 @@ static int dispatch(struct mc_ctx *c)
 		return cmd_verbosity(c);
 	if (mc_tok_is(cmd, "cache_memlimit"))
 		return cmd_cache_memlimit(c);
+	if (mc_tok_is(cmd, "refresh_certs"))
+		return cmd_refresh_certs(c);
 	if (mc_tok_is(cmd, "quit")) {
 		*c->close = true;
 		return 0;

@@ -59,6 +59,11 @@ struct xkv_mc_backend {
 	 * the server can hold. NULL: every limit refused so.
 	 */
 	int (*memlimit)(void *ctx, size_t bytes);
+	/*
+	 * "refresh_certs": TLS's certificate, key and CAs loaded again from their files;
+	 * 0, -ENOTSUP without TLS, or another -errno with why written. NULL: no TLS.
+	 */
+	int (*refresh_certs)(void *ctx, char *why, size_t why_len);
 	/* The store's clock (xkv_store_now): exptimes and the TTLs meta commands return. */
 	uint32_t (*now)(void *ctx);
 	/*

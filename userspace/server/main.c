@@ -40,6 +40,12 @@ enum {
 	OPT_PORT,
 	OPT_MEMCACHED_PORT,
 	OPT_MAX_CONNS,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_CA,
+	OPT_TLS_VERIFY,
+	OPT_TLS_MIN_VERSION,
+	OPT_TLS_CIPHERS,
 	OPT_MEMORY,
 	OPT_MODE,
 	OPT_POLICY,
@@ -76,6 +82,21 @@ static const struct xkv_opt options[] = {
 	[OPT_MAX_CONNS] = {"max-conns", 'c', "N",
 			   "memcached over TCP: connections at once, over the workers (1024, "
 			   "memcached's -c); at the limit one idle for a second gives way"},
+	[OPT_TLS_CERT] = {"tls-cert", 0, "FILE",
+			  "memcached over TCP in TLS only (memcached's -Z ssl_chain_cert): the "
+			  "server's certificate chain, PEM, its own first"},
+	[OPT_TLS_KEY] = {"tls-key", 0, "FILE",
+			 "TLS: the certificate's private key, PEM (default: in --tls-cert's file)"},
+	[OPT_TLS_CA] = {"tls-ca", 0, "FILE",
+			"TLS: the CAs client certificates must chain to, PEM; given, a client "
+			"without one that verifies is refused (see --tls-verify)"},
+	[OPT_TLS_VERIFY] = {"tls-verify", 0, "none|request|require",
+			    "TLS: client certificates not asked for, asked for (one given must "
+			    "verify), or required (default: require with --tls-ca, else none)"},
+	[OPT_TLS_MIN_VERSION] = {"tls-min-version", 0, "1.2|1.3",
+				 "TLS: the oldest version a client may use (1.2)"},
+	[OPT_TLS_CIPHERS] = {"tls-ciphers", 0, "LIST",
+			     "TLS 1.2: OpenSSL's cipher list (default: OpenSSL's)"},
 	[OPT_MEMORY] = {"memory", 'm', "SIZE", "item memory, e.g. 64M, 2G (default 64M)"},
 	[OPT_MODE] = {"mode", 0, "cache|store",
 		      "when full: evict (cache, default) or answer NO_MEMORY"},
@@ -166,6 +187,34 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 		return err;
 	case OPT_MAX_CONNS:
 		return xkv_opts_u32(p, 1, 1u << 20, &o->max_conns);
+	case OPT_TLS_CERT:
+		o->tls.cert = p->arg;
+		return 0;
+	case OPT_TLS_KEY:
+		o->tls.key = p->arg;
+		return 0;
+	case OPT_TLS_CA:
+		o->tls.ca = p->arg;
+		return 0;
+	case OPT_TLS_VERIFY:
+		if (!strcmp(p->arg, "none"))
+			o->tls.verify = XKV_TLS_VERIFY_NONE;
+		else if (!strcmp(p->arg, "request"))
+			o->tls.verify = XKV_TLS_VERIFY_REQUEST;
+		else if (!strcmp(p->arg, "require"))
+			o->tls.verify = XKV_TLS_VERIFY_REQUIRE;
+		else
+			return xkv_opts_bad_value(p, "none, request or require");
+		o->tls_verify_given = true;
+		return 0;
+	case OPT_TLS_MIN_VERSION:
+		if (strcmp(p->arg, "1.2") && strcmp(p->arg, "1.3"))
+			return xkv_opts_bad_value(p, "1.2 or 1.3");
+		o->tls.min_version = p->arg;
+		return 0;
+	case OPT_TLS_CIPHERS:
+		o->tls.ciphers = p->arg;
+		return 0;
 	case OPT_MEMORY:
 		err = xkv_opts_size(p, 1, SIZE_MAX, &value);
 		if (!err)
@@ -235,6 +284,30 @@ static int take_option(struct xkv_opts *p, int opt, struct server_opts *o)
 	return -EINVAL;
 }
 
+/* The TLS options together: each needs a certificate, and the certificate a TCP port. */
+static int tls_opts_check(struct server_opts *o)
+{
+	const struct xkv_tls_opts *t = &o->tls;
+
+	if (!t->cert && (t->key || t->ca || o->tls_verify_given || t->min_version || t->ciphers)) {
+		fprintf(stderr, "xkv-server: the TLS options need --tls-cert\n");
+		return -EINVAL;
+	}
+	if (t->cert && !o->memcached_port) {
+		fprintf(stderr, "xkv-server: --tls-cert needs memcached's TCP port "
+				"(--memcached-port is 0)\n");
+		return -EINVAL;
+	}
+	if (!o->tls_verify_given && t->ca)
+		o->tls.verify = XKV_TLS_VERIFY_REQUIRE;
+	if (t->verify != XKV_TLS_VERIFY_NONE && !t->ca) {
+		fprintf(stderr, "xkv-server: --tls-verify %s needs --tls-ca\n",
+			t->verify == XKV_TLS_VERIFY_REQUEST ? "request" : "require");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct server_opts *o)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -291,6 +364,9 @@ static int parse_opts(int argc, char **argv, struct server_opts *o)
 		bpfctl_parse_cidr("127.0.0.0/8", &o->allow[o->n_allow++]);
 		bpfctl_parse_cidr("::1", &o->allow[o->n_allow++]);
 	}
+	err = tls_opts_check(o);
+	if (err)
+		return err;
 	/* the SK_REUSEPORT program has neither the roles, nor the EWT, nor hand-offs */
 	if ((xkv_policy_roles(o->policy) || xkv_policy_ewt(o->policy)) &&
 	    o->backend != &xkv_backend_xdp) {
@@ -559,7 +635,7 @@ int main(int argc, char **argv)
 	if (s.o.memcached_port) {
 		err = server_mc_open(&s);
 		/* memcached's default port taken (by a system's memcached): xkv goes on alone */
-		if (err == -EADDRINUSE && !s.o.memcached_port_given) {
+		if (err == -EADDRINUSE && !s.o.memcached_port_given && !s.o.tls.cert) {
 			fprintf(stderr, "xkv-server: memcached over TCP is off (see --memcached-port)\n");
 			server_mc_close(&s);
 			err = 0;
@@ -573,7 +649,8 @@ int main(int argc, char **argv)
 	       s.o.memory >> 20, s.o.mode == XKV_MODE_CACHE ? "cache" : "store",
 	       s.o.compaction ? ", compaction" : "", s.o.echo ? ", echo (no store)" : "");
 	if (s.mc)
-		printf("xkv-server: memcached on TCP port %u\n", s.o.memcached_port);
+		printf("xkv-server: memcached on TCP port %u%s\n", s.o.memcached_port,
+		       s.o.tls.cert ? " in TLS" : "");
 	print_allowed(&s.o);
 	fflush(stdout);
 	err = start_workers(&s, &started);

@@ -67,6 +67,7 @@ struct server_mc {
 	/* "stats reset": how many there were (each worker takes them: reset_seen) */
 	_Atomic uint64_t resets;
 	_Atomic uint64_t evictions_base; /* the store's evictions at the last one */
+	struct xkv_tls *tls; /* with --tls-cert: every worker's connections are TLS */
 };
 
 /*
@@ -227,6 +228,7 @@ static void mc_counters_raw(const struct mc_worker *mw, struct xkv_mc_counters *
 	c->total_connections = mw->tcp.accepted;
 	c->refused_connections = mw->tcp.refused;
 	c->idle_kicks = mw->tcp.kicks;
+	c->ssl_handshake_errors = mw->tcp.tls_handshake_errors;
 }
 
 /* On mw's own thread: a `stats reset` it has not taken yet starts its counters again. */
@@ -314,6 +316,25 @@ static void mc_stats_reset(void *ctx)
 	mc_reset_catch_up(mw);
 }
 
+/* memcached's TLS settings, as memcached 1.6 built with TLS shows them. */
+static void mc_stats_settings_tls(const struct server_opts *o, struct xkv_mc_buf *out)
+{
+	const struct xkv_tls_opts *t = &o->tls;
+	const char *none = "NULL";
+
+	stat_printf(out, "STAT ssl_enabled %s\r\n", t->cert ? "yes" : "no");
+	stat_printf(out, "STAT ssl_chain_cert %s\r\n", t->cert ? t->cert : none);
+	stat_printf(out, "STAT ssl_key %s\r\n", t->key ? t->key : t->cert ? t->cert : none);
+	stat_printf(out, "STAT ssl_verify_mode %d\r\n", (int)t->verify);
+	stat_printf(out, "STAT ssl_keyformat 1\r\n"); /* SSL_FILETYPE_PEM */
+	stat_printf(out, "STAT ssl_ciphers %s\r\n", t->ciphers ? t->ciphers : none);
+	stat_printf(out, "STAT ssl_ca_cert %s\r\n", t->ca ? t->ca : none);
+	stat_printf(out, "STAT ssl_session_cache no\r\n");
+	stat_printf(out, "STAT ssl_kernel_tls no\r\n");
+	stat_printf(out, "STAT ssl_min_version tlsv%s\r\n",
+		    t->min_version ? t->min_version : "1.2");
+}
+
 /* memcached's `stats settings`: those of its settings xkv has, as xkv has them. */
 static void mc_stats_settings(void *ctx, struct xkv_mc_buf *out)
 {
@@ -333,6 +354,7 @@ static void mc_stats_settings(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT binding_protocol auto-negotiate\r\n");
 	stat_printf(out, "STAT item_size_max %u\r\n", XKV_VALUE_MAX);
 	stat_printf(out, "STAT flush_enabled yes\r\n");
+	mc_stats_settings_tls(&s->o, out);
 }
 
 /* A footprint class (store.h) memcached's `stats items` and `stats slabs` show. */
@@ -399,6 +421,14 @@ static void mc_stats_slabs(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT total_malloced %llu\r\n", (unsigned long long)st.bytes_used);
 }
 
+/* refresh_certs: the TLS context made again from its files, for new connections. */
+static int mc_refresh_certs(void *ctx, char *why, size_t why_len)
+{
+	struct xkv_tls *tls = ((struct mc_conn *)ctx)->mw->srv->mc->tls;
+
+	return tls ? xkv_tls_refresh(tls, why, why_len) : -ENOTSUP;
+}
+
 /* memcached's `stats`: the counters since the last `stats reset`, the store as it is. */
 static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 {
@@ -419,6 +449,9 @@ static void mc_stats(void *ctx, struct xkv_mc_buf *out)
 	stat_printf(out, "STAT pointer_size %zu\r\n", sizeof(void *) * 8);
 	stat_printf(out, "STAT threads %u\r\n", s->o.workers);
 	xkv_mc_counters_each(&sum, stat_line, out);
+	if (s->mc->tls)
+		stat_printf(out, "STAT time_since_server_cert_refresh %lld\r\n",
+			    (long long)(time(NULL) - xkv_tls_loaded(s->mc->tls)));
 	stat_printf(out, "STAT curr_items %llu\r\n", (unsigned long long)st.items);
 	stat_printf(out, "STAT bytes %llu\r\n", (unsigned long long)st.bytes_used);
 	stat_printf(out, "STAT limit_maxbytes %llu\r\n", (unsigned long long)st.bytes_limit);
@@ -541,6 +574,7 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 					      .stats_reset = mc_stats_reset,
 					      .flush = mc_flush,
 					      .memlimit = mc_memlimit,
+					      .refresh_certs = mc_refresh_certs,
 					      .now = mc_now,
 					      .ctx = mc};
 	if (mw->w->proto.exec.lat)
@@ -586,6 +620,7 @@ int server_mc_open(struct server *s)
 		.open = conn_open, .input = conn_input, .close = conn_close};
 	uint32_t per_worker = (s->o.max_conns + s->o.workers - 1) / s->o.workers;
 	struct server_mc *m = calloc(1, sizeof(*m));
+	char why[512];
 	int err;
 
 	if (!m)
@@ -597,6 +632,13 @@ int server_mc_open(struct server *s)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->o.workers; i++)
 		pthread_mutex_init(&m->workers[i].reset_lock, NULL);
+	if (s->o.tls.cert) {
+		err = xkv_tls_new(&s->o.tls, &m->tls, why, sizeof(why));
+		if (err) {
+			fprintf(stderr, "xkv-server: TLS: %s\n", why);
+			return err;
+		}
+	}
 	if (!s->minos) {
 		err = xkv_handoffs_init(&m->handoffs, s->o.workers);
 		if (err)
@@ -610,7 +652,8 @@ int server_mc_open(struct server *s)
 		mw->srv = s;
 		mw->w = &s->workers[i];
 		h.ctx = mw;
-		err = xkv_tcp_open(&mw->tcp, s->o.memcached_port, per_worker, MC_IN_MAX, &h);
+		err = xkv_tcp_open(&mw->tcp, s->o.memcached_port, per_worker, MC_IN_MAX, m->tls,
+				   &h);
 		if (err) {
 			fprintf(stderr, "xkv-server: worker %u: memcached TCP port %u: %s\n", i,
 				s->o.memcached_port, strerror(-err));
@@ -665,6 +708,7 @@ void server_mc_close(struct server *s)
 	}
 	if (m->handoffs_ready)
 		xkv_handoffs_fini(&m->handoffs);
+	xkv_tls_free(m->tls); /* after every connection made from it */
 	for (uint32_t i = 0; m->workers && i < s->o.workers; i++)
 		pthread_mutex_destroy(&m->workers[i].reset_lock);
 	free(m->workers);

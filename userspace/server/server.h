@@ -15,6 +15,7 @@
 
 #include "bpfctl/bpfctl.h"
 #include "engine/worker.h"
+#include "net/tls.h"
 
 #define XKV_DROPS_CHECK_NS 100000000ULL /* how often a worker looks for the kernel's drops */
 
@@ -52,6 +53,8 @@ struct server_opts {
 	size_t n_allow;
 	struct bpfctl_local listen; /* XDP backend: served besides the interface's addresses */
 	struct xkv_validate validate;	/* the token key, random at start, and --trust */
+	struct xkv_tls_opts tls;	/* memcached over TCP in TLS, with tls.cert */
+	bool tls_verify_given;		/* --tls-verify; else require with --tls-ca */
 };
 
 struct server_worker {

@@ -131,6 +131,7 @@ void xkv_mc_counters_each(const struct xkv_mc_counters *c, xkv_counter_fn fn, vo
 	fn(ctx, "memcached", "total_connections", c->total_connections);
 	fn(ctx, "memcached", "rejected_connections", c->refused_connections);
 	fn(ctx, "memcached", "idle_kicks", c->idle_kicks);
+	fn(ctx, "memcached", "ssl_handshake_errors", c->ssl_handshake_errors);
 	fn(ctx, "memcached", "cmd_get", c->cmd_get);
 	fn(ctx, "memcached", "cmd_set", c->cmd_set);
 	fn(ctx, "memcached", "cmd_flush", c->cmd_flush);
