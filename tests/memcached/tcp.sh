@@ -8,8 +8,9 @@
 # static owner (crew, erew, minos) the clients' writes must have reached a worker
 # that is not their partition's writer and been handed over: handoffs_sent > 0 and
 # none refused; under dcrew and xkv every write joined its EWT slot. On uring, the
-# connection limit holds against idle connections and a slowloris. Servers are
-# stopped by PID on every way out.
+# connection limit holds against idle connections and a slowloris, and one worker
+# alone counts its TCP commands as busy time. Servers are stopped by PID on every way
+# out.
 #   tests/memcached/tcp.sh BUILD_DIR uring|xdp
 set -euo pipefail
 
@@ -63,7 +64,7 @@ fail() {
 # program on the server's host), the client suite from $client_run against HOST, the
 # server stopped and its counters checked
 serve() {
-	local name=$1 host=$2 log="$out/$1.server.log" run=() sent refused writes
+	local name=$1 host=$2 log="$out/$1.server.log" run=() sent refused writes busy
 	shift 2
 	while [ "$1" != -- ]; do run+=("$1"); shift; done
 	shift
@@ -86,9 +87,13 @@ serve() {
 	sent=$(server_counter "$log" handoffs_sent)
 	refused=$(server_counter "$log" handoffs_refused)
 	writes=$(server_counter "$log" store_writes)
-	echo "$name: handoffs_sent $sent, handoffs_refused $refused, store_writes $writes"
+	busy=$(server_counter "$log" busy_ns)
+	echo "$name: handoffs_sent $sent, handoffs_refused $refused, store_writes $writes," \
+		"busy_ns $busy"
 	[ "$refused" -eq 0 ] || fail "$name: hand-offs refused"
 	[ "$writes" -ge 3200 ] || fail "$name: TCP writes not counted"
+	# the suite is all TCP: its commands are the workers' work (and hand-offs, if any)
+	[ "$busy" -gt 0 ] || fail "$name: busy_ns 0: TCP commands not counted as work"
 }
 
 # serve_owned NAME ...: as serve, under a policy with one writer per partition: some
@@ -160,6 +165,8 @@ if [ "$backend" = uring ]; then
 	client_run=(env)
 	serve_owned uring-crew 127.0.0.1 env -- --backend uring
 	serve_owned uring-erew ::1 env -- --backend uring --policy erew
+	# one worker: no hand-off to count as work, only the TCP commands themselves
+	serve uring-one 127.0.0.1 env -- --backend uring --workers 1
 	limit_holds
 else
 	netns=1

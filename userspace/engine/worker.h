@@ -62,7 +62,7 @@ struct xkv_worker {
 	bool serving; /* a datagram was handled since the last look-ahead */
 	uint64_t now_ns;	/* the time of the batch being handled */
 	uint64_t round_start;	/* when this round of polling began (xkv_worker_tick) */
-	uint32_t round_served;	/* datagrams and hand-offs served in it */
+	uint32_t round_served;	/* datagrams, hand-offs and TCP commands served in it */
 	uint64_t service_ns;	/* S: the mean busy time per request, measured over rounds */
 	struct xkv_compact *compact; /* write compaction (xkv_worker_compaction); NULL: off */
 	/* where a request handed to this worker is answered: its socket of the request's rx queue */
@@ -164,6 +164,15 @@ void xkv_worker_wake(struct xkv_worker *w);
 static inline void xkv_worker_kernel_dropped(struct xkv_worker *w)
 {
 	xkv_holds_kernel_dropped(&w->holds);
+}
+
+/*
+ * A command served on one of the worker's TCP connections: its round was busy, and the
+ * command counts in the mean service time, as a datagram does.
+ */
+static inline void xkv_worker_tcp_served(struct xkv_worker *w)
+{
+	w->round_served++;
 }
 
 /* The worker's counters as of now, reassembly's included. */

@@ -539,13 +539,19 @@ static int mc_peek(void *ctx, const void *key, uint16_t key_len, uint64_t hash,
 	return xkv_store_peek_meta(mc->mw->srv->store, key, key_len, hash, &value_len, meta);
 }
 
-/* A command answered: timed as a memcached request from its arrival (exec's latency). */
+/*
+ * A command answered: its worker's round was busy (busy_ns), and with --latency on it is
+ * timed as a memcached request from its arrival (exec's latency).
+ */
 static void mc_answered(void *ctx, size_t bytes)
 {
 	struct mc_conn *mc = ctx;
 	static const struct xkv_msg mc_request = {.mc.dialect = XKV_DIALECT_MC_ASCII};
 	struct xkv_origin from = {.peer = mc->c->peer}; /* its reply went on the connection */
 
+	xkv_worker_tcp_served(&mc->mw->w->proto);
+	if (!mc->mw->w->proto.exec.lat)
+		return;
 	from.peer.arrival_ns = mc->arrival_ns;
 	xkv_exec_done(&mc->mw->w->proto.exec, &from, &mc_request,
 		      bytes < UINT32_MAX ? (uint32_t)bytes : UINT32_MAX);
@@ -576,9 +582,8 @@ static int conn_open(void *ctx, struct xkv_tcp_conn *c)
 					      .memlimit = mc_memlimit,
 					      .refresh_certs = mc_refresh_certs,
 					      .now = mc_now,
+					      .answered = mc_answered,
 					      .ctx = mc};
-	if (mw->w->proto.exec.lat)
-		mc->backend.answered = mc_answered;
 	xkv_mc_session_init(&mc->session, &mc->backend);
 	c->session = mc;
 	return 0;
