@@ -22,6 +22,8 @@ $(eval $(call layer_library,engine,ENGINE))
 LIBXKV_EXEC := $(LIBXKV_ENGINE) $(LIBXKV_STORE) $(LIBXKV_PROTO) $(LIBXKV_UTIL)
 # the engine's validation tokens are SipHash-2-4 (crypto_shorthash)
 ENGINE_LDLIBS := -lsodium
+# the meta commands' base64 keys (b) decode with sodium_base642bin
+PROTO_LDLIBS := -lsodium
 # the client's ketama hashes with md5 (libmd) and counts points as twemproxy, in float
 CLIENT_LDLIBS := -lmd -lm
 

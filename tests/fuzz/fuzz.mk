@@ -3,21 +3,21 @@
 # replay_main.c and any compiler, replays its seed corpus in make test (and under
 # ASan); fuzz-NAME, with clang's libFuzzer, is what make fuzz runs.
 
-FUZZ_HARNESSES := decode reasm_raw reasm_ops memcached mc_udp
+FUZZ_HARNESSES := decode reasm_raw reasm_ops memcached mc_udp mc_tcp
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/tests/fuzz/fuzz_memcached.o: XKV_CFLAGS += -Itools/bench
 
-# fuzz_harness(NAME, objects beside the harness and the proto layer)
+# fuzz_harness(NAME, objects beside the harness, layers under the proto layer, -l libraries)
 define fuzz_harness
 $(BUILD)/tests/fuzz/replay-$(1): $(BUILD)/tests/fuzz/fuzz_$(1).o $(2) $(BUILD)/tests/fuzz/replay_main.o \
-				 $(LIBXKV_PROTO)
+				 $(LIBXKV_PROTO) $(3)
 	$$(call msg,LINK,$$@)
-	$$(Q)$$(CC) $$(LDFLAGS) $$^ -o $$@
+	$$(Q)$$(CC) $$(LDFLAGS) $$^ $(4) -o $$@
 
-$(BUILD)/tests/fuzz/fuzz-$(1): $(BUILD)/tests/fuzz/fuzz_$(1).o $(2) $(LIBXKV_PROTO)
+$(BUILD)/tests/fuzz/fuzz-$(1): $(BUILD)/tests/fuzz/fuzz_$(1).o $(2) $(LIBXKV_PROTO) $(3)
 	$$(call msg,LINK,$$@)
-	$$(Q)$$(CC) $$(LDFLAGS) $$^ -o $$@
+	$$(Q)$$(CC) $$(LDFLAGS) $$^ $(4) -o $$@
 
 $(BUILD)/tests/run-fuzz-$(1): $(BUILD)/tests/fuzz/replay-$(1)
 	$$(call script_launcher,$(abspath tests/fuzz/corpus/$(1)))
@@ -31,6 +31,7 @@ $(eval $(call fuzz_harness,reasm_raw,$(BUILD)/tests/fuzz/reasm_fuzz.o))
 $(eval $(call fuzz_harness,reasm_ops,$(BUILD)/tests/fuzz/reasm_fuzz.o))
 $(eval $(call fuzz_harness,memcached,$(BUILD)/tools/bench/proto.o))
 $(eval $(call fuzz_harness,mc_udp,))
+$(eval $(call fuzz_harness,mc_tcp,$(BUILD)/userspace/engine/mc_exec.o,$(LIBXKV_STORE) $(LIBXKV_UTIL),$(XKV_LDLIBS) $(PROTO_LDLIBS)))
 
 # The seed corpora, written through the codec (tests/fuzz/make_corpus.c): run again
 # when the wire format changes.

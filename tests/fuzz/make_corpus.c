@@ -534,6 +534,63 @@ static void mc_udp_corpus(void)
 	save("mc_udp", "binary-header-cut", &s);
 }
 
+/* A TCP stream received step bytes at a time (0: whole), as fuzz_mc_tcp reads its input. */
+static void mc_tcp(const char *name, uint8_t step, const struct seed *stream)
+{
+	struct seed s = {0};
+
+	put8(&s, step);
+	put(&s, stream->bytes, stream->len);
+	save("mc_tcp", name, &s);
+}
+
+static void mc_tcp_text(const char *name, uint8_t step, const char *text)
+{
+	struct seed s = {0};
+
+	put(&s, text, strlen(text));
+	mc_tcp(name, step, &s);
+}
+
+/* A binary request as TCP carries it: mc_binary_msg without the UDP frame. */
+static void put_binary_request(struct seed *s, uint8_t opcode, uint8_t extras_len,
+			       const char *key, const char *val)
+{
+	struct seed m = mc_binary_msg(0x80, opcode, 0, 0x4321, extras_len, key, val);
+
+	put(s, m.bytes + 8, m.len - 8);
+}
+
+static void mc_tcp_corpus(void)
+{
+	struct seed s = {0};
+
+	mc_tcp_text("set-get", 0, "set k 0 0 5\r\nhello\r\nget k\r\ngets k x\r\n");
+	mc_tcp_text("set-get-bytewise", 1, "set k 0 0 5\r\nhello\r\nget k\r\n");
+	mc_tcp_text("quit-midway", 3, "set a 0 0 1\r\nx\r\nget a\r\nquit\r\nget a\r\n");
+	mc_tcp_text("unknown", 2, "bogus k\r\nget\r\n");
+	mc_tcp_text("arithmetic", 4,
+		    "set n 0 0 1\r\n5\r\nincr n 3\r\ndecr n 10\r\ntouch n 100\r\n"
+		    "append n 0 0 1\r\n7\r\ndelete n\r\nflush_all\r\n");
+	mc_tcp_text("meta", 5, "ms k 2 T0\r\nhi\r\nmg k v f t c s\r\nma k\r\nmd k q\r\nmn\r\n");
+	mc_tcp_text("bad-chunk", 0, "set k 0 0 2\r\nabcd\r\nget k\r\n");
+	mc_tcp_text("too-large", 7, "set k 0 0 2000000\r\n");
+	mc_tcp_text("value-never-comes", 7, "set k 0 0 2000\r\n"); /* no reply either way */
+	put_binary_request(&s, 0x01, 8, "key", "hello"); /* SET */
+	put_binary_request(&s, 0x0d, 0, "key", "");	   /* GETKQ */
+	put_binary_request(&s, 0x0d, 0, "none", "");	   /* GETKQ, a miss: nothing */
+	put_binary_request(&s, 0x0a, 0, "", "");	   /* NOOP */
+	mc_tcp("binary", 0, &s);
+	mc_tcp("binary-bytewise", 1, &s);
+	s.len = 0;
+	put_binary_request(&s, 0x10, 0, "", ""); /* STAT with no lines: the harness has none */
+	mc_tcp("binary-stat-empty", 0, &s);
+	s.len = 0;
+	put_binary_request(&s, 0x07, 0, "", ""); /* QUIT */
+	put_binary_request(&s, 0x00, 0, "key", "");
+	mc_tcp("binary-quit", 0, &s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -550,5 +607,6 @@ int main(int argc, char **argv)
 	reasm_ops_corpus();
 	memcached_corpus();
 	mc_udp_corpus();
+	mc_tcp_corpus();
 	return 0;
 }

@@ -434,8 +434,11 @@ static int cmd_flush(struct mc_ctx *c, const struct bin_req *r)
 /* The STAT lines "STAT name value\r\n" in text[0..len) as binary STAT replies. */
 static void stat_lines(struct mc_ctx *c, const struct bin_req *r, const char *text, size_t len)
 {
-	const char *end = text + len;
+	const char *end;
 
+	if (!len) /* no lines (stats items of an empty store): text may be NULL */
+		return;
+	end = text + len;
 	while (text < end) {
 		const char *eol = memchr(text, '\r', (size_t)(end - text));
 		struct mc_tok word, name, value = {0};
