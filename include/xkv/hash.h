@@ -227,10 +227,15 @@ static __always_inline __u16 xkv_tag(__u64 hash)
 	return (__u16)(hash >> 32);
 }
 
-/* Static owner of a partition among n workers (EREW writes, CREW writes). */
+/*
+ * Static owner of a partition among n workers (EREW writes, CREW writes): worker i owns
+ * the i-th of n equal runs of partitions, floor(partition * n / XKV_PARTITIONS). A
+ * multiply and a shift: partition % n, as it was, cost the XDP program a division,
+ * 6 ns of an erew GET's 44 (bench-xdp). partition < XKV_PARTITIONS.
+ */
 static __always_inline __u32 xkv_partition_owner(__u32 partition, __u32 nworkers)
 {
-	return nworkers ? partition % nworkers : 0;
+	return (partition * nworkers) >> XKV_PARTITION_BITS;
 }
 
 /* Size class of a value length: floor(log2(size)) + 1, written without clz for BPF. */

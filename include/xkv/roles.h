@@ -34,15 +34,18 @@ struct xkv_roles {
 	__u8 standby;	/* 1: large[0] also takes small reads while it is idle (Minos's standby) */
 	__u16 percentile_centi; /* the control loop's Nth percentile, times 100 */
 	__u16 pad;
-	__u8 small[XKV_WORKERS_MAX]; /* partition p's writes go to small[p % nsmall] */
+	__u8 small[XKV_WORKERS_MAX]; /* partition p's writes: small[xkv_partition_owner(p, nsmall)] */
 	__u8 large[XKV_WORKERS_MAX]; /* in order of the sizes they serve, smallest first */
 	struct xkv_class_workers classes[XKV_SIZE_CLASSES]; /* indexed by size class */
 };
 
-/* The worker that owns partition's writes: one of the small workers. nsmall >= 1. */
+/*
+ * The worker that owns partition's writes: one of the small workers, by the share of
+ * partitions xkv_partition_owner gives each of nsmall. partition < XKV_PARTITIONS.
+ */
 static __always_inline __u32 xkv_roles_owner(const struct xkv_roles *r, __u32 partition)
 {
-	return r->small[(partition % r->nsmall) & (XKV_WORKERS_MAX - 1)];
+	return r->small[xkv_partition_owner(partition, r->nsmall) & (XKV_WORKERS_MAX - 1)];
 }
 
 /* Whether a request whose value has size class cls is served by a large worker. */

@@ -105,8 +105,8 @@ def noreply_fill(port, ctx):
     """Values of 1 MiB, the largest, without replies: the input buffer fills to its
     limit (4 KiB past such a request) while TLS still holds the rest of a record, and
     no send completes to bring the connection back (nor a hand-over's return: of the
-    8 keys, 4 are each worker's under crew with 2 workers, whichever took the
-    connection)."""
+    8 keys, 2 are one worker's and 6 the other's under crew with 2 workers, so
+    whichever takes the connection writes some of them itself)."""
     value = b"n" * (1 << 20)
     req = b"".join(b"set tls-n%d 0 0 %d noreply\r\n%s\r\n" % (i, len(value), value)
                    for i in range(8))

@@ -314,6 +314,9 @@ static void place_many(struct sim *s, struct sim_req *r, unsigned n, unsigned co
 	}
 }
 
+/* a partition that hand_set_roles's 3 small cores give core 2: small[200 * 3 / 256] */
+#define OWNED_BY_2 200
+
 /* Cores 0-2 small, core 3 the standby, large above class 7; small reads' stream seeded. */
 static void hand_set_roles(struct sim *s)
 {
@@ -332,7 +335,7 @@ static bool about(unsigned count, unsigned n, unsigned share)
 
 /*
  * XDP's rule for small reads (bpf/steer.h, xkv_small_read) on hand-set roles and queue
- * depths: cores 0-2 small, core 3 the standby; partition 5's owner is small[5 % 3] = 2.
+ * depths: cores 0-2 small, core 3 the standby; partition OWNED_BY_2's owner is 2.
  * The other candidate is drawn from the small cores and, only while its depth is 0, the
  * standby; the less deep of the two wins, the owner on a tie.
  */
@@ -343,7 +346,7 @@ Test(policies, minos_places_small_reads_as_xdp_does)
 	struct sim_core cores[4] = { 0 };
 	struct sim s = { .cfg = &cfg, .res = &res, .ncores = 4, .cores = cores,
 			 .next_plan = INFINITY };
-	struct sim_req read = { .size = 64, .bucket = 5 }, write = read, large = read;
+	struct sim_req read = { .size = 64, .bucket = OWNED_BY_2 }, write = read, large = read;
 	const unsigned n = 4000;
 	unsigned count[4];
 
@@ -414,18 +417,18 @@ static void place_completed(struct sim *s, const struct sim_req *w, unsigned n, 
  * xkv's rule for writes (bpf/steer.h, xkv_minos_worker and xkv_ewt_claim; the claim
  * is include/xkv/ewt.h's) on hand-set roles: cores 0-2 small, core 3 the standby. A
  * write in one datagram joins its held slot; a free one goes to the less loaded of the
- * owner (small[5 % 3] = 2) and another small core, never the standby; a PUT in pieces
- * goes by its size class, claiming nothing.
+ * owner (2, of OWNED_BY_2) and another small core, never the standby; a PUT
+ * in pieces goes by its size class, claiming nothing.
  */
 Test(policies, xkv_places_writes_as_xdp_does)
 {
 	struct sim_config cfg = minos_fig2(SIM_XKV, 281, 0.5);
 	struct sim_results res = { 0 };
 	struct sim_core cores[4] = { 0 };
-	struct partition parts[8] = { 0 };
+	struct partition parts[OWNED_BY_2 + 1] = { 0 };
 	struct sim s = { .cfg = &cfg, .res = &res, .ncores = 4, .cores = cores,
 			 .parts = parts, .next_plan = INFINITY };
-	struct sim_req write = { .size = 64, .bucket = 5, .is_write = 1 }, large = write;
+	struct sim_req write = { .size = 64, .bucket = OWNED_BY_2, .is_write = 1 }, large = write;
 	const unsigned n = 4000;
 	unsigned count[4];
 
@@ -442,15 +445,15 @@ Test(policies, xkv_places_writes_as_xdp_does)
 		  count[3]);
 	cr_expect_eq(count[3], 0, "the idle standby is no candidate for a write");
 
-	parts[5].ewt = xkv_ewt_word(1, 2);
+	parts[OWNED_BY_2].ewt = xkv_ewt_word(1, 2);
 	place_many(&s, &write, n, count);
 	cr_expect_eq(count[1], n, "a held slot: every write joins its holder");
-	cr_expect_eq(xkv_ewt_writes(parts[5].ewt), 2 + n, "and counts in it");
-	parts[5].ewt = 0;
+	cr_expect_eq(xkv_ewt_writes(parts[OWNED_BY_2].ewt), 2 + n, "and counts in it");
+	parts[OWNED_BY_2].ewt = 0;
 
 	place_many(&s, &large, n, count);
 	cr_expect_eq(count[3], n, "a PUT in pieces goes to its class's large core");
-	cr_expect_eq(parts[5].ewt, 0, "claiming nothing");
+	cr_expect_eq(parts[OWNED_BY_2].ewt, 0, "claiming nothing");
 }
 
 /* xkv on a workload without sizes: every write claims its slot; one writer per partition. */

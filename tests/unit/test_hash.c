@@ -154,3 +154,26 @@ Test(hash, size_classes)
 	}
 	cr_assert_eq(xkv_size_class(XKV_VALUE_MAX), XKV_SIZE_CLASSES - 1);
 }
+
+/*
+ * Every worker count XDP allows shares the partitions out whole: each of n workers
+ * owns floor or ceil of XKV_PARTITIONS / n of them, and no partition is owned by a
+ * worker past n - 1 (steering would drop its requests as a bad configuration).
+ */
+Test(hash, partitions_shared_evenly_by_any_worker_count)
+{
+	for (uint32_t n = 1; n <= 64; n++) {
+		uint32_t owned[64] = {0};
+
+		for (uint32_t p = 0; p < XKV_PARTITIONS; p++) {
+			uint32_t owner = xkv_partition_owner(p, n);
+
+			cr_assert_lt(owner, n, "%u workers: partition %u owned by %u", n, p, owner);
+			owned[owner]++;
+		}
+		for (uint32_t w = 0; w < n; w++)
+			cr_assert(owned[w] == XKV_PARTITIONS / n ||
+					  owned[w] == (XKV_PARTITIONS + n - 1) / n,
+				  "%u workers: worker %u owns %u partitions", n, w, owned[w]);
+	}
+}

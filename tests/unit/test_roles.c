@@ -19,7 +19,7 @@
 #define WORKERS 3
 #define RUN_MS	400
 
-/* partition p is small[p % nsmall]'s: nsmall names the owners */
+/* partition p is small[xkv_partition_owner(p, nsmall)]'s: nsmall names the owners */
 static const struct xkv_roles first = {.gen = 1, .nsmall = 1, .nlarge = 1, .small = {0, 1, 2}};
 static struct xkv_roles_sync sync_state;
 static atomic_bool done;

@@ -149,4 +149,13 @@ static inline unsigned partition_owner(const struct sim *s, const struct sim_req
 	return r->bucket % s->ncores;
 }
 
+/*
+ * Minos's owner of r's writes, as XDP finds it (xkv_roles_owner): from the XDP
+ * partition, one of XKV_PARTITIONS, that the model's finer bucket falls in.
+ */
+static inline unsigned roles_owner(const struct sim *s, const struct sim_req *r)
+{
+	return xkv_roles_owner(&s->roles, r->bucket % XKV_PARTITIONS);
+}
+
 #endif

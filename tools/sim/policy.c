@@ -214,7 +214,7 @@ static struct placement minos_place(struct sim *s, struct sim_req *r)
 	s->epoch_counts[size_class(r->size)]++;
 	if (xkv_roles_is_large(&s->roles, cls))
 		return at_core(xkv_roles_large_worker(&s->roles, cls, mix64(r->key)));
-	owner = xkv_roles_owner(&s->roles, r->bucket);
+	owner = roles_owner(s, r);
 	if (claimed)
 		return ewt_claim(s, r, ewt_held(s, r, &holder)
 					       ? holder
@@ -260,7 +260,7 @@ void policy_minos_count(struct sim *s, unsigned ci, const struct sim_req *r)
 		s->res->class_mismatch++;
 	if (r->is_write || xkv_roles_is_large(&s->roles, size_class(r->size)))
 		return;
-	if (ci != xkv_roles_owner(&s->roles, r->bucket))
+	if (ci != roles_owner(s, r))
 		s->res->reads_off_owner++;
 	if (minos_is_standby(s, ci))
 		s->res->standby_reads++;

@@ -69,7 +69,7 @@ struct xkv_worker {
 	struct xkv_tx *queue_tx[XKV_QUEUES_MAX]; /* xkv_worker_queue */
 	struct xkv_tx *tx;			 /* else this, the config's */
 	uint64_t next_expiry;	/* when reassembly's timeouts are next looked at */
-	uint32_t id, nworkers;	/* static partition ownership: owner = partition % nworkers */
+	uint32_t id, nworkers;	/* static ownership: xkv_partition_owner(p, nworkers) */
 	_Atomic uint64_t *depth; /* steering's count of this worker's queued requests, or NULL */
 	/* dcrew (xkv_worker_dcrew): the xkv_ewt map, mmapped; NULL otherwise */
 	struct xkv_ewt_slot *ewt;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * erew and crew: each partition has a static owner, partition % workers, which alone
- * writes it. They differ only in steering (crew lets any worker read); a write that
+ * erew and crew: each partition has a static owner, xkv_partition_owner (the i-th of
+ * `workers` equal runs of partitions is worker i's), which alone writes it. They differ only in steering (crew lets any worker read); a write that
  * reaches another worker is a steering bug, refused.
  */
 #include "engine/policy.h"
