@@ -16,6 +16,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include "xkv/addr.h"
+#include "xkv/hash.h" /* xkv_load64 */
 #include "xkv/maps.h"
 
 /*
@@ -51,12 +52,16 @@ struct xkv_ipv6_frag {
 	__be32 id;
 };
 
-/* A datagram's addresses, by value, so that a global function can check them. */
+/*
+ * A datagram's addresses in 8-byte words, each loaded whole and kept in memory order so
+ * that one compare checks 8 bytes: IPs as the 16 bytes of an allowlist key or of
+ * xkv_local_key (IPv4-mapped for IPv4), MACs as ETH_ALEN bytes and then zeros.
+ */
 struct xkv_addresses {
-	struct xkv_allow_key src; /* source IP as an allowlist key, prefix 128 */
-	__u8 dst[16];		  /* destination IP, IPv4-mapped as src */
-	__u8 mac_src[ETH_ALEN];
-	__u64 mac_dst; /* ETH_ALEN bytes, then zeros: one compare against xkv_local_fast's */
+	__u64 src[2];
+	__u64 dst[2];
+	__u64 mac_dst;
+	__u64 mac_src;
 	__u32 src_group; /* the source IP is multicast or broadcast */
 };
 
@@ -69,13 +74,16 @@ struct xkv_udp_view {
 	struct xkv_addresses addr;
 };
 
-/* An IPv4 address as an allowlist key's address: IPv4-mapped, ::ffff:a.b.c.d. */
-static __always_inline void xkv_v4mapped(__u8 addr[16], const void *v4)
+#define XKV_MAC_MASK 0xffffffffffffULL /* a MAC's ETH_ALEN bytes of a little-endian word */
+
+/*
+ * An IPv4 address, as loaded from the packet, as the second word of its IPv4-mapped
+ * form ::ffff:a.b.c.d (the first is 0): bytes 00 00 ff ff a b c d, on a little-endian
+ * CPU (include/xkv/hash.h refuses any other).
+ */
+static __always_inline __u64 xkv_v4mapped_lo(__u32 v4)
 {
-	__builtin_memset(addr, 0, 10);
-	addr[10] = 0xff;
-	addr[11] = 0xff;
-	__builtin_memcpy(&addr[12], v4, 4);
+	return (__u64)v4 << 32 | 0xffff0000;
 }
 
 /* IPv4 header with options; false when it can't carry a UDP header we can read. */
@@ -99,8 +107,10 @@ static __always_inline bool xkv_parse_ipv4(void *pos, void *end, struct xkv_udp_
 	v->ip_len_bad = tot_len < hdr_len + sizeof(struct udphdr) || tot_len > end - pos;
 	v->ip_payload_len = tot_len - hdr_len;
 	v->fragment = frag & XKV_IP_MF;
-	xkv_v4mapped(v->addr.src.addr, &ip->saddr);
-	xkv_v4mapped(v->addr.dst, &ip->daddr);
+	v->addr.src[0] = 0;
+	v->addr.src[1] = xkv_v4mapped_lo(ip->saddr);
+	v->addr.dst[0] = 0;
+	v->addr.dst[1] = xkv_v4mapped_lo(ip->daddr);
 	v->addr.src_group = xkv_ipv4_is_group((const __u8 *)&ip->saddr);
 	return true;
 }
@@ -151,24 +161,28 @@ static __always_inline bool xkv_parse_ipv6(void *pos, void *end, struct xkv_udp_
 	v->ip_len_bad = payload_len < ext_len + sizeof(struct udphdr) ||
 			payload_len > end - (void *)(ip6 + 1);
 	v->ip_payload_len = payload_len - ext_len;
-	__builtin_memcpy(v->addr.src.addr, &ip6->saddr, 16);
-	__builtin_memcpy(v->addr.dst, &ip6->daddr, 16);
+	v->addr.src[0] = xkv_load64(&ip6->saddr);
+	v->addr.src[1] = xkv_load64((const __u8 *)&ip6->saddr + 8);
+	v->addr.dst[0] = xkv_load64(&ip6->daddr);
+	v->addr.dst[1] = xkv_load64((const __u8 *)&ip6->daddr + 8);
 	v->addr.src_group = xkv_ipv6_is_group(ip6->saddr.in6_u.u6_addr8);
 	return true;
 }
 
 /*
+ * struct ethhdr is packed, so clang reads its fields a byte at a time: they are read
+ * through data instead, in one load each.
+ *
  * Where the network header starts, after Ethernet and one 802.1Q or 802.1ad tag, and
  * its EtherType in *proto; NULL when the frame ends first.
  */
 static __always_inline void *xkv_parse_l2(void *data, void *end, __be16 *proto)
 {
-	struct ethhdr *eth = data;
-	void *pos = eth + 1;
+	void *pos = data + sizeof(struct ethhdr);
 
 	if (pos > end)
 		return NULL;
-	*proto = eth->h_proto;
+	*proto = *(const __be16 *)(data + offsetof(struct ethhdr, h_proto));
 	if (*proto == bpf_htons(ETH_P_8021Q) || *proto == bpf_htons(ETH_P_8021AD)) {
 		struct xkv_vlan_hdr *vlan = pos;
 
@@ -183,16 +197,14 @@ static __always_inline void *xkv_parse_l2(void *data, void *end, __be16 *proto)
 /* Fills v and returns true when the frame holds a readable UDP header. */
 static __always_inline bool xkv_parse_udp(void *data, void *end, struct xkv_udp_view *v)
 {
-	struct ethhdr *eth = data;
 	__be16 proto;
 	void *pos = xkv_parse_l2(data, end, &proto);
 
 	if (!pos)
 		return false;
-	v->addr.src.prefixlen = 128;
-	v->addr.mac_dst = 0;
-	__builtin_memcpy(&v->addr.mac_dst, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(v->addr.mac_src, eth->h_source, ETH_ALEN);
+	/* the header is 14 bytes: a word from either MAC's start ends within it */
+	v->addr.mac_dst = xkv_load64(data + offsetof(struct ethhdr, h_dest)) & XKV_MAC_MASK;
+	v->addr.mac_src = xkv_load64(data + offsetof(struct ethhdr, h_source)) & XKV_MAC_MASK;
 	if (proto == bpf_htons(ETH_P_IP))
 		return xkv_parse_ipv4(pos, end, v);
 	if (proto == bpf_htons(ETH_P_IPV6))

@@ -33,6 +33,7 @@ static __always_inline int reuse_drop(__u32 reason)
 static __always_inline int reuse_source(struct sk_reuseport_md *md, struct xkv_allow_key *src)
 {
 	__be32 v4;
+	__u64 lo;
 
 	src->prefixlen = 128;
 	if (md->eth_protocol == bpf_htons(ETH_P_IPV6))
@@ -41,7 +42,9 @@ static __always_inline int reuse_source(struct sk_reuseport_md *md, struct xkv_a
 	if (bpf_skb_load_bytes_relative(md, offsetof(struct iphdr, saddr), &v4, sizeof(v4),
 					BPF_HDR_START_NET))
 		return -1;
-	xkv_v4mapped(src->addr, &v4);
+	lo = xkv_v4mapped_lo(v4);
+	__builtin_memset(src->addr, 0, 8);
+	__builtin_memcpy(src->addr + 8, &lo, 8);
 	return 0;
 }
 
@@ -87,7 +90,7 @@ int xkv_reuseport(struct sk_reuseport_md *md)
 
 	/* the server refuses minos, dcrew and xkv here: no EWT claims, no hand-offs */
 	worker = xkv_choose_worker(&cfg, hdr.op, xkv_be32(hdr.value_len), xkv_hash(key, key_len),
-				   0);
+				   xkv_random(), 0);
 	if (worker >= cfg.workers)
 		return reuse_drop(XKV_R_BAD_CONFIG);
 	if (bpf_sk_select_reuseport(md, &xkv_socks, &worker, 0))

@@ -45,8 +45,11 @@ static __always_inline __u32 xkv_less_loaded_of(__u32 owner, __u32 other)
 }
 
 /*
- * A random 32-bit number from this CPU's state (splitmix64): a few instructions,
- * where the bpf_get_prandom_u32() helper costs a third of steering a request.
+ * A random 32-bit number from this CPU's state: the high half of a 64-bit linear
+ * congruential generator (Knuth's MMIX constants), one multiply and an add. Only high
+ * bits are used, by a multiply and a shift, and those an LCG spreads well; splitmix64's
+ * three multiplies in a row cost a GET under xkv 3 ns, the bpf_get_prandom_u32() helper
+ * a third of steering a request.
  */
 static __always_inline __u32 xkv_random(void)
 {
@@ -56,21 +59,19 @@ static __always_inline __u32 xkv_random(void)
 
 	if (!state)
 		return 0;
-	z = *state += 0x9E3779B97F4A7C15ULL; /* per-CPU slot: no other writer */
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return (__u32)((z ^ (z >> 31)) >> 32);
+	z = *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (__u32)(z >> 32);
 }
 
 /* Power of two choices: the owner or one other worker picked at random, whichever is less busy. */
-static __always_inline __u32 xkv_less_loaded(__u32 owner, __u32 workers)
+static __always_inline __u32 xkv_less_loaded(__u32 owner, __u32 workers, __u32 draw)
 {
 	__u32 other;
 
 	if (workers < 2)
 		return owner;
 	/* one of the workers - 1 others, uniformly: a multiply and a shift, not two divisions */
-	other = owner + 1 + (__u32)(((__u64)xkv_random() * (workers - 1)) >> 32);
+	other = owner + 1 + (__u32)(((__u64)draw * (workers - 1)) >> 32);
 	if (other >= workers)
 		other -= workers;
 	return xkv_less_loaded_of(owner, other);
@@ -102,13 +103,13 @@ static __always_inline const struct xkv_roles *xkv_roles_live(void)
  * random: a small worker, or past the nsmall of them the standby large worker.
  */
 static __always_inline __u32 xkv_small_pick(const struct xkv_roles *r, __u32 owner, __u32 nsmall,
-					    __u32 candidates)
+					    __u32 candidates, __u32 draw)
 {
 	__u32 other;
 
 	if (candidates < 2)
 		return owner;
-	other = xkv_roles_other(r, nsmall, candidates, xkv_random());
+	other = xkv_roles_other(r, nsmall, candidates, draw);
 	return xkv_less_loaded_of(owner, other);
 }
 
@@ -116,13 +117,14 @@ static __always_inline __u32 xkv_small_pick(const struct xkv_roles *r, __u32 own
  * A small read goes to the less loaded of the partition's owner and another small
  * worker; the standby large worker counts among them while nothing is queued on it.
  */
-static __always_inline __u32 xkv_small_read(const struct xkv_roles *r, __u32 owner, __u32 nsmall)
+static __always_inline __u32 xkv_small_read(const struct xkv_roles *r, __u32 owner, __u32 nsmall,
+					    __u32 draw)
 {
 	__u32 standby = r->large[0], candidates = nsmall;
 
 	if (r->standby && standby != owner && xkv_depth_of(standby) == 0)
 		candidates++;
-	return xkv_small_pick(r, owner, nsmall, candidates);
+	return xkv_small_pick(r, owner, nsmall, candidates, draw);
 }
 
 /*
@@ -134,7 +136,8 @@ static __always_inline __u32 xkv_small_read(const struct xkv_roles *r, __u32 own
  * for a free slot is the less loaded of the owner and another small worker, never a
  * large one. XKV_WORKERS_MAX when there are no roles yet.
  */
-static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 hash, int claimed)
+static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 hash, __u32 draw,
+					      int claimed)
 {
 	const struct xkv_roles *r = xkv_roles_live();
 	__u32 nsmall, owner, cls = 0;
@@ -156,8 +159,8 @@ static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 ha
 		return xkv_roles_large_worker(r, cls, hash);
 	owner = xkv_roles_owner(r, xkv_partition(hash));
 	if (op == XKV_OP_GET)
-		return xkv_small_read(r, owner, nsmall);
-	return claimed ? xkv_small_pick(r, owner, nsmall, nsmall) : owner;
+		return xkv_small_read(r, owner, nsmall, draw);
+	return claimed ? xkv_small_pick(r, owner, nsmall, nsmall, draw) : owner;
 }
 
 /*
@@ -167,31 +170,33 @@ static __always_inline __u32 xkv_minos_worker(__u8 op, __u32 value_len, __u64 ha
  * slot if it is free (xkv_ewt_claim).
  */
 static __always_inline __u32 xkv_choose_worker(const struct xkv_config *cfg, __u8 op,
-					       __u32 value_len, __u64 hash, int claimed)
+					       __u32 value_len, __u64 hash, __u32 draw, int claimed)
 {
 	__u32 owner;
 
 	if (xkv_policy_roles(cfg->policy))
-		return xkv_minos_worker(op, value_len, hash, claimed);
+		return xkv_minos_worker(op, value_len, hash, draw, claimed);
 	owner = xkv_partition_owner(xkv_partition(hash), cfg->workers);
 	/* dcrew's claimed writes are balanced as reads are, unless their slot is held */
 	if ((cfg->policy == XKV_POLICY_CREW || cfg->policy == XKV_POLICY_DCREW) &&
 	    (op == XKV_OP_GET || claimed))
-		return xkv_less_loaded(owner, cfg->workers);
+		return xkv_less_loaded(owner, cfg->workers, draw);
 	return owner;
 }
 
 /*
- * The XSKMAP slot of worker on this rx queue, or why the packet can't go there: a
- * worker beyond the count, or no socket (the redirect would fail silently).
+ * Redirects to worker's AF_XDP socket on this rx queue, or says why the packet can't go
+ * there: a worker beyond the count, or no socket in its slot. The helper looks the slot
+ * up itself and, finding no socket, returns the action in its flags (0) instead of
+ * XDP_REDIRECT: one lookup, not a lookup before it. Only the program's XDP_REDIRECT
+ * acts on it, and a later call replaces it.
  */
-static __always_inline __u32 xkv_socket_of(const struct xkv_config *cfg, __u32 rx_queue,
-					   __u32 worker, __u32 *xsk)
+static __always_inline __u32 xkv_redirect_to(const struct xkv_config *cfg, __u32 rx_queue,
+					     __u32 worker)
 {
 	if (worker >= cfg->workers)
 		return XKV_R_BAD_CONFIG;
-	*xsk = rx_queue * cfg->workers + worker;
-	if (!bpf_map_lookup_elem(&xkv_xsks, xsk))
+	if (bpf_redirect_map(&xkv_xsks, rx_queue * cfg->workers + worker, 0) != XDP_REDIRECT)
 		return XKV_R_NO_SOCKET;
 	return XKV_R_OK;
 }
@@ -217,7 +222,8 @@ static __always_inline int xkv_ewt_held_by(__u32 partition, __u32 *owner)
 /*
  * A write the EWT claims (include/xkv/ewt.h), *worker its candidate from
  * xkv_choose_worker: joins the owner of the partition's EWT slot, or takes the free
- * slot for the candidate; *worker becomes the one it goes to and *xsk its socket.
+ * slot for the candidate; *worker becomes the one it goes to, and the packet is redirected
+ * there (xkv_redirect_to).
  * XKV_R_OK, or the reason to drop it. Every check that can drop comes before the
  * CAS: a slot that counts the write must see the packet reach the worker that will
  * release it, so after a won CAS the caller only redirects.
@@ -229,7 +235,7 @@ static __always_inline int xkv_ewt_held_by(__u32 partition, __u32 *owner)
  * redirect then carries the packet to the new owner.
  */
 static __always_inline __u32 xkv_ewt_claim(const struct xkv_config *cfg, __u32 rx_queue,
-					   __u32 partition, __u32 *worker, __u32 *xsk)
+					   __u32 partition, __u32 *worker)
 {
 	__u32 index = xkv_ewt_slot_of(partition), zero = 0, candidate = *worker, target, reason;
 	struct xkv_ewt_slot *slot = bpf_map_lookup_elem(&xkv_ewt, &index);
@@ -241,7 +247,7 @@ static __always_inline __u32 xkv_ewt_claim(const struct xkv_config *cfg, __u32 r
 	for (int try = 0; try < XKV_EWT_TRIES; try++) {
 		old = *(volatile __u64 *)slot; /* a stale word only fails the CAS */
 		target = xkv_ewt_target(old, candidate);
-		reason = xkv_socket_of(cfg, rx_queue, target, xsk);
+		reason = xkv_redirect_to(cfg, rx_queue, target);
 		if (reason != XKV_R_OK)
 			return reason;
 		new = xkv_ewt_joined(old, candidate);

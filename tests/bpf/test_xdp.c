@@ -558,6 +558,29 @@ Test(xdp, crew_reads_avoid_a_busy_owner)
 }
 
 /*
+ * The second choice is drawn evenly from the other workers: with the owner busy, each
+ * takes about a third of the reads (each read steered adds to its depth, but none
+ * nears the owner's). A draw stuck on one value, or on a few, fails this.
+ */
+Test(xdp, crew_second_choice_is_any_other_worker_alike)
+{
+	const __u32 owner = owner_of(&(struct pkt_spec){.key = "hot"}, WORKERS);
+	struct xkv_qdepth busy = {.depth = 1000};
+	__u32 per_worker[WORKERS];
+	struct fixture f;
+
+	cr_assert_eq(fixture_open(&f, &crew, WORKERS), 0);
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(f.skel->maps.xkv_qdepth), &owner, &busy,
+					 BPF_ANY), 0);
+	count_reads(&f, 600, per_worker);
+	for (__u32 w = 0; w < WORKERS; w++)
+		if (w != owner)
+			cr_expect(per_worker[w] >= 150 && per_worker[w] <= 250,
+				  "worker %u took %u of 600 reads, not about 200", w, per_worker[w]);
+	fixture_close(&f);
+}
+
+/*
  * The interface's unicast IPs 10.0.0.2 .. 10.0.0.(1 + n), its MAC and fd00::2: up to
  * XKV_LOCAL_IPS are compared in place, more are looked up in xkv_local. Either way the
  * last of them is served and the next address is not ours.

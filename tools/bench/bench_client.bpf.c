@@ -37,9 +37,11 @@ struct {
 
 static __always_inline bool from_server(const struct xkv_udp_view *v)
 {
+	const __u8 *src = (const __u8 *)v->addr.src; /* the address's bytes, in order */
+
 #pragma unroll
 	for (int i = 0; i < 16; i++)
-		if (v->addr.src.addr[i] != server_addr[i])
+		if (src[i] != server_addr[i])
 			return false;
 	return v->udp->source == server_port;
 }
