@@ -124,22 +124,25 @@ struct {
 	__type(value, __u8);
 } xkv_allow SEC(".maps");
 
-/* The allowlist's generation: bpfctl adds one (mmapped, atomically) after each change. */
+/*
+ * The generation of the allowlist and the local addresses (xkv_local, xkv_local_l2):
+ * bpfctl adds one (mmapped, atomically) after each change to either.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} xkv_allow_gen SEC(".maps");
+} xkv_addr_gen SEC(".maps");
 
-/* Per CPU, sources the trie allowed, by a hash of the address (xkv_allowed). */
+/* Per CPU, addresses found answerable, by a hash of them (xkv_check_addresses). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XKV_ALLOW_CACHE);
+	__uint(max_entries, XKV_ADDR_CACHE);
 	__type(key, __u32);
-	__type(value, struct xkv_allow_cached);
-} xkv_allow_cache SEC(".maps");
+	__type(value, struct xkv_addr_cached);
+} xkv_addr_cache SEC(".maps");
 
 /*
  * The interface's own IP addresses: written by bpfctl (attach, from the interface and

@@ -70,22 +70,19 @@ static __always_inline bool xkv_ip_is_local(const struct xkv_local_fast *l, cons
 }
 
 /*
- * XKV_R_OK when the request may be answered: from unicast addresses, to addresses of the
- * interface's own, so that the reply, addresses swapped, is unicast and ours. MACs,
- * broadcast addresses and up to XKV_LOCAL_IPS unicast IPs are compared in place; more
- * IPs are looked up. Inlined: as a global function, verified once for every header
- * layout, its call cost a GET 3 ns of 45 (bench-xdp); inlined, the verifier walks
- * 136,000 instructions instead of 101,000.
+ * XKV_R_OK when the request may be answered: to addresses of the interface's own, so
+ * that the reply, addresses swapped, is unicast and ours, from an allowed source (the
+ * xkv_allow trie, prefix 128). MACs, broadcast addresses and up to XKV_LOCAL_IPS
+ * unicast IPs are compared in place; more IPs are looked up.
  */
-static __always_inline int xkv_check_addresses(const struct xkv_addresses *a)
+static __always_inline int xkv_addresses_answerable(const struct xkv_addresses *a)
 {
 	const struct xkv_local_fast *l;
-	struct xkv_local_key key;
+	struct xkv_local_key local;
+	struct xkv_allow_key allow;
 	__u32 zero = 0;
 	__u8 *use;
 
-	if (a->src_group || xkv_mac_is_group((const __u8 *)&a->mac_src))
-		return XKV_R_MULTICAST_SOURCE;
 	l = bpf_map_lookup_elem(&xkv_local_l2, &zero);
 	if (!l) /* never: an array holds its one entry */
 		return XKV_R_BAD_CONFIG;
@@ -94,53 +91,68 @@ static __always_inline int xkv_check_addresses(const struct xkv_addresses *a)
 	/* a subnet's broadcast address looks like a unicast one: only the interface knows it */
 	if (xkv_is_local_broadcast(l, a->src))
 		return XKV_R_MULTICAST_SOURCE;
-	if (l->nip <= XKV_LOCAL_IPS)
-		return xkv_ip_is_local(l, a->dst) ? XKV_R_OK : XKV_R_NOT_FOR_US;
-	/* set field by field: an initializer would be a .rodata map, which pins refuse */
-	__builtin_memset(&key, 0, sizeof(key));
-	key.kind = XKV_LOCAL_IP;
-	__builtin_memcpy(key.addr, a->dst, sizeof(key.addr));
-	use = bpf_map_lookup_elem(&xkv_local, &key);
-	if (!use || *use != XKV_LOCAL_UNICAST)
-		return XKV_R_NOT_FOR_US;
+	if (l->nip <= XKV_LOCAL_IPS) {
+		if (!xkv_ip_is_local(l, a->dst))
+			return XKV_R_NOT_FOR_US;
+	} else {
+		/* set field by field: an initializer would be a .rodata map, which pins refuse */
+		__builtin_memset(&local, 0, sizeof(local));
+		local.kind = XKV_LOCAL_IP;
+		__builtin_memcpy(local.addr, a->dst, sizeof(local.addr));
+		use = bpf_map_lookup_elem(&xkv_local, &local);
+		if (!use || *use != XKV_LOCAL_UNICAST)
+			return XKV_R_NOT_FOR_US;
+	}
+	allow.prefixlen = 128;
+	__builtin_memcpy(allow.addr, a->src, sizeof(allow.addr));
+	if (!bpf_map_lookup_elem(&xkv_allow, &allow))
+		return XKV_R_NOT_ALLOWED;
 	return XKV_R_OK;
 }
 
 /*
- * Whether the allowlist allows src (prefix 128). The LPM trie cost a GET 10-13 ns of
- * about 100: each CPU remembers the sources it allowed, until the allowlist changes
- * (its generation moves: bpfctl adds one after each change). An entry is tagged with
- * the generation read before the trie was asked, so any change after that question
- * voids it. Only an allowed source is remembered. "Before" is program order, which x86
- * keeps between two loads; a CPU that reorders loads (arm64) needs the generation read
- * with load-acquire (BPF_LOAD_ACQ: LLVM 20 and kernel 6.15, not Debian 12's clang 14).
+ * XKV_R_OK when the request may be answered: from unicast addresses (checked on every
+ * packet, a few instructions), and answerable (xkv_addresses_answerable). Those checks
+ * and the allowlist's trie cost a GET about 5 ns: each CPU remembers the addresses it
+ * found answerable (source, destination IP and MAC), until the allowlist or the local
+ * addresses change (their generation moves: bpfctl adds one after each change). An
+ * entry is tagged with the generation read before the maps were asked, so any change
+ * after that voids it. "Before" is program order, which x86 keeps between two loads; a
+ * CPU that reorders loads (arm64) needs the generation read with load-acquire
+ * (BPF_LOAD_ACQ: LLVM 20 and kernel 6.15, not Debian 12's clang 14). Inlined: as a
+ * global function its call cost a GET 3 ns of 45 (bench-xdp).
  */
-_Static_assert(XKV_ALLOW_CACHE == 64, "xkv_allowed hashes a source to 6 bits");
+_Static_assert(XKV_ADDR_CACHE == 64, "xkv_check_addresses hashes addresses to 6 bits");
 
-static __always_inline bool xkv_allowed(const __u64 src[2])
+static __always_inline int xkv_check_addresses(const struct xkv_addresses *a)
 {
+	__u64 *genp, gen, mix;
+	struct xkv_addr_cached *c;
 	__u32 zero = 0, idx;
-	__u64 *genp = bpf_map_lookup_elem(&xkv_allow_gen, &zero), gen;
-	struct xkv_allow_cached *c;
-	struct xkv_allow_key key;
+	int reason;
 
-	key.prefixlen = 128;
-	__builtin_memcpy(key.addr, src, sizeof(key.addr));
+	if (a->src_group || xkv_mac_is_group((const __u8 *)&a->mac_src))
+		return XKV_R_MULTICAST_SOURCE;
+	genp = bpf_map_lookup_elem(&xkv_addr_gen, &zero);
 	if (!genp) /* never: an array holds its one entry */
-		return bpf_map_lookup_elem(&xkv_allow, &key);
+		return XKV_R_BAD_CONFIG;
 	gen = *(volatile __u64 *)genp;
-	idx = (__u32)(((src[0] ^ src[1]) * 0x9E3779B97F4A7C15ULL) >> 58); /* 6 bits: XKV_ALLOW_CACHE */
-	c = bpf_map_lookup_elem(&xkv_allow_cache, &idx);
-	if (c && c->tag == gen + 1 && c->addr[0] == src[0] && c->addr[1] == src[1])
-		return true;
-	if (!bpf_map_lookup_elem(&xkv_allow, &key))
-		return false;
-	if (c) { /* this CPU's entry: no other writer */
-		c->addr[0] = src[0];
-		c->addr[1] = src[1];
+	mix = a->src[0] ^ a->src[1] ^ a->dst[0] ^ a->dst[1] ^ a->mac_dst;
+	idx = (__u32)((mix * 0x9E3779B97F4A7C15ULL) >> 58); /* 6 bits: XKV_ADDR_CACHE */
+	c = bpf_map_lookup_elem(&xkv_addr_cache, &idx);
+	if (c && c->tag == gen + 1 && c->src[0] == a->src[0] && c->src[1] == a->src[1] &&
+	    c->dst[0] == a->dst[0] && c->dst[1] == a->dst[1] && c->mac_dst == a->mac_dst)
+		return XKV_R_OK;
+	reason = xkv_addresses_answerable(a);
+	if (reason == XKV_R_OK && c) { /* this CPU's entry: no other writer */
+		c->src[0] = a->src[0];
+		c->src[1] = a->src[1];
+		c->dst[0] = a->dst[0];
+		c->dst[1] = a->dst[1];
+		c->mac_dst = a->mac_dst;
 		c->tag = gen + 1;
 	}
-	return true;
+	return reason;
 }
 
 /* The xkv header at the start of the UDP payload, payload_len bytes, into *req. */
@@ -299,8 +311,6 @@ int xkv_xdp(struct xdp_md *ctx)
 	drop = xkv_check_addresses(&v.addr);
 	if (drop != XKV_R_OK)
 		return xkv_drop(drop);
-	if (!xkv_allowed(v.addr.src))
-		return xkv_drop(XKV_R_NOT_ALLOWED);
 	if (early != XKV_R_OK)
 		return xkv_drop(early);
 	if (parsed != XKV_R_OK)

@@ -123,15 +123,20 @@ struct xkv_allow_key {
 
 _Static_assert(sizeof(struct xkv_allow_key) == 20, "LPM key: prefix length + IPv6 address");
 
-#define XKV_ALLOW_CACHE 64 /* sources each CPU remembers as allowed (xkv_allow_cache) */
+#define XKV_ADDR_CACHE 64 /* addresses each CPU remembers as answerable (xkv_addr_cache) */
 
 /*
- * A source the allowlist allowed, remembered by one CPU: valid while the allowlist's
- * generation (xkv_allow_gen) is still the one read before the trie said so.
+ * The addresses of a request that may be answered (from an allowed unicast source to
+ * the interface's own MAC and IP), remembered by one CPU: valid while the generation of
+ * the allowlist and the local addresses (xkv_addr_gen) is still the one read before
+ * they were checked. IPs as an allowlist key's 16 bytes, the MAC as ETH_ALEN bytes then
+ * zeros, each in 8-byte words.
  */
-struct xkv_allow_cached {
-	__u64 tag;     /* that generation + 1: an entry never written (0) matches nothing */
-	__u64 addr[2]; /* xkv_allow_key's addr */
+struct xkv_addr_cached {
+	__u64 tag; /* that generation + 1: an entry never written (0) matches nothing */
+	__u64 src[2];
+	__u64 dst[2];
+	__u64 mac_dst;
 };
 
 #define XKV_V4MAPPED_PREFIX 96 /* bits before the IPv4 address in ::ffff:a.b.c.d */

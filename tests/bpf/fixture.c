@@ -37,7 +37,8 @@ static int local_write(struct fixture *f)
 				       XKV_LOCAL_BROADCAST);
 	return err ? err
 		   : bpfctl_local_write(bpf_map__fd(f->skel->maps.xkv_local),
-					bpf_map__fd(f->skel->maps.xkv_local_l2), &local);
+					bpf_map__fd(f->skel->maps.xkv_local_l2),
+					bpf_map__fd(f->skel->maps.xkv_addr_gen), &local);
 }
 
 /* A copy-mode socket on lo queue 0: enough for the XSKMAP, never read. */
@@ -83,7 +84,7 @@ int fixture_open(struct fixture *f, const struct xkv_config *cfg, __u32 sockets)
 			return err;
 	}
 	err = bpfctl_allow_write(bpf_map__fd(f->skel->maps.xkv_allow),
-				 bpf_map__fd(f->skel->maps.xkv_allow_gen), keys,
+				 bpf_map__fd(f->skel->maps.xkv_addr_gen), keys,
 				 sizeof(keys) / sizeof(keys[0]));
 	if (!err)
 		err = local_write(f);

@@ -603,7 +603,8 @@ static void local_ips(__u32 n)
 	}
 	cr_assert_eq(bpfctl_parse_local("fd00::2", &local), 0);
 	cr_assert_eq(bpfctl_local_write(bpf_map__fd(f.skel->maps.xkv_local),
-					bpf_map__fd(f.skel->maps.xkv_local_l2), &local),
+					bpf_map__fd(f.skel->maps.xkv_local_l2),
+					bpf_map__fd(f.skel->maps.xkv_addr_gen), &local),
 		     0);
 	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(f.skel->maps.xkv_local_l2), &zero, &fast), 0);
 	cr_expect_eq(fast.nip, n + 1 <= XKV_LOCAL_IPS ? n + 1 : XKV_LOCAL_IPS + 1,
@@ -626,6 +627,16 @@ Test(xdp, local_ips_beyond_the_in_place_ones_are_looked_up)
 	local_ips(XKV_LOCAL_IPS + 2);
 }
 
+/* A CPU's caches are its own: a test of one runs its packets on one CPU. */
+static void pin_to_this_cpu(void)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
 /* The allowlist (fixture.c's) made of the networks given, in CIDR. */
 static void allow_only(struct fixture *f, const char *const *nets, size_t n)
 {
@@ -635,7 +646,7 @@ static void allow_only(struct fixture *f, const char *const *nets, size_t n)
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(bpfctl_parse_cidr(nets[i], &keys[i]), 0);
 	cr_assert_eq(bpfctl_allow_write(bpf_map__fd(f->skel->maps.xkv_allow),
-					bpf_map__fd(f->skel->maps.xkv_allow_gen), keys, n),
+					bpf_map__fd(f->skel->maps.xkv_addr_gen), keys, n),
 		     0);
 }
 
@@ -648,11 +659,8 @@ Test(xdp, a_remembered_source_is_refused_once_the_allowlist_drops_it)
 	static const char *const others[] = {"192.168.0.0/16"}, *const ours[] = {"10.0.0.0/8"};
 	const struct pkt_spec get = {0}; /* from 10.0.0.1 */
 	struct fixture f;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	pin_to_this_cpu();
 	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
 	expect_packet(&f, "allowed", &get, XDP_REDIRECT, STEERED);
 	expect_packet(&f, "allowed, remembered", &get, XDP_REDIRECT, STEERED);
@@ -660,6 +668,64 @@ Test(xdp, a_remembered_source_is_refused_once_the_allowlist_drops_it)
 	expect_packet(&f, "dropped from the allowlist", &get, XDP_DROP, XKV_R_NOT_ALLOWED);
 	allow_only(&f, ours, 1);
 	expect_packet(&f, "allowed again", &get, XDP_REDIRECT, STEERED);
+	fixture_close(&f);
+}
+
+/* The local addresses made of one MAC and the IPs given, written as bpfctl attach does. */
+static void local_only(struct fixture *f, const char *mac, const char *const *ips, size_t n)
+{
+	struct bpfctl_local local = {0};
+	__u8 addr[ETH_ALEN];
+
+	cr_assert_eq(sscanf(mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &addr[0], &addr[1], &addr[2],
+			    &addr[3], &addr[4], &addr[5]), ETH_ALEN);
+	cr_assert_eq(bpfctl_local_add(&local, XKV_LOCAL_MAC, addr, ETH_ALEN, XKV_LOCAL_UNICAST), 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(bpfctl_parse_local(ips[i], &local), 0);
+	cr_assert_eq(bpfctl_local_write(bpf_map__fd(f->skel->maps.xkv_local),
+					bpf_map__fd(f->skel->maps.xkv_local_l2),
+					bpf_map__fd(f->skel->maps.xkv_addr_gen), &local),
+		     0);
+}
+
+/*
+ * Addresses found answerable are remembered until the local addresses change too: a
+ * request to an IP or a MAC the interface no longer has is refused at once.
+ */
+Test(xdp, remembered_addresses_are_refused_once_the_interface_drops_them)
+{
+	static const char *const old_ips[] = {"10.0.0.2"}, *const new_ips[] = {"10.0.0.3"};
+	const struct pkt_spec get = {0}; /* to 10.0.0.2 at PKT_MAC_DST */
+	struct fixture f;
+
+	pin_to_this_cpu();
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	expect_packet(&f, "ours", &get, XDP_REDIRECT, STEERED);
+	expect_packet(&f, "ours, remembered", &get, XDP_REDIRECT, STEERED);
+	local_only(&f, PKT_MAC_DST, new_ips, 1);
+	expect_packet(&f, "an IP no longer ours", &get, XDP_DROP, XKV_R_NOT_FOR_US);
+	local_only(&f, PKT_MAC_DST, old_ips, 1);
+	expect_packet(&f, "ours again", &get, XDP_REDIRECT, STEERED);
+	local_only(&f, "02:00:00:00:00:07", old_ips, 1);
+	expect_packet(&f, "a MAC no longer ours", &get, XDP_DROP, XKV_R_BAD_DEST_MAC);
+	fixture_close(&f);
+}
+
+/*
+ * What is remembered is a source with a destination: a source answered once is still
+ * refused when it writes to an address that is not the interface's.
+ */
+Test(xdp, a_remembered_source_is_refused_at_another_destination)
+{
+	const struct pkt_spec get = {0}, other_ip = {.dst = "10.0.0.3"},
+			      other_mac = {.eth_dst = "02:00:00:00:00:03"};
+	struct fixture f;
+
+	pin_to_this_cpu();
+	cr_assert_eq(fixture_open(&f, &erew, WORKERS), 0);
+	expect_packet(&f, "ours", &get, XDP_REDIRECT, STEERED);
+	expect_packet(&f, "another IP", &other_ip, XDP_DROP, XKV_R_NOT_FOR_US);
+	expect_packet(&f, "another MAC", &other_mac, XDP_DROP, XKV_R_BAD_DEST_MAC);
 	fixture_close(&f);
 }
 

@@ -27,7 +27,8 @@ static __u32 mode_flags(enum bpfctl_mode mode)
 }
 
 /* The interface's addresses as they are now, and --listen's, into the map. */
-static int local_update(const struct bpfctl_attach_opts *opts, int local_fd, int fast_fd)
+static int local_update(const struct bpfctl_attach_opts *opts, int local_fd, int fast_fd,
+			int gen_fd)
 {
 	struct bpfctl_local *local = calloc(1, sizeof(*local));
 	int err;
@@ -38,7 +39,7 @@ static int local_update(const struct bpfctl_attach_opts *opts, int local_fd, int
 		*local = *opts->listen;
 	err = bpfctl_local_learn(opts->ifname, local);
 	if (!err)
-		err = bpfctl_local_write(local_fd, fast_fd, local);
+		err = bpfctl_local_write(local_fd, fast_fd, gen_fd, local);
 	free(local);
 	return err;
 }
@@ -56,7 +57,7 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct bpf
 		err = allow_fd;
 		goto out_close_config;
 	}
-	gen_fd = bpfctl_map_open(opts->ifname, "xkv_allow_gen");
+	gen_fd = bpfctl_map_open(opts->ifname, "xkv_addr_gen");
 	if (gen_fd < 0) {
 		err = gen_fd;
 		goto out_close_allow;
@@ -75,7 +76,7 @@ static int attach_update(const struct bpfctl_attach_opts *opts, const struct bpf
 	if (!err)
 		err = bpfctl_allow_write(allow_fd, gen_fd, opts->allow, opts->n_allow);
 	if (!err)
-		err = local_update(opts, local_fd, fast_fd);
+		err = local_update(opts, local_fd, fast_fd, gen_fd);
 	if (!err)
 		pr_info("xkv already attached to %s (prog id %u): config updated\n", opts->ifname,
 			cur->prog_id);
@@ -201,11 +202,12 @@ int bpfctl_attach(const struct bpfctl_attach_opts *opts)
 	err = bpfctl_config_write(bpf_map__fd(skel->maps.xkv_config), &opts->config);
 	if (!err)
 		err = bpfctl_allow_write(bpf_map__fd(skel->maps.xkv_allow),
-					 bpf_map__fd(skel->maps.xkv_allow_gen), opts->allow,
+					 bpf_map__fd(skel->maps.xkv_addr_gen), opts->allow,
 					 opts->n_allow);
 	if (!err)
 		err = local_update(opts, bpf_map__fd(skel->maps.xkv_local),
-				   bpf_map__fd(skel->maps.xkv_local_l2));
+				   bpf_map__fd(skel->maps.xkv_local_l2),
+				   bpf_map__fd(skel->maps.xkv_addr_gen));
 	if (!err)
 		err = attach_prog(opts, ifindex, &cur, bpf_program__fd(skel->progs.xkv_xdp));
 	if (!err)

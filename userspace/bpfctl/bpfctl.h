@@ -103,17 +103,18 @@ int bpfctl_ewt_read(int ewt_fd, int ewt_stats_fd, struct bpfctl_ewt *ewt);
 int bpfctl_config_write(int config_fd, const struct xkv_config *cfg);
 
 /*
- * Makes the allowlist map hold exactly these networks, then moves the allowlist's
- * generation in gen_fd (xkv_allow_gen; -1: none, SK_REUSEPORT's), so that XDP forgets
- * the sources it remembered as allowed.
+ * Makes the allowlist map hold exactly these networks, then moves the addresses'
+ * generation in gen_fd (xkv_addr_gen; -1: none, SK_REUSEPORT's), so that XDP forgets
+ * the addresses it remembered as answerable.
  */
 int bpfctl_allow_write(int allow_fd, int gen_fd, const struct xkv_allow_key *keys, size_t n);
 
 /*
  * Makes the local addresses maps hold exactly these addresses: the IPs in xkv_local
- * (local_fd), the MACs and broadcast addresses in xkv_local_l2 (fast_fd).
+ * (local_fd), the MACs and broadcast addresses in xkv_local_l2 (fast_fd); then moves the
+ * addresses' generation in gen_fd (xkv_addr_gen), as bpfctl_allow_write does.
  */
-int bpfctl_local_write(int local_fd, int fast_fd, const struct bpfctl_local *local);
+int bpfctl_local_write(int local_fd, int fast_fd, int gen_fd, const struct bpfctl_local *local);
 
 /*
  * Adds an address to local unless there: a MAC (len 6), an IPv4 (4) or IPv6 (16) address.

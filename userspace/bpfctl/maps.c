@@ -113,17 +113,20 @@ static int map_set_exactly(int fd, const void *keys, size_t key_size, const __u8
 	return err;
 }
 
-/* One more on the allowlist's generation: atomically, whoever else changes it. */
-static int allow_gen_next(int gen_fd)
+/*
+ * One more on the generation of the allowlist and the local addresses (xkv_addr_gen),
+ * after a change to either: atomically, whoever else changes it.
+ */
+static int addr_gen_next(int gen_fd)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	_Atomic __u64 *gen = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, gen_fd, 0);
 
 	if (gen == MAP_FAILED) {
-		pr_warn("allowlist: map its generation: %s\n", strerror(errno));
+		pr_warn("addresses: map their generation: %s\n", strerror(errno));
 		return -errno;
 	}
-	atomic_fetch_add(gen, 1); /* after the trie's changes: the syscalls came first */
+	atomic_fetch_add(gen, 1); /* after the maps' changes: the syscalls came first */
 	munmap((void *)gen, page);
 	return 0;
 }
@@ -133,7 +136,7 @@ int bpfctl_allow_write(int allow_fd, int gen_fd, const struct xkv_allow_key *key
 	int err = map_set_exactly(allow_fd, keys, sizeof(*keys), NULL, n, XKV_ALLOW_MAX,
 				  "allowlist");
 
-	return err || gen_fd < 0 ? err : allow_gen_next(gen_fd);
+	return err || gen_fd < 0 ? err : addr_gen_next(gen_fd);
 }
 
 /* Adds len bytes at addr to a fixed table of the fast entry; -E2BIG when it is full. */
@@ -148,7 +151,7 @@ static int local_fast_add(__u8 *table, __u32 *n, __u32 max, size_t stride, const
 	return 0;
 }
 
-int bpfctl_local_write(int local_fd, int fast_fd, const struct bpfctl_local *local)
+int bpfctl_local_write(int local_fd, int fast_fd, int gen_fd, const struct bpfctl_local *local)
 {
 	struct xkv_local_key ips[XKV_LOCAL_MAX];
 	__u8 use[XKV_LOCAL_MAX];
@@ -183,8 +186,9 @@ int bpfctl_local_write(int local_fd, int fast_fd, const struct bpfctl_local *loc
 			strerror(-err));
 		return err;
 	}
-	return map_set_exactly(local_fd, ips, sizeof(ips[0]), use, nips, XKV_LOCAL_MAX,
-			       "local addresses");
+	err = map_set_exactly(local_fd, ips, sizeof(ips[0]), use, nips, XKV_LOCAL_MAX,
+			      "local addresses");
+	return err ? err : addr_gen_next(gen_fd);
 }
 
 int bpfctl_local_add(struct bpfctl_local *local, enum xkv_local_kind kind, const void *addr,
