@@ -58,7 +58,7 @@ int xkv_reuseport(struct sk_reuseport_md *md)
 	enum xkv_reason reason;
 	struct xkv_hdr hdr;
 	struct udphdr udp;
-	__u32 zero = 0, worker, key_len, payload_len;
+	__u32 zero = 0, worker, key_len, payload_len, draw;
 
 	shared = bpf_map_lookup_elem(&xkv_config, &zero);
 	if (!shared)
@@ -89,8 +89,10 @@ int xkv_reuseport(struct sk_reuseport_md *md)
 		return reuse_drop(XKV_R_TRUNCATED);
 
 	/* the server refuses minos, dcrew and xkv here: no EWT claims, no hand-offs */
+	/* only crew's GETs take a second choice here: no draw for the rest */
+	draw = hdr.op == XKV_OP_GET && cfg.policy != XKV_POLICY_EREW ? xkv_random() : 0;
 	worker = xkv_choose_worker(&cfg, hdr.op, xkv_be32(hdr.value_len), xkv_hash(key, key_len),
-				   xkv_random(), 0);
+				   draw, 0);
 	if (worker >= cfg.workers)
 		return reuse_drop(XKV_R_BAD_CONFIG);
 	if (bpf_sk_select_reuseport(md, &xkv_socks, &worker, 0))
