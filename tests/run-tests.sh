@@ -5,7 +5,8 @@
 # Criterion suite skipped alone (cr_skip_test) are named from its TAP report.
 # With XKV_NO_SKIP set (to anything but 0) a skip is a failure: where everything
 # should run (CI, as root), a missing capability must not pass unseen.
-# Ends with "N passed, N skipped, N failed"; exits 1 only if one failed.
+# Ends with the slowest tests' seconds (the suite must stay under 15 minutes on 2 cores)
+# and "N passed, N skipped, N failed"; exits 1 only if one failed.
 #   [XKV_NO_SKIP=1] run-tests.sh TEST...
 set -uo pipefail
 
@@ -17,11 +18,12 @@ trap 'rm -rf "$work"' EXIT
 # run, would fail every suite for it
 echo 'leak:criterion_handle_args' >"$work/lsan.supp"
 export LSAN_OPTIONS="suppressions=$work/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-npassed=0
+npassed=0 start=$SECONDS
 skipped=() failed=() skipped_tests=()
 
 for t in "$@"; do
 	echo "== $t"
+	began=$SECONDS
 	rm -f "$work/report.tap"
 	# a pipe, not a file, so the output still shows as it comes
 	CRITERION_OUTPUTS="tap:$work/report.tap" "$t" 2>&1 | tee "$work/output"
@@ -52,9 +54,14 @@ for t in "$@"; do
 		;;
 	*) failed+=("$t (exit $rc)") ;;
 	esac
+	echo "$((SECONDS - began)) $t" >>"$work/seconds"
 done
 
 echo "== summary"
+if [ -s "$work/seconds" ]; then
+	echo "slowest, of $((SECONDS - start)) s:"
+	sort -rn "$work/seconds" | head -n 10 | sed 's/^\([0-9]*\) /  \1 s  /'
+fi
 for s in "${skipped[@]}"; do echo "skipped: $s"; done
 for s in "${skipped_tests[@]}"; do echo "skipped test: $s"; done
 for f in "${failed[@]}"; do echo "failed: $f"; done

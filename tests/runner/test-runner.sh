@@ -26,6 +26,7 @@ fake skip 'echo "SKIP: needs a unicorn"; exit 77'
 fake fail 'echo broken; exit 1'
 fake crash 'kill -KILL $$'
 fake suite-skips "FAKE_SUITE_SKIP='needs root: a test of the runner' exec $suite"
+fake slow 'sleep 2'
 
 # expect NAME FAILS LINE... -- TEST...: the runner on TESTS exits non-zero if and
 # only if FAILS is 1, and prints each LINE as a whole line
@@ -74,5 +75,14 @@ XKV_NO_SKIP=1 expect "strict: a skip fails" 1 \
 	-- "$tmp/pass" "$tmp/skip" "$suite" "$tmp/suite-skips"
 XKV_NO_SKIP=1 expect "strict: passes still pass" 0 "1 passed, 0 skipped, 0 failed" -- "$tmp/pass"
 XKV_NO_SKIP=0 expect "XKV_NO_SKIP=0 is lenient" 0 "0 passed, 1 skipped, 0 failed" -- "$tmp/skip"
+
+# the summary lists the slowest first, with their seconds
+out=$("$runner" "$tmp/pass" "$tmp/slow" 2>&1)
+first=$(grep -A1 -xE 'slowest, of [0-9]+ s:' <<<"$out" | tail -n 1)
+if grep -qxE "  [23] s  $tmp/slow" <<<"$first"; then
+	ok "the slowest test first, with its seconds"
+else
+	not_ok "the slowest test first: got '$first' in:"$'\n'"$out"
+fi
 
 checks_done runner
